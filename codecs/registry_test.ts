@@ -1,0 +1,68 @@
+/**
+ * Tests of `codecs/registry.ts`: what is registered, and lookups that fail.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { CodecError } from "./errors.ts";
+import { lzma2 } from "./lzma2.ts";
+import { CODEC_IDS, codecByCode, codecById, CODECS } from "./registry.ts";
+import { zpaq } from "./zpaq.ts";
+import { zstd } from "./zstd.ts";
+
+Deno.test("CODECS lists zstd, lzma2 and zpaq with their wire codes", () => {
+  assert.deepEqual(CODECS.map((c) => [c.id, c.code]), [["zstd", 0x01], ["lzma2", 0x02], [
+    "zpaq",
+    0x03,
+  ]]);
+  assert.equal(CODECS[0], zstd);
+  assert.equal(CODECS[1], lzma2);
+  assert.equal(CODECS[2], zpaq);
+  assert.deepEqual(CODEC_IDS, ["zstd", "lzma2", "zpaq"]);
+});
+
+Deno.test("CODECS is frozen and its ids and codes are unique", () => {
+  assert.ok(Object.isFrozen(CODECS));
+  assert.ok(Object.isFrozen(CODEC_IDS));
+  assert.throws(() => (CODECS as unknown as unknown[]).push(zstd), TypeError);
+  assert.equal(new Set(CODECS.map((c) => c.id)).size, CODECS.length);
+  assert.equal(new Set(CODECS.map((c) => c.code)).size, CODECS.length);
+});
+
+Deno.test("codecById() returns each registered codec", () => {
+  for (const codec of CODECS) assert.equal(codecById(codec.id), codec);
+});
+
+Deno.test("codecByCode() returns each registered codec", () => {
+  for (const codec of CODECS) assert.equal(codecByCode(codec.code), codec);
+});
+
+Deno.test("codecById() throws UNKNOWN_CODEC naming the id and the known ones", () => {
+  assert.throws(() => codecById("brotli"), (err: unknown) => {
+    assert.ok(err instanceof CodecError);
+    assert.equal(err.code, "UNKNOWN_CODEC");
+    assert.equal(
+      err.message,
+      "Cannot find codec 'brotli': known codecs are 'zstd', 'lzma2', 'zpaq'",
+    );
+    return true;
+  });
+  for (const id of ["", "ZSTD", "auto", "toString", "__proto__"]) {
+    assert.throws(() => codecById(id), { name: "CodecError", code: "UNKNOWN_CODEC" });
+  }
+});
+
+Deno.test("codecByCode() throws UNKNOWN_CODEC naming the code and the known ones", () => {
+  assert.throws(() => codecByCode(0x7f), (err: unknown) => {
+    assert.ok(err instanceof CodecError);
+    assert.equal(err.code, "UNKNOWN_CODEC");
+    assert.equal(
+      err.message,
+      "Cannot find codec with wire code 0x7f: known codecs are 'zstd' (0x01), 'lzma2' (0x02), 'zpaq' (0x03)",
+    );
+    return true;
+  });
+  for (const code of [0, -1, 256, 1.5, Number.NaN]) {
+    assert.throws(() => codecByCode(code), { name: "CodecError", code: "UNKNOWN_CODEC" });
+  }
+});

@@ -1,0 +1,220 @@
+/**
+ * The in-memory column model every layer shares: a schema of typed fields and
+ * batches of columns (typed arrays plus a byte-per-row validity array).
+ *
+ * Pure: no I/O. `io/` turns sources into `Batch`es and `Batch`es into outputs;
+ * `format/` turns `Batch`es into archive chunks and back.
+ *
+ * Representation (chosen for exactness first, then speed):
+ * - `int64`     → `BigInt64Array` (exact beyond 2^53)
+ * - `timestamp` → `BigInt64Array` of ticks since the Unix epoch in `field.unit`
+ * - `date`      → `BigInt64Array` of days since the Unix epoch (a calendar date,
+ *   kept apart from `timestamp` so `2012-01-01` thaws back as `2012-01-01`)
+ * - `float64`   → `Float64Array` (bits preserved: NaN payloads, -0.0, subnormals)
+ * - `bool`      → `Uint8Array` of 0/1
+ * - `string`    → `string[]`
+ * A null slot holds the type's zero (`0n`, `0`, `""`) and has validity 0.
+ * `validity` is `null` when the column has no nulls.
+ *
+ * @module
+ */
+
+/** The logical column types. */
+export type ColumnType = "int64" | "float64" | "bool" | "timestamp" | "date" | "string";
+
+/** Units a timestamp column can count in. */
+export type TimeUnit = "s" | "ms" | "us" | "ns";
+
+/** One column of a schema. */
+export interface Field {
+  /** Column name, unique in its schema. */
+  readonly name: string;
+  /** Logical type. */
+  readonly type: ColumnType;
+  /** Whether the column may hold nulls. */
+  readonly nullable: boolean;
+  /** Tick unit, for `timestamp` only (default `us`). */
+  readonly unit?: TimeUnit;
+  /** IANA timezone or offset, for `timestamp` only, when the source had one. */
+  readonly timezone?: string;
+}
+
+/** An ordered list of fields. */
+export type Schema = readonly Field[];
+
+/** A column of 64-bit integers, timestamps or dates. */
+export interface BigIntColumn {
+  readonly type: "int64" | "timestamp" | "date";
+  readonly values: BigInt64Array;
+  readonly validity: Uint8Array | null;
+}
+/** A column of 64-bit floats. */
+export interface FloatColumn {
+  readonly type: "float64";
+  readonly values: Float64Array;
+  readonly validity: Uint8Array | null;
+}
+/** A column of booleans stored as 0/1 bytes. */
+export interface BoolColumn {
+  readonly type: "bool";
+  readonly values: Uint8Array;
+  readonly validity: Uint8Array | null;
+}
+/** A column of strings. */
+export interface StringColumn {
+  readonly type: "string";
+  readonly values: string[];
+  readonly validity: Uint8Array | null;
+}
+
+/** Any column. */
+export type Column = BigIntColumn | FloatColumn | BoolColumn | StringColumn;
+
+/** A set of equally long columns with their schema. */
+export interface Batch {
+  readonly schema: Schema;
+  readonly columns: readonly Column[];
+  readonly length: number;
+}
+
+/**
+ * Creates an empty column of a field's type and the given length (all zeros, no nulls).
+ *
+ * @param type The column type.
+ * @param length Number of rows.
+ * @returns A zero-filled column.
+ */
+export function emptyColumn(type: ColumnType, length: number): Column {
+  switch (type) {
+    case "int64":
+    case "timestamp":
+    case "date":
+      return { type, values: new BigInt64Array(length), validity: null };
+    case "float64":
+      return { type, values: new Float64Array(length), validity: null };
+    case "bool":
+      return { type, values: new Uint8Array(length), validity: null };
+    case "string":
+      return { type, values: new Array<string>(length).fill(""), validity: null };
+  }
+}
+
+/**
+ * Returns the length of a column.
+ *
+ * @param column Any column.
+ * @returns Its number of rows.
+ */
+export function columnLength(column: Column): number {
+  return column.values.length;
+}
+
+/**
+ * Returns rows `[start, end)` of a column (copies typed arrays' views, not data).
+ *
+ * @param column Any column.
+ * @param start First row, inclusive.
+ * @param end Last row, exclusive.
+ * @returns The slice.
+ */
+export function sliceColumn(column: Column, start: number, end: number): Column {
+  const validity = column.validity ? column.validity.subarray(start, end) : null;
+  switch (column.type) {
+    case "int64":
+    case "timestamp":
+    case "date":
+      return { type: column.type, values: column.values.subarray(start, end), validity };
+    case "float64":
+      return { type: column.type, values: column.values.subarray(start, end), validity };
+    case "bool":
+      return { type: column.type, values: column.values.subarray(start, end), validity };
+    case "string":
+      return { type: column.type, values: column.values.slice(start, end), validity };
+  }
+}
+
+/**
+ * Returns rows `[start, end)` of a batch.
+ *
+ * @param batch The batch.
+ * @param start First row, inclusive.
+ * @param end Last row, exclusive.
+ * @returns A batch of `end - start` rows.
+ */
+export function sliceBatch(batch: Batch, start: number, end: number): Batch {
+  const s = Math.max(0, Math.min(start, batch.length));
+  const e = Math.max(s, Math.min(end, batch.length));
+  return {
+    schema: batch.schema,
+    columns: batch.columns.map((c) => sliceColumn(c, s, e)),
+    length: e - s,
+  };
+}
+
+/**
+ * Concatenates columns of one type into one column.
+ *
+ * @param type The shared column type.
+ * @param parts Columns to join, in order.
+ * @returns One column holding every row of `parts`.
+ */
+export function concatColumns(type: ColumnType, parts: readonly Column[]): Column {
+  const length = parts.reduce((n, p) => n + p.values.length, 0);
+  const anyNulls = parts.some((p) => p.validity !== null);
+  let validity: Uint8Array | null = null;
+  if (anyNulls) {
+    validity = new Uint8Array(length);
+    let at = 0;
+    for (const p of parts) {
+      if (p.validity) validity.set(p.validity, at);
+      else validity.fill(1, at, at + p.values.length);
+      at += p.values.length;
+    }
+  }
+  if (type === "string") {
+    const values: string[] = [];
+    for (const p of parts) for (const v of p.values as string[]) values.push(v);
+    return { type, values, validity };
+  }
+  const out = emptyColumn(type, length);
+  let at = 0;
+  for (const p of parts) {
+    (out.values as BigInt64Array | Float64Array | Uint8Array).set(
+      p.values as BigInt64Array & Float64Array & Uint8Array,
+      at,
+    );
+    at += p.values.length;
+  }
+  return { ...out, validity } as Column;
+}
+
+/**
+ * Concatenates batches that share a schema.
+ *
+ * @param schema The shared schema.
+ * @param batches Batches to join, in order.
+ * @returns One batch.
+ */
+export function concatBatches(schema: Schema, batches: readonly Batch[]): Batch {
+  if (batches.length === 1 && batches[0]) return batches[0];
+  return {
+    schema,
+    columns: schema.map((f, i) =>
+      concatColumns(f.type, batches.map((b) => b.columns[i] as Column))
+    ),
+    length: batches.reduce((n, b) => n + b.length, 0),
+  };
+}
+
+/**
+ * Reads one cell as a plain JS value (`bigint`, `number`, `boolean`, `string` or `null`).
+ *
+ * @param column Any column.
+ * @param row Row index.
+ * @returns The cell value, `null` when the slot is null.
+ */
+export function cellValue(column: Column, row: number): bigint | number | boolean | string | null {
+  if (column.validity && column.validity[row] === 0) return null;
+  if (column.type === "bool") return column.values[row] === 1;
+  return column.values[row] as bigint | number | string;
+}

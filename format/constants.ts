@@ -1,0 +1,41 @@
+/**
+ * Constants of the archive format that never change once written to disk.
+ *
+ * `constants_test.ts` pins every value here. Do not edit that test: an archive
+ * written today must open in ten years. Implements FORMAT.md §1 and §5.
+ *
+ * @module
+ */
+
+/** First 8 bytes of every archive, and last 8 bytes. `PFRZ` + CR LF SUB LF catches text-mode damage. */
+export const MAGIC: Uint8Array = Uint8Array.of(0x50, 0x46, 0x52, 0x5a, 0x0d, 0x0a, 0x1a, 0x0a);
+
+/** Major version this code writes; a reader refuses any other major. */
+export const VERSION_MAJOR = 1;
+
+/** Minor version this code writes; a reader reads every minor of its major. */
+export const VERSION_MINOR = 3;
+
+/** Preamble: magic (8) + major (1) + minor (1) + flags (2) + header length (4). */
+export const PREAMBLE_SIZE = 16;
+
+/** SHA-256 digest length. */
+export const HASH_SIZE = 32;
+
+/** Tail: footer SHA-256 (32) + footer length (4) + major (1) + minor (1) + flags (2) + magic (8). */
+export const TAIL_SIZE = 48;
+
+/** Smallest possible archive: preamble, empty header hash, tail. */
+export const MIN_ARCHIVE_SIZE = PREAMBLE_SIZE + HASH_SIZE + TAIL_SIZE;
+
+/** Upper bound on the header JSON, so a corrupt length cannot make a reader allocate gigabytes. */
+export const MAX_HEADER_SIZE = 64 * 1024 * 1024;
+
+/** Upper bound on the compressed footer. */
+export const MAX_FOOTER_SIZE = 256 * 1024 * 1024;
+
+/** Default rows per chunk. */
+export const DEFAULT_CHUNK_ROWS = 50_000;
+
+/** Footer encoding flag in the tail: bit 0 set = footer JSON is zstd-compressed. */
+export const FOOTER_FLAG_ZSTD = 1;

@@ -1,0 +1,97 @@
+/**
+ * The one place `io/` opens DuckDB, locked down before any user path reaches SQL:
+ * `allowed_paths` lists exactly the files the caller named (and spilling is off, since
+ * DuckDB always lets an instance reach its temp directory), then
+ * `enable_external_access=false` (no other file, no network, no extension install),
+ * `autoinstall_known_extensions=false`, `autoload_known_extensions=false` and
+ * `lock_configuration=true` (so no later statement can undo any of it). DuckDB 1.5
+ * refuses these as `DuckDBInstance.create` options, so they run as `SET` statements
+ * on the fresh instance, before anything else.
+ *
+ * User paths go into SQL as prepared parameters where DuckDB accepts them
+ * (`read_parquet($1)`) and otherwise through {@link sqlString}.
+ *
+ * @module
+ */
+import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
+import { resolve } from "node:path";
+
+/** Parquet key-value metadata key under which our writer records the exact schema. */
+export const PARQUET_SCHEMA_KEY = "permafrost_schema";
+
+/** A locked-down DuckDB instance with one connection. */
+export interface LockedDuckDB {
+  /** The connection to run statements on. */
+  readonly connection: DuckDBConnection;
+  /** Disconnects and closes the instance (idempotent). */
+  close(): void;
+}
+
+/**
+ * Quotes a string as a SQL literal (doubles single quotes).
+ *
+ * @param s Any string.
+ * @returns `'s'` with `'` doubled.
+ */
+export function sqlString(s: string): string {
+  return `'${s.replaceAll("'", "''")}'`;
+}
+
+/**
+ * Quotes a SQL identifier (doubles double quotes).
+ *
+ * @param s A column name.
+ * @returns `"s"` with `"` doubled.
+ */
+export function sqlIdent(s: string): string {
+  return `"${s.replaceAll('"', '""')}"`;
+}
+
+/**
+ * Opens an instance (in memory, or on `database` for spill-to-disk work) whose only
+ * reachable files are `paths`.
+ *
+ * @param paths Files DuckDB may read or write (made absolute).
+ * @param database Database file to open, `:memory:` by default.
+ * @param memoryLimit DuckDB `memory_limit` (e.g. `1GB`), else DuckDB's default (80% of RAM).
+ * @returns The locked instance.
+ */
+export async function openLockedDuckDB(
+  paths: readonly string[],
+  database = ":memory:",
+  memoryLimit?: string,
+): Promise<LockedDuckDB> {
+  const instance = await DuckDBInstance.create(database);
+  let connection: DuckDBConnection | undefined;
+  try {
+    connection = await instance.connect();
+    const list = paths.map((p) => sqlString(resolve(p))).join(", ");
+    // DuckDB also lets a locked instance reach its temp directory, which for an
+    // in-memory instance defaults to `.tmp` under the working directory: turn spilling
+    // off there (an on-disk database spills beside its own file, `<db>.tmp`).
+    if (database === ":memory:") await connection.run("SET temp_directory = ''");
+    if (memoryLimit !== undefined) {
+      await connection.run(`SET memory_limit = ${sqlString(memoryLimit)}`);
+    }
+    await connection.run(`SET allowed_paths = [${list}]`);
+    await connection.run("SET enable_external_access = false");
+    await connection.run("SET autoinstall_known_extensions = false");
+    await connection.run("SET autoload_known_extensions = false");
+    await connection.run("SET lock_configuration = true");
+  } catch (err) {
+    connection?.closeSync();
+    instance.closeSync();
+    throw err;
+  }
+  const conn = connection;
+  let open = true;
+  return {
+    connection: conn,
+    close() {
+      if (!open) return;
+      open = false;
+      conn.closeSync();
+      instance.closeSync();
+    },
+  };
+}

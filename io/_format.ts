@@ -1,0 +1,117 @@
+/**
+ * Value → text formatting shared by the CSV and JSON-lines writers. Each form is
+ * one the readers in `_parse.ts` scan back to the same value:
+ * - float64: shortest round-trip (`String(x)`), with `.0` added to integral values
+ *   so the column reads back as float64 rather than int64 (`-0.0` for -0); `NaN`,
+ *   `inf`, `-inf` (CSV) or `NaN`, `Infinity`, `-Infinity` (JSON lines).
+ * - timestamp: `YYYY-MM-DD HH:MM:SS[.fff…]` in UTC, the fraction only when non-zero and
+ *   then with all the unit's digits (3, 6 or 9, so a ns column reads back as ns); a `T`
+ *   separator for JSON; a `Z` suffix when the field has a timezone, so the reader knows
+ *   it is an instant.
+ * - date: `YYYY-MM-DD`.
+ *
+ * Pure: no I/O.
+ *
+ * @module
+ */
+import type { TimeUnit } from "../format/column.ts";
+import { civilFromDays, TICKS_PER_SECOND, UNIT_DIGITS } from "./_parse.ts";
+
+/** Formats a float64 for CSV (`inf`) or JSON (`Infinity`). */
+export function formatFloat(x: number, json: boolean): string {
+  if (x !== x) return "NaN";
+  if (x === Infinity) return json ? "Infinity" : "inf";
+  if (x === -Infinity) return json ? "-Infinity" : "-inf";
+  if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
+  const s = String(x);
+  if (Number.isInteger(x) && s.indexOf("e") < 0) return s + ".0";
+  return s;
+}
+
+function pad2(n: number): string {
+  return n < 10 ? "0" + n : String(n);
+}
+
+function pad4(n: number): string {
+  if (n >= 1000) return String(n);
+  if (n >= 100) return "0" + n;
+  if (n >= 10) return "00" + n;
+  return "000" + n;
+}
+
+/** Formats days since the epoch as `YYYY-MM-DD` (years outside 0-9999 get a sign). */
+export function formatDate(days: number): string {
+  const [y, m, d] = civilFromDays(days);
+  const year = y >= 0 && y <= 9999 ? pad4(y) : (y < 0 ? "-" : "+") + String(Math.abs(y));
+  return `${year}-${pad2(m)}-${pad2(d)}`;
+}
+
+/**
+ * A reusable timestamp formatter for one unit: caches the last day's text, since
+ * consecutive rows usually share a day.
+ */
+export class TimestampFormatter {
+  readonly #unit: TimeUnit;
+  readonly #per: number;
+  readonly #digits: number;
+  readonly #sep: string;
+  readonly #suffix: string;
+  #lastDay = NaN;
+  #lastDayText = "";
+
+  /**
+   * @param unit Tick unit.
+   * @param json Use the `T` separator.
+   * @param zulu Append `Z` (the field has a timezone).
+   */
+  constructor(unit: TimeUnit, json: boolean, zulu: boolean) {
+    this.#unit = unit;
+    this.#per = TICKS_PER_SECOND[unit];
+    this.#digits = UNIT_DIGITS[unit];
+    this.#sep = json ? "T" : " ";
+    this.#suffix = zulu ? "Z" : "";
+  }
+
+  /** Formats ticks of this formatter's unit. */
+  format(ticks: bigint): string {
+    let secs: number;
+    let frac: number;
+    const n = Number(ticks);
+    if (Number.isSafeInteger(n)) {
+      secs = Math.floor(n / this.#per);
+      frac = n - secs * this.#per;
+    } else {
+      const per = BigInt(this.#per);
+      let q = ticks / per;
+      let r = ticks - q * per;
+      if (r < 0n) {
+        q -= 1n;
+        r += per;
+      }
+      secs = Number(q);
+      frac = Number(r);
+    }
+    const days = Math.floor(secs / 86400);
+    let sod = secs - days * 86400;
+    if (days !== this.#lastDay) {
+      this.#lastDay = days;
+      this.#lastDayText = formatDate(days) + this.#sep;
+    }
+    const hh = Math.floor(sod / 3600);
+    sod -= hh * 3600;
+    const mm = Math.floor(sod / 60);
+    const ss = sod - mm * 60;
+    let out = this.#lastDayText + pad2(hh) + ":" + pad2(mm) + ":" + pad2(ss);
+    if (frac !== 0) {
+      let f = String(frac);
+      while (f.length < this.#digits) f = "0" + f;
+      out += "." + f;
+    }
+    return out + this.#suffix;
+  }
+
+  /** The unit this formatter reads. */
+  get unit(): TimeUnit {
+    return this.#unit;
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * The Arrow IPC writer behind `output.ts`: file format (`.arrow`) or stream format
+ * (`.arrows`), one record batch per input batch, converted exactly by
+ * `arrow_table.ts`. The writer's output is caught in a queue that is flushed to the
+ * file after every batch, so memory holds one batch at a time.
+ *
+ * @module
+ */
+import * as arrow from "apache-arrow";
+import type { Batch, Schema } from "../format/column.ts";
+import { writeAll } from "./_file.ts";
+import { batchToArrow, schemaToArrow } from "./arrow_table.ts";
+import { checkBatch } from "./_write_text.ts";
+
+/** An arrow-js byte sink that just collects what the writer emits, for us to flush. */
+class CollectingQueue extends arrow.AsyncByteQueue {
+  pending: Uint8Array[] = [];
+
+  override write(value: Parameters<arrow.AsyncByteQueue["write"]>[0]): void {
+    if (value instanceof Uint8Array) {
+      if (value.byteLength > 0) this.pending.push(value);
+      return;
+    }
+    super.write(value);
+  }
+
+  async flushTo(file: Deno.FsFile): Promise<void> {
+    const parts = this.pending;
+    this.pending = [];
+    for (const p of parts) await writeAll(file, p);
+  }
+}
+
+/**
+ * Writes batches as Arrow IPC.
+ *
+ * @param file The open output file.
+ * @param schema The schema.
+ * @param batches The rows.
+ * @param stream Stream format instead of file format.
+ * @returns Rows written.
+ */
+export async function writeArrow(
+  file: Deno.FsFile,
+  schema: Schema,
+  batches: AsyncIterable<Batch> | Iterable<Batch>,
+  stream: boolean,
+): Promise<number> {
+  const as = schemaToArrow(schema);
+  const writer = stream ? new arrow.RecordBatchStreamWriter() : new arrow.RecordBatchFileWriter();
+  const queue = new CollectingQueue();
+  writer.reset(queue, as);
+  let rows = 0;
+  for await (const batch of batches) {
+    checkBatch(schema, batch);
+    writer.write(batchToArrow(batch, as));
+    rows += batch.length;
+    await queue.flushTo(file);
+  }
+  writer.close();
+  await queue.flushTo(file);
+  return rows;
+}

@@ -1,0 +1,240 @@
+/**
+ * The Parquet writer behind `output.ts`, through a locked-down DuckDB: batches are
+ * appended as data chunks into a staging table of a temporary on-disk database (so
+ * memory stays bounded whatever the row count; DuckDB spills to that file), then one
+ * `COPY … TO … (FORMAT parquet, COMPRESSION zstd)` writes the file, with rows in order.
+ *
+ * Types: int64 → BIGINT, float64 → DOUBLE (bits kept), bool → BOOLEAN, date → DATE,
+ * string → VARCHAR, timestamp → TIMESTAMP_NS (ns), TIMESTAMPTZ (a timezone and s/ms/us)
+ * or TIMESTAMP (s/ms/us). Parquet has no seconds unit and DuckDB widens ms, so the
+ * exact schema (units, timezone names) also goes into the key-value metadata
+ * `permafrost_schema`, which `parquet.ts` uses to give the columns back their unit.
+ *
+ * @module
+ */
+import {
+  BIGINT,
+  BOOLEAN,
+  DATE,
+  DOUBLE,
+  type DuckDBBigIntVector,
+  type DuckDBBooleanVector,
+  DuckDBDataChunk,
+  DuckDBDateValue,
+  type DuckDBDateVector,
+  type DuckDBDoubleVector,
+  DuckDBTimestampNanosecondsValue,
+  type DuckDBTimestampNanosecondsVector,
+  DuckDBTimestampTZValue,
+  type DuckDBTimestampTZVector,
+  DuckDBTimestampValue,
+  type DuckDBTimestampVector,
+  type DuckDBType,
+  type DuckDBVarCharVector,
+  TIMESTAMP,
+  TIMESTAMP_NS,
+  TIMESTAMPTZ,
+  VARCHAR,
+} from "@duckdb/node-api";
+import type { Batch, Column, Field, Schema } from "../format/column.ts";
+import { openLockedDuckDB, PARQUET_SCHEMA_KEY, sqlIdent, sqlString } from "./_duckdb.ts";
+import { removeQuietly } from "./_file.ts";
+import { TICKS_PER_SECOND } from "./_parse.ts";
+import { checkBatch } from "./_write_text.ts";
+import { IoError } from "./errors.ts";
+
+const VECTOR_ROWS = 2048;
+/** DuckDB's memory cap while staging: beyond it, the staging table lives in its file. */
+const STAGING_MEMORY = "1GB";
+
+function duckType(f: Field): DuckDBType {
+  switch (f.type) {
+    case "int64":
+      return BIGINT;
+    case "float64":
+      return DOUBLE;
+    case "bool":
+      return BOOLEAN;
+    case "date":
+      return DATE;
+    case "string":
+      return VARCHAR;
+    case "timestamp":
+      if (f.unit === "ns") return TIMESTAMP_NS;
+      return f.timezone !== undefined ? TIMESTAMPTZ : TIMESTAMP;
+  }
+}
+
+/** Fills one vector with rows `[at, at + n)` of a column. */
+function fillVector(
+  chunk: DuckDBDataChunk,
+  c: number,
+  col: Column,
+  field: Field,
+  at: number,
+  n: number,
+): void {
+  const v = col.validity;
+  const vector = chunk.getColumnVector(c);
+  const isNull = (i: number) => v !== null && v[at + i] === 0;
+  switch (col.type) {
+    case "int64": {
+      const vec = vector as DuckDBBigIntVector;
+      for (let i = 0; i < n; i++) vec.setItem(i, isNull(i) ? null : (col.values[at + i] as bigint));
+      break;
+    }
+    case "float64": {
+      const vec = vector as DuckDBDoubleVector;
+      for (let i = 0; i < n; i++) vec.setItem(i, isNull(i) ? null : (col.values[at + i] as number));
+      break;
+    }
+    case "bool": {
+      const vec = vector as DuckDBBooleanVector;
+      for (let i = 0; i < n; i++) vec.setItem(i, isNull(i) ? null : col.values[at + i] === 1);
+      break;
+    }
+    case "string": {
+      const vec = vector as DuckDBVarCharVector;
+      for (let i = 0; i < n; i++) {
+        const s = col.values[at + i] as string;
+        if (!isNull(i) && !s.isWellFormed()) {
+          throw new IoError(
+            "WRITE_FAILED",
+            `Cannot write column '${field.name}' to Parquet: a string holds a lone surrogate, which UTF-8 cannot store`,
+            { column: field.name },
+          );
+        }
+        vec.setItem(i, isNull(i) ? null : s);
+      }
+      break;
+    }
+    case "date": {
+      const vec = vector as DuckDBDateVector;
+      for (let i = 0; i < n; i++) {
+        if (isNull(i)) {
+          vec.setItem(i, null);
+          continue;
+        }
+        const d = col.values[at + i] as bigint;
+        if (d < -2147483647n || d > 2147483646n) {
+          throw new IoError(
+            "WRITE_FAILED",
+            `Cannot write date ${d} (days) in column '${field.name}' to Parquet: out of range`,
+            { column: field.name },
+          );
+        }
+        vec.setItem(i, new DuckDBDateValue(Number(d)));
+      }
+      break;
+    }
+    case "timestamp": {
+      const unit = field.unit ?? "us";
+      // s and ms are stored as microseconds (exact: a multiple).
+      const scale = unit === "s" || unit === "ms" ? BigInt(1e6 / TICKS_PER_SECOND[unit]) : 1n;
+      if (unit === "ns") {
+        const vec = vector as DuckDBTimestampNanosecondsVector;
+        for (let i = 0; i < n; i++) {
+          vec.setItem(
+            i,
+            isNull(i) ? null : new DuckDBTimestampNanosecondsValue(col.values[at + i] as bigint),
+          );
+        }
+      } else if (field.timezone !== undefined) {
+        const vec = vector as DuckDBTimestampTZVector;
+        for (let i = 0; i < n; i++) {
+          vec.setItem(
+            i,
+            isNull(i)
+              ? null
+              : new DuckDBTimestampTZValue(micros(col.values[at + i] as bigint, scale, field)),
+          );
+        }
+      } else {
+        const vec = vector as DuckDBTimestampVector;
+        for (let i = 0; i < n; i++) {
+          vec.setItem(
+            i,
+            isNull(i)
+              ? null
+              : new DuckDBTimestampValue(micros(col.values[at + i] as bigint, scale, field)),
+          );
+        }
+      }
+      break;
+    }
+  }
+  vector.flush();
+}
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+function micros(ticks: bigint, scale: bigint, field: Field): bigint {
+  if (scale === 1n) return ticks;
+  const v = ticks * scale;
+  if (v < INT64_MIN || v > INT64_MAX) {
+    throw new IoError(
+      "WRITE_FAILED",
+      `Cannot write timestamp ${ticks} (${field.unit}) in column '${field.name}' to Parquet: out of range in microseconds`,
+      { column: field.name },
+    );
+  }
+  return v;
+}
+
+/**
+ * Writes batches to a Parquet file at `path` (which must not exist yet).
+ *
+ * @param path The Parquet file to create.
+ * @param schema The schema.
+ * @param batches The rows.
+ * @returns Rows written.
+ */
+export async function writeParquet(
+  path: string,
+  schema: Schema,
+  batches: AsyncIterable<Batch> | Iterable<Batch>,
+): Promise<number> {
+  const dbPath = `${path}.duckdb`;
+  const db = await openLockedDuckDB([path], dbPath, STAGING_MEMORY);
+  let rows = 0;
+  try {
+    const conn = db.connection;
+    const types = schema.map(duckType);
+    if (schema.length === 0) {
+      throw new IoError("WRITE_FAILED", "Cannot write a Parquet file without columns", { path });
+    }
+    const cols = schema.map((f, i) => `${sqlIdent(f.name)} ${types[i]}`).join(", ");
+    await conn.run(`CREATE TABLE staging (${cols})`);
+    const appender = await conn.createAppender("staging");
+    try {
+      for await (const batch of batches) {
+        checkBatch(schema, batch);
+        for (let at = 0; at < batch.length; at += VECTOR_ROWS) {
+          const n = Math.min(VECTOR_ROWS, batch.length - at);
+          const chunk = DuckDBDataChunk.create(types, n);
+          for (let c = 0; c < schema.length; c++) {
+            fillVector(chunk, c, batch.columns[c] as Column, schema[c] as Field, at, n);
+          }
+          appender.appendDataChunk(chunk);
+        }
+        rows += batch.length;
+      }
+      appender.flushSync();
+    } finally {
+      appender.closeSync();
+    }
+    const meta = sqlString(JSON.stringify(schema));
+    await conn.run(
+      `COPY staging TO ${
+        sqlString(path)
+      } (FORMAT parquet, COMPRESSION zstd, KV_METADATA {${PARQUET_SCHEMA_KEY}: ${meta}})`,
+    );
+  } finally {
+    db.close();
+    await removeQuietly(dbPath);
+    await removeQuietly(`${dbPath}.wal`);
+    await removeQuietly(`${dbPath}.tmp`);
+  }
+  return rows;
+}

@@ -1,0 +1,484 @@
+/**
+ * Exact conversion between the shared column model and apache-arrow: schemas, record
+ * batches and tables. Used by the Arrow IPC reader and writer and by the library API
+ * to freeze and thaw in-memory `arrow.Table`s.
+ *
+ * Arrow → columns: Int8…Int64 and Uint8…Uint32 → int64; Uint64 → int64 when the value
+ * fits (else SCHEMA_MISMATCH: read the column as string); Float16/32/64 → float64
+ * (Float64 bit-exact); Bool → bool; Timestamp(unit, tz) → timestamp with that unit and
+ * timezone; Date32 (days) and Date64 (ms, whole days) → date; Utf8, LargeUtf8 and
+ * Dictionary<…, Utf8> → string; Null → an all-null string column; any other type →
+ * string holding a text form of each value (JSON for nested values).
+ *
+ * Columns → Arrow: int64 → Int64 (BigInt64Array), float64 → Float64 (bits kept),
+ * bool → Bool, timestamp → Timestamp(unit, timezone), date → Date32 (DateDay), string
+ * → Utf8; validity → null bitmaps.
+ *
+ * Pure: no I/O.
+ *
+ * @module
+ */
+import * as arrow from "apache-arrow";
+import type { Batch, Column, ColumnType, Field, Schema, TimeUnit } from "../format/column.ts";
+import { formatDate, formatFloat, TimestampFormatter } from "./_format.ts";
+import { fitsInt64, storeInt64 } from "./_parse.ts";
+import { IoError } from "./errors.ts";
+
+const UNIT_FROM_ARROW: Record<number, TimeUnit> = {
+  [arrow.TimeUnit.SECOND]: "s",
+  [arrow.TimeUnit.MILLISECOND]: "ms",
+  [arrow.TimeUnit.MICROSECOND]: "us",
+  [arrow.TimeUnit.NANOSECOND]: "ns",
+};
+const UNIT_TO_ARROW: Record<TimeUnit, arrow.TimeUnit> = {
+  s: arrow.TimeUnit.SECOND,
+  ms: arrow.TimeUnit.MILLISECOND,
+  us: arrow.TimeUnit.MICROSECOND,
+  ns: arrow.TimeUnit.NANOSECOND,
+};
+const MS_PER_DAY = 86400000n;
+const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const encoder = new TextEncoder();
+
+/** Whether an Arrow type holds strings (directly or as dictionary values). */
+function isStringType(t: arrow.DataType): boolean {
+  if (arrow.DataType.isUtf8(t) || arrow.DataType.isLargeUtf8(t)) return true;
+  return arrow.DataType.isDictionary(t) &&
+    (arrow.DataType.isUtf8(t.dictionary) || arrow.DataType.isLargeUtf8(t.dictionary));
+}
+
+/**
+ * Maps one Arrow field to a column field.
+ *
+ * @param f The Arrow field.
+ * @returns The column field.
+ */
+export function fieldFromArrow(f: arrow.Field): Field {
+  const t = f.type;
+  const nullable = f.nullable;
+  const base = (type: ColumnType): Field => ({ name: f.name, type, nullable });
+  if (arrow.DataType.isInt(t)) return base("int64");
+  if (arrow.DataType.isFloat(t)) return base("float64");
+  if (arrow.DataType.isBool(t)) return base("bool");
+  if (arrow.DataType.isDate(t)) return base("date");
+  if (arrow.DataType.isTimestamp(t)) {
+    const unit = UNIT_FROM_ARROW[t.unit] ?? "us";
+    return t.timezone
+      ? { name: f.name, type: "timestamp", nullable, unit, timezone: t.timezone }
+      : { name: f.name, type: "timestamp", nullable, unit };
+  }
+  return { name: f.name, type: "string", nullable: nullable || arrow.DataType.isNull(t) };
+}
+
+/**
+ * Maps an Arrow schema to a column schema.
+ *
+ * @param schema The Arrow schema.
+ * @returns The column schema.
+ */
+export function schemaFromArrow(schema: arrow.Schema): Schema {
+  return schema.fields.map(fieldFromArrow);
+}
+
+/**
+ * Maps a column field to an Arrow field.
+ *
+ * @param f The column field.
+ * @returns The Arrow field.
+ */
+export function fieldToArrow(f: Field): arrow.Field {
+  return new arrow.Field(f.name, arrowType(f), f.nullable);
+}
+
+function arrowType(f: Field): arrow.DataType {
+  switch (f.type) {
+    case "int64":
+      return new arrow.Int64();
+    case "float64":
+      return new arrow.Float64();
+    case "bool":
+      return new arrow.Bool();
+    case "date":
+      return new arrow.DateDay();
+    case "timestamp":
+      return new arrow.Timestamp(UNIT_TO_ARROW[f.unit ?? "us"], f.timezone ?? null);
+    case "string":
+      return new arrow.Utf8();
+  }
+}
+
+/**
+ * Maps a column schema to an Arrow schema.
+ *
+ * @param schema The column schema.
+ * @returns The Arrow schema.
+ */
+export function schemaToArrow(schema: Schema): arrow.Schema {
+  return new arrow.Schema(schema.map(fieldToArrow));
+}
+
+function unpackBits(bits: Uint8Array, off: number, len: number): Uint8Array {
+  const out = new Uint8Array(len);
+  for (let i = 0; i < len; i++) {
+    const j = off + i;
+    out[i] = ((bits[j >> 3] ?? 0) >> (j & 7)) & 1;
+  }
+  return out;
+}
+
+function packBits(bytes: Uint8Array, len: number): Uint8Array {
+  const out = new Uint8Array((len + 7) >> 3);
+  for (let i = 0; i < len; i++) if (bytes[i]) out[i >> 3]! |= 1 << (i & 7);
+  return out;
+}
+
+function validityOf(d: arrow.Data): Uint8Array | null {
+  if (arrow.DataType.isNull(d.type)) return new Uint8Array(d.length);
+  if (d.nullCount <= 0 || !d.nullBitmap || d.nullBitmap.length === 0) return null;
+  return unpackBits(d.nullBitmap, d.offset, d.length);
+}
+
+function halfToFloat(h: number): number {
+  const sign = h & 0x8000 ? -1 : 1;
+  const exp = (h >> 10) & 0x1f;
+  const frac = h & 0x3ff;
+  if (exp === 0) return sign * frac * 2 ** -24;
+  if (exp === 31) return frac ? NaN : sign * Infinity;
+  return sign * (1 + frac / 1024) * 2 ** (exp - 15);
+}
+
+function decodeStrings(
+  values: Uint8Array,
+  offsets: ArrayLike<number | bigint>,
+  off: number,
+  len: number,
+  validity: Uint8Array | null,
+): string[] {
+  const out = new Array<string>(len);
+  const base = Number(offsets[off] ?? 0);
+  const end = Number(offsets[off + len] ?? 0);
+  const bytes = values.subarray(base, end);
+  const all = utf8.decode(bytes);
+  const ascii = all.length === bytes.length;
+  for (let i = 0; i < len; i++) {
+    if (validity !== null && validity[i] === 0) {
+      out[i] = "";
+      continue;
+    }
+    const s = Number(offsets[off + i] ?? 0);
+    const e = Number(offsets[off + i + 1] ?? 0);
+    out[i] = ascii ? all.slice(s - base, e - base) : utf8.decode(values.subarray(s, e));
+  }
+  return out;
+}
+
+function jsonText(v: unknown): string {
+  return JSON.stringify(v, (_k, x) => (typeof x === "bigint" ? x.toString() : x)) ?? "null";
+}
+
+/** A text form of any Arrow value (for types without a column type of their own). */
+function valueText(v: unknown): string {
+  if (typeof v === "string") return v;
+  if (v instanceof Uint8Array) {
+    return Array.from(v, (b) => b.toString(16).padStart(2, "0")).join("");
+  }
+  if (typeof v === "object" && v !== null) {
+    const j = (v as { toJSON?: () => unknown }).toJSON;
+    return jsonText(typeof j === "function" ? j.call(v) : v);
+  }
+  return String(v);
+}
+
+function mismatch(field: Field, what: string): IoError {
+  return new IoError(
+    "SCHEMA_MISMATCH",
+    `Cannot read ${what} as ${field.type} in column '${field.name}': read the column as string`,
+    { column: field.name },
+  );
+}
+
+/**
+ * Converts one Arrow `Data` (a column of one record batch) to a column of `field`'s
+ * type. Null slots are set to the type's zero.
+ *
+ * arrow-js keeps `offset` only for bit-addressed buffers (the null bitmap and Bool
+ * values): value and offset buffers of a sliced `Data` are already sub-arrays.
+ *
+ * @param d The Arrow data.
+ * @param field Its column field (from {@link fieldFromArrow}).
+ * @returns The column.
+ * @throws {IoError} SCHEMA_MISMATCH when a Uint64 does not fit int64 or a Date64 is not
+ * a whole day.
+ */
+export function columnFromArrow(d: arrow.Data, field: Field): Column {
+  const t = d.type;
+  const len = d.length;
+  const off = d.offset;
+  const validity = validityOf(d);
+  const isNull = (i: number) => validity !== null && validity[i] === 0;
+  if (field.type === "string") {
+    if (arrow.DataType.isUtf8(t) || arrow.DataType.isLargeUtf8(t)) {
+      return {
+        type: "string",
+        values: decodeStrings(d.values as Uint8Array, d.valueOffsets, 0, len, validity),
+        validity,
+      };
+    }
+    if (arrow.DataType.isDictionary(t) && isStringType(t) && d.dictionary) {
+      const dict = d.dictionary.data
+        .map((dd) => decodeStrings(dd.values as Uint8Array, dd.valueOffsets, 0, dd.length, null))
+        .flat();
+      const idx = d.values as ArrayLike<number | bigint>;
+      const values = new Array<string>(len);
+      for (let i = 0; i < len; i++) values[i] = isNull(i) ? "" : dict[Number(idx[i])] ?? "";
+      return { type: "string", values, validity };
+    }
+    const vec = arrow.makeVector(d);
+    const values = new Array<string>(len);
+    for (let i = 0; i < len; i++) values[i] = isNull(i) ? "" : valueText(vec.get(i));
+    return { type: "string", values, validity };
+  }
+  if (field.type === "bool") {
+    const values = unpackBits(d.values as Uint8Array, off, len);
+    if (validity) { for (let i = 0; i < len; i++) if (validity[i] === 0) values[i] = 0; }
+    return { type: "bool", values, validity };
+  }
+  if (field.type === "float64") {
+    let values: Float64Array;
+    if (arrow.DataType.isFloat(t) && t.precision === arrow.Precision.DOUBLE) {
+      values = (d.values as Float64Array).slice(0, len);
+    } else if (arrow.DataType.isFloat(t) && t.precision === arrow.Precision.HALF) {
+      const src = d.values as Uint16Array;
+      values = new Float64Array(len);
+      for (let i = 0; i < len; i++) values[i] = halfToFloat(src[i] ?? 0);
+    } else {
+      const src = d.values as Float32Array;
+      values = new Float64Array(len);
+      for (let i = 0; i < len; i++) values[i] = src[i] ?? 0;
+    }
+    if (validity) { for (let i = 0; i < len; i++) if (validity[i] === 0) values[i] = 0; }
+    return { type: "float64", values, validity };
+  }
+  // int64, timestamp, date: 64-bit integers.
+  let values: BigInt64Array;
+  const src = d.values as ArrayLike<number | bigint>;
+  if (src instanceof BigInt64Array) {
+    values = src.slice(0, len);
+    if (arrow.DataType.isDate(t) && t.unit === arrow.DateUnit.MILLISECOND) {
+      for (let i = 0; i < len; i++) {
+        if (isNull(i)) continue;
+        const ms = values[i] as bigint;
+        if (ms % MS_PER_DAY !== 0n) throw mismatch(field, `Date64 ${ms} (not a whole day)`);
+        values[i] = ms / MS_PER_DAY;
+      }
+    }
+  } else if (src instanceof BigUint64Array) {
+    values = new BigInt64Array(len);
+    for (let i = 0; i < len; i++) {
+      if (isNull(i)) continue;
+      const v = src[i] as bigint;
+      if (!fitsInt64(v)) throw mismatch(field, `${v}`);
+      values[i] = v;
+    }
+  } else {
+    values = new BigInt64Array(len);
+    const i32 = new Int32Array(values.buffer);
+    for (let i = 0; i < len; i++) storeInt64(values, i32, i, Number(src[i] ?? 0));
+  }
+  if (validity) { for (let i = 0; i < len; i++) if (validity[i] === 0) values[i] = 0n; }
+  return { type: field.type, values, validity };
+}
+
+/**
+ * Converts an Arrow record batch to a batch of `schema`.
+ *
+ * @param rb The record batch.
+ * @param schema Its column schema (from {@link schemaFromArrow}, possibly with columns
+ * forced to string).
+ * @returns The batch.
+ */
+export function batchFromArrow(rb: arrow.RecordBatch, schema: Schema): Batch {
+  const columns = schema.map((f, i) => {
+    const child = rb.data.children[i] as arrow.Data;
+    const natural = fieldFromArrow(rb.schema.fields[i] as arrow.Field);
+    const col = columnFromArrow(child, natural);
+    return f.type === natural.type ? col : columnToText(col, natural);
+  });
+  return { schema, columns, length: rb.numRows };
+}
+
+/**
+ * Renders any column as a string column, using the CSV text forms (see `_format.ts`).
+ *
+ * @param col The column.
+ * @param field Its field (for the timestamp unit and timezone).
+ * @returns A string column with the same nulls.
+ */
+export function columnToText(col: Column, field: Field): Column {
+  if (col.type === "string") return col;
+  const n = col.values.length;
+  const out = new Array<string>(n);
+  const v = col.validity;
+  const ts = new TimestampFormatter(field.unit ?? "us", false, field.timezone !== undefined);
+  for (let i = 0; i < n; i++) {
+    if (v !== null && v[i] === 0) {
+      out[i] = "";
+      continue;
+    }
+    switch (col.type) {
+      case "int64":
+        out[i] = String(col.values[i]);
+        break;
+      case "float64":
+        out[i] = formatFloat(col.values[i] as number, false);
+        break;
+      case "bool":
+        out[i] = col.values[i] ? "true" : "false";
+        break;
+      case "date":
+        out[i] = formatDate(Number(col.values[i]));
+        break;
+      case "timestamp":
+        out[i] = ts.format(col.values[i] as bigint);
+        break;
+    }
+  }
+  return { type: "string", values: out, validity: v };
+}
+
+/**
+ * Converts one column to Arrow data.
+ *
+ * @param col The column.
+ * @param field Its field.
+ * @returns The Arrow data.
+ * @throws {IoError} WRITE_FAILED when a date is outside Date32's range or a string is
+ * not well-formed Unicode (a lone surrogate, which UTF-8 cannot hold).
+ */
+export function columnToArrow(col: Column, field: Field): arrow.Data {
+  const length = col.values.length;
+  const type = arrowType(field);
+  let nullCount = 0;
+  let nullBitmap: Uint8Array | undefined;
+  if (col.validity !== null) {
+    for (let i = 0; i < length; i++) if (col.validity[i] === 0) nullCount++;
+    if (nullCount > 0) nullBitmap = packBits(col.validity, length);
+  }
+  const props = { type, length, nullCount, nullBitmap } as const;
+  switch (col.type) {
+    case "int64":
+    case "timestamp":
+      return arrow.makeData({ ...props, data: col.values } as never);
+    case "date": {
+      const days = new Int32Array(length);
+      for (let i = 0; i < length; i++) {
+        const v = col.values[i] as bigint;
+        if (v < -2147483648n || v > 2147483647n) {
+          throw new IoError(
+            "WRITE_FAILED",
+            `Cannot write date ${v} (days) in column '${field.name}' as Arrow Date32: out of range`,
+            { column: field.name },
+          );
+        }
+        days[i] = Number(v);
+      }
+      return arrow.makeData({ ...props, data: days } as never);
+    }
+    case "float64":
+      return arrow.makeData({ ...props, data: col.values } as never);
+    case "bool":
+      return arrow.makeData({ ...props, data: packBits(col.values, length) } as never);
+    case "string": {
+      const offsets = new Int32Array(length + 1);
+      let cap = 0;
+      for (const s of col.values) cap += s.length;
+      let buf = new Uint8Array(cap * 3 + 16);
+      let at = 0;
+      for (let i = 0; i < length; i++) {
+        const s = col.values[i] as string;
+        if (!s.isWellFormed()) {
+          throw new IoError(
+            "WRITE_FAILED",
+            `Cannot write row ${i} of column '${field.name}': the string holds a lone surrogate, which UTF-8 cannot store`,
+            { column: field.name },
+          );
+        }
+        if (buf.length - at < s.length * 3) {
+          const bigger = new Uint8Array((buf.length + s.length * 3) * 2);
+          bigger.set(buf.subarray(0, at));
+          buf = bigger;
+        }
+        at += encoder.encodeInto(s, buf.subarray(at)).written;
+        offsets[i + 1] = at;
+      }
+      if (at > 2147483647) {
+        throw new IoError(
+          "WRITE_FAILED",
+          `Cannot write column '${field.name}': over 2 GiB of text in one batch`,
+          {
+            column: field.name,
+          },
+        );
+      }
+      return arrow.makeData(
+        { ...props, valueOffsets: offsets, data: buf.subarray(0, at) } as never,
+      );
+    }
+  }
+}
+
+/**
+ * Converts a batch to an Arrow record batch.
+ *
+ * @param batch The batch.
+ * @param schema The Arrow schema (from {@link schemaToArrow} of `batch.schema`).
+ * @returns The record batch.
+ */
+export function batchToArrow(batch: Batch, schema: arrow.Schema): arrow.RecordBatch {
+  const children = batch.schema.map((f, i) => columnToArrow(batch.columns[i] as Column, f));
+  const data = arrow.makeData({
+    type: new arrow.Struct(schema.fields),
+    length: batch.length,
+    nullCount: 0,
+    children,
+  });
+  return new arrow.RecordBatch(schema, data);
+}
+
+/**
+ * Converts an in-memory Arrow table to a schema and batches (one per record batch).
+ *
+ * @param table The Arrow table.
+ * @returns Its schema and batches.
+ * @throws {IoError} SCHEMA_MISMATCH when a Uint64 does not fit int64.
+ *
+ * @example Round-trip a table
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import * as arrow from "apache-arrow";
+ * import { batchesToTable, tableToBatches } from "./arrow_table.ts";
+ * const table = arrow.tableFromArrays({ n: new BigInt64Array([1n, -2n]) });
+ * const { schema, batches } = tableToBatches(table);
+ * assert.equal(schema[0]?.type, "int64");
+ * assert.equal(batchesToTable(schema, batches).getChild("n")?.get(1), -2n);
+ * ```
+ */
+export function tableToBatches(table: arrow.Table): { schema: Schema; batches: Batch[] } {
+  const schema = schemaFromArrow(table.schema);
+  return { schema, batches: table.batches.map((rb) => batchFromArrow(rb, schema)) };
+}
+
+/**
+ * Builds an Arrow table from a schema and batches: int64 as Int64 (BigInt64Array),
+ * timestamps with their unit and timezone, dates as Date32 (DateDay), nulls kept.
+ *
+ * @param schema The column schema.
+ * @param batches Batches of that schema.
+ * @returns The Arrow table (one record batch per batch).
+ */
+export function batchesToTable(schema: Schema, batches: Iterable<Batch>): arrow.Table {
+  const as = schemaToArrow(schema);
+  const rbs: arrow.RecordBatch[] = [];
+  for (const b of batches) rbs.push(batchToArrow(b, as));
+  return new arrow.Table(as, rbs);
+}

@@ -1,0 +1,528 @@
+/**
+ * CSV sources: a streaming, quote-aware RFC 4180 reader that builds typed column
+ * batches directly, plus the two pieces the cluster needs to split a CSV without
+ * building columns: {@link csvRowBoundaries} (byte offsets every N rows) and
+ * {@link readCsvRange} (the rows of one byte range, with a known schema).
+ *
+ * Dialect: UTF-8 (a leading BOM is skipped; invalid UTF-8 is PARSE_FAILED), a header
+ * row, `,` unless `delimiter` says otherwise, LF or CRLF line ends, `"` quoting with
+ * `""` escapes; quoted fields may hold delimiters, quotes and newlines. An empty
+ * unquoted field is null; `""` is the empty string. A row with a different field
+ * count than the header is PARSE_FAILED; blank lines are skipped (except in a
+ * one-column file, where a blank line is a null). Duplicate header names are
+ * PARSE_FAILED.
+ *
+ * Types come from `infer.ts` over the first `sampleRows` rows; a later cell that does
+ * not fit makes the batch iterator throw SCHEMA_MISMATCH naming the column. Memory is
+ * bounded by one batch plus one read chunk (and the longest record).
+ *
+ * @module
+ */
+import type { Batch, ColumnType, Field, Schema, TimeUnit } from "../format/column.ts";
+import { BatchBuilder } from "./_builder.ts";
+import { blankRecord, CsvByteScanner, CsvRecordReader, END, NEED_MORE } from "./_csv_records.ts";
+import { fileSize, openForRead, readRange } from "./_file.ts";
+import {
+  bigInt64Text,
+  isNaNText,
+  scanBool,
+  scanDate,
+  scanFloat,
+  scanInt,
+  scanTimestamp,
+  storeInt64,
+  timestampParts,
+  timestampTicks,
+} from "./_parse.ts";
+import { IoError } from "./errors.ts";
+import { fieldOf, forcedTimestampType, inferTextType } from "./infer.ts";
+import {
+  DEFAULT_BATCH_ROWS,
+  DEFAULT_SAMPLE_ROWS,
+  type OpenSourceOptions,
+  type Source,
+} from "./types.ts";
+
+/** CSV dialect options. */
+export interface CsvOptions {
+  /** Field delimiter: one ASCII character other than `"`, CR or LF (default `,`). */
+  delimiter?: string;
+}
+
+/** The header of a CSV file and where its data starts. */
+export interface CsvHeader {
+  /** Column names, in order. */
+  names: string[];
+  /** Byte offset of the first data row (after the BOM and header). */
+  dataStart: number;
+  /** File size in bytes. */
+  bytes: number;
+}
+
+/** Row-boundary byte offsets of a CSV file, from {@link csvRowBoundaries}. */
+export interface CsvBoundaries {
+  /** Column names from the header. */
+  names: string[];
+  /** Byte offset of the first data row. */
+  dataStart: number;
+  /**
+   * `[dataStart, …, bytes]`: consecutive pairs are byte ranges holding `everyRows`
+   * rows each, the last one possibly fewer. Just `[dataStart]` when there are no rows.
+   */
+  offsets: number[];
+  /** Data rows in the file. */
+  rows: number;
+  /** File size in bytes. */
+  bytes: number;
+}
+
+const HEADER_CHUNK = 64 * 1024;
+const SCAN_CHUNK = 4 << 20;
+const encoder = new TextEncoder();
+
+function delimiterCode(options: CsvOptions): number {
+  const d = options.delimiter ?? ",";
+  const c = d.charCodeAt(0);
+  if (d.length !== 1 || c > 127 || c === 34 || c === 10 || c === 13) {
+    throw new IoError(
+      "INVALID_OPTION",
+      `Cannot use '${d}' as the CSV delimiter: it must be one ASCII character other than a quote, CR or LF`,
+    );
+  }
+  return c;
+}
+
+function positiveInt(name: string, v: number | undefined, dflt: number): number {
+  if (v === undefined) return dflt;
+  if (!Number.isSafeInteger(v) || v < 1) {
+    throw new IoError("INVALID_OPTION", `Cannot use ${name} '${v}': it must be a positive integer`);
+  }
+  return v;
+}
+
+/**
+ * Reads the header row of a CSV file.
+ *
+ * @param path The CSV file.
+ * @param options Dialect.
+ * @returns Column names, where the data starts and the file size.
+ * @throws {IoError} READ_FAILED when the file cannot be read, PARSE_FAILED when the
+ * header is malformed or has duplicate names.
+ */
+export async function readCsvHeader(path: string, options: CsvOptions = {}): Promise<CsvHeader> {
+  const delimiter = delimiterCode(options);
+  const bytes = await fileSize(path);
+  const file = await openForRead(path);
+  try {
+    const rr = new CsvRecordReader(readRange(file, path, 0, bytes, HEADER_CHUNK), {
+      delimiter,
+      capacity: 64,
+      growable: true,
+      path,
+      where: () => "the header",
+    });
+    await rr.fill();
+    const bom = rr.text.charCodeAt(0) === 0xfeff;
+    if (bom) rr.pos = 1;
+    let st: number;
+    while ((st = rr.next()) === NEED_MORE) await rr.fill();
+    if (st === END) return { names: [], dataStart: bytes, bytes };
+    const names: string[] = [];
+    const seen = new Set<string>();
+    for (let i = 0; i < rr.count; i++) {
+      const name = rr.field(i) ?? "";
+      if (seen.has(name)) {
+        throw new IoError(
+          "PARSE_FAILED",
+          `Cannot read CSV '${path}': the header names column '${name}' twice`,
+          { path, column: name },
+        );
+      }
+      seen.add(name);
+      names.push(name);
+    }
+    // fill() drops consumed text, the BOM included, once the header spans chunks.
+    const bomDropped = bom && rr.text.charCodeAt(0) !== 0xfeff;
+    const dataStart = encoder.encode(rr.text.slice(0, rr.pos)).length + (bomDropped ? 3 : 0);
+    return { names, dataStart, bytes };
+  } finally {
+    file.close();
+  }
+}
+
+/** Reads the first `rows` data rows as text cells, column by column. */
+async function sampleCsv(
+  path: string,
+  header: CsvHeader,
+  delimiter: number,
+  rows: number,
+): Promise<(string | null)[][]> {
+  const ncols = header.names.length;
+  const cols: (string | null)[][] = header.names.map(() => []);
+  const file = await openForRead(path);
+  try {
+    const rr = new CsvRecordReader(readRange(file, path, header.dataStart, header.bytes), {
+      delimiter,
+      capacity: ncols + 1,
+      path,
+      where: (r) => `data row ${r + 1}`,
+    });
+    let n = 0;
+    while (n < rows) {
+      const st = rr.next();
+      if (st === NEED_MORE) {
+        await rr.fill();
+        continue;
+      }
+      if (st === END) break;
+      if (rr.count !== ncols) {
+        if (ncols > 1 && rr.blank()) continue;
+        throw fieldCountError(path, ncols, rr.count, `data row ${rr.records}`);
+      }
+      for (let c = 0; c < ncols; c++) cols[c]?.push(rr.field(c));
+      n++;
+    }
+  } finally {
+    file.close();
+  }
+  return cols;
+}
+
+function fieldCountError(path: string, want: number, got: number, where: string): IoError {
+  return new IoError(
+    "PARSE_FAILED",
+    `Cannot parse CSV '${path}': ${where} has ${got} fields, the header has ${want}`,
+    { path },
+  );
+}
+
+/**
+ * Builds a CSV schema from the header and a sample, applying forced types.
+ *
+ * @param names Header names.
+ * @param sample Sampled cells per column.
+ * @param types Forced types by column name.
+ * @param path The file, for errors.
+ * @returns The schema.
+ */
+function csvSchema(
+  names: string[],
+  sample: (string | null)[][],
+  types: Record<string, ColumnType>,
+  path: string,
+): Schema {
+  for (const name of Object.keys(types)) {
+    if (!names.includes(name)) {
+      throw new IoError(
+        "INVALID_OPTION",
+        `Cannot force the type of column '${name}': CSV '${path}' has no such column`,
+        { path, column: name },
+      );
+    }
+  }
+  return names.map((name, i) => {
+    const cells = sample[i] ?? [];
+    const forced = Object.hasOwn(types, name) ? types[name] : undefined;
+    if (forced === undefined) return fieldOf(name, inferTextType(cells));
+    if (forced === "timestamp") return fieldOf(name, forcedTimestampType(cells));
+    return fieldOf(name, { type: forced });
+  });
+}
+
+/**
+ * Opens a CSV file as a {@link Source}: reads the header, samples rows to infer types
+ * and streams typed batches on demand.
+ *
+ * @param path The CSV file.
+ * @param options Batch size, sample size, forced types and delimiter.
+ * @returns The source.
+ * @throws {IoError} READ_FAILED, PARSE_FAILED or INVALID_OPTION; SCHEMA_MISMATCH later,
+ * from the batch iterator.
+ */
+export async function openCsv(path: string, options: OpenSourceOptions = {}): Promise<Source> {
+  const delimiter = delimiterCode(options);
+  const batchRows = positiveInt("batchRows", options.batchRows, DEFAULT_BATCH_ROWS);
+  const sampleRows = positiveInt("sampleRows", options.sampleRows, DEFAULT_SAMPLE_ROWS);
+  const header = await readCsvHeader(path, options);
+  const sample = await sampleCsv(path, header, delimiter, sampleRows);
+  const schema = csvSchema(header.names, sample, options.types ?? {}, path);
+  return {
+    schema,
+    format: "csv",
+    bytes: header.bytes,
+    batches: () =>
+      csvBatches(path, schema, header.dataStart, header.bytes, {
+        delimiter,
+        batchRows,
+        where: (r) => `data row ${r}`,
+        why: ` (the type was inferred from the first ${sampleRows} rows)`,
+      }),
+    close: () => Promise.resolve(),
+  };
+}
+
+/**
+ * Reads the rows of one byte range of a CSV file, as cut by {@link csvRowBoundaries},
+ * with a schema fixed beforehand (so every range of a job agrees).
+ *
+ * @param path The CSV file.
+ * @param schema The schema of the whole file (one field per CSV column, in order).
+ * @param range Byte range `[start, end)`; `start` must be a row boundary.
+ * @param options Batch size and delimiter.
+ * @returns The range's rows, in batches of at most `batchRows`.
+ * @throws {IoError} PARSE_FAILED, READ_FAILED or SCHEMA_MISMATCH while iterating.
+ */
+export function readCsvRange(
+  path: string,
+  schema: Schema,
+  range: { start: number; end: number },
+  options: CsvOptions & { batchRows?: number } = {},
+): AsyncIterable<Batch> {
+  const delimiter = delimiterCode(options);
+  const batchRows = positiveInt("batchRows", options.batchRows, DEFAULT_BATCH_ROWS);
+  return csvBatches(path, schema, range.start, range.end, {
+    delimiter,
+    batchRows,
+    where: (r) => `row ${r} of the byte range starting at ${range.start}`,
+    why: "",
+  });
+}
+
+const K_STRING = 0;
+const K_INT = 1;
+const K_FLOAT = 2;
+const K_BOOL = 3;
+const K_DATE = 4;
+const K_TS = 5;
+
+function kindOf(f: Field): number {
+  switch (f.type) {
+    case "string":
+      return K_STRING;
+    case "int64":
+      return K_INT;
+    case "float64":
+      return K_FLOAT;
+    case "bool":
+      return K_BOOL;
+    case "date":
+      return K_DATE;
+    case "timestamp":
+      return K_TS;
+  }
+}
+
+interface BatchOptions {
+  delimiter: number;
+  batchRows: number;
+  where: (row: number) => string;
+  why: string;
+}
+
+/** Streams typed batches of bytes `[start, end)` of a CSV file. */
+async function* csvBatches(
+  path: string,
+  schema: Schema,
+  start: number,
+  end: number,
+  options: BatchOptions,
+): AsyncGenerator<Batch> {
+  const ncols = schema.length;
+  if (ncols === 0) return;
+  const kinds = schema.map(kindOf);
+  const units: TimeUnit[] = schema.map((f) => f.unit ?? "us");
+  const parts = timestampParts();
+  const file = await openForRead(path);
+  try {
+    const rr = new CsvRecordReader(readRange(file, path, start, end), {
+      delimiter: options.delimiter,
+      capacity: ncols + 1,
+      path,
+      where: (r) => options.where(r + 1),
+    });
+    let b = new BatchBuilder(schema, options.batchRows);
+    let row = 0;
+    let dataRows = 0;
+    const mismatch = (c: number, cell: string): IoError => {
+      const f = schema[c] as Field;
+      const shown = cell.length > 40 ? `${cell.slice(0, 40)}…` : cell;
+      return new IoError(
+        "SCHEMA_MISMATCH",
+        `Cannot read '${shown}' as ${f.type}${
+          f.type === "timestamp" ? ` (${f.unit ?? "us"})` : ""
+        } in column '${f.name}' at ${options.where(dataRows + 1)}${options.why}`,
+        { path, column: f.name },
+      );
+    };
+    for (;;) {
+      const st = rr.next();
+      if (st === NEED_MORE) {
+        await rr.fill();
+        continue;
+      }
+      if (st === END) break;
+      if (rr.count !== ncols) {
+        if (ncols > 1 && rr.blank()) continue;
+        throw fieldCountError(path, ncols, rr.count, options.where(dataRows + 1));
+      }
+      const text = rr.text;
+      const starts = rr.starts;
+      const ends = rr.ends;
+      const flags = rr.flags;
+      const cols = b.columns;
+      for (let c = 0; c < ncols; c++) {
+        const col = cols[c]!;
+        let s = starts[c]!;
+        let e = ends[c]!;
+        const f = flags[c]!;
+        if (f === 0 && s === e) {
+          col.setNull(row);
+          continue;
+        }
+        let t = text;
+        if (f === 2) {
+          t = text.slice(s, e).replaceAll('""', '"');
+          s = 0;
+          e = t.length;
+        }
+        switch (kinds[c]) {
+          case K_STRING:
+            col.str[row] = f === 2 ? t : text.slice(s, e);
+            break;
+          case K_INT: {
+            const x = scanInt(t, s, e);
+            if (x === Infinity) {
+              const v = bigInt64Text(t.slice(s, e));
+              if (v === null) throw mismatch(c, t.slice(s, e));
+              col.big[row] = v;
+            } else if (x === x) {
+              storeInt64(col.big, col.i32, row, x);
+            } else {
+              throw mismatch(c, t.slice(s, e));
+            }
+            break;
+          }
+          case K_FLOAT: {
+            const x = scanFloat(t, s, e);
+            if (x !== x && !isNaNText(t, s, e)) throw mismatch(c, t.slice(s, e));
+            col.f64[row] = x;
+            break;
+          }
+          case K_BOOL: {
+            const x = scanBool(t, s, e);
+            if (x < 0) throw mismatch(c, t.slice(s, e));
+            col.u8[row] = x;
+            break;
+          }
+          case K_DATE: {
+            const x = scanDate(t, s, e);
+            if (x !== x) throw mismatch(c, t.slice(s, e));
+            storeInt64(col.big, col.i32, row, x);
+            break;
+          }
+          case K_TS: {
+            if (!scanTimestamp(t, s, e, parts)) throw mismatch(c, t.slice(s, e));
+            const v = timestampTicks(parts, units[c]!);
+            if (v === null) throw mismatch(c, t.slice(s, e));
+            if (typeof v === "number") storeInt64(col.big, col.i32, row, v);
+            else col.big[row] = v;
+            break;
+          }
+        }
+      }
+      row++;
+      dataRows++;
+      if (row === options.batchRows) {
+        b.length = row;
+        yield b.finish();
+        b = new BatchBuilder(schema, options.batchRows);
+        row = 0;
+      }
+    }
+    if (row > 0) {
+      b.length = row;
+      yield b.finish();
+    }
+  } finally {
+    file.close();
+  }
+}
+
+/**
+ * Finds the byte offsets that cut a CSV file into ranges of `everyRows` data rows,
+ * quote-aware, without decoding or building columns. Blank lines are not rows (in a
+ * file of two or more columns), exactly as the reader skips them.
+ *
+ * @param path The CSV file.
+ * @param everyRows Rows per range.
+ * @param options Dialect.
+ * @returns The header names, the offsets and the row count.
+ * @throws {IoError} READ_FAILED, PARSE_FAILED (header) or INVALID_OPTION.
+ *
+ * @example Cut a file into ranges of two rows
+ * ```ts ignore
+ * const { offsets } = await csvRowBoundaries("data.csv", 2);
+ * for (let i = 0; i + 1 < offsets.length; i++) {
+ *   for await (const batch of readCsvRange("data.csv", schema, { start: offsets[i], end: offsets[i + 1] })) {
+ *     // ...
+ *   }
+ * }
+ * ```
+ */
+export async function csvRowBoundaries(
+  path: string,
+  everyRows: number,
+  options: CsvOptions = {},
+): Promise<CsvBoundaries> {
+  const every = positiveInt("everyRows", everyRows, 1);
+  const delimiter = delimiterCode(options);
+  const header = await readCsvHeader(path, options);
+  const { dataStart, bytes } = header;
+  const oneColumn = header.names.length === 1;
+  const offsets = [dataStart];
+  let rows = 0;
+  let inRange = 0;
+  const file = await openForRead(path);
+  try {
+    const chunks = readRange(file, path, dataStart, bytes, SCAN_CHUNK);
+    const scanner = new CsvByteScanner(delimiter);
+    let buf = new Uint8Array(0);
+    let base = dataStart;
+    let pos = 0;
+    let final = dataStart >= bytes;
+    for (;;) {
+      if (pos >= buf.length && final) break;
+      const end = pos >= buf.length ? -1 : scanner.recordEnd(buf, pos, final);
+      if (end < 0) {
+        const r = await chunks.next();
+        const rest = buf.subarray(pos);
+        if (r.done) {
+          final = true;
+          buf = rest;
+        } else {
+          const next = new Uint8Array(rest.length + r.value.length);
+          next.set(rest);
+          next.set(r.value, rest.length);
+          buf = next;
+        }
+        base += pos;
+        pos = 0;
+        scanner.reset();
+        continue;
+      }
+      if (oneColumn || !blankRecord(buf, pos, end)) {
+        rows++;
+        if (++inRange === every) {
+          offsets.push(base + end);
+          inRange = 0;
+        }
+      }
+      pos = end;
+    }
+  } finally {
+    file.close();
+  }
+  if (inRange > 0) offsets.push(bytes);
+  else if (offsets.length > 1) offsets[offsets.length - 1] = bytes;
+  return { names: header.names, dataStart, offsets, rows, bytes };
+}

@@ -1,0 +1,305 @@
+/**
+ * Tests of `csv.ts`: RFC 4180 parsing, inference, the SCHEMA_MISMATCH fallback,
+ * malformed input, and row-boundary cutting with byte-range reads.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { type Batch, cellValue, concatBatches, type Schema } from "../format/column.ts";
+import { csvRowBoundaries, openCsv, readCsvHeader, readCsvRange } from "./csv.ts";
+import { IoError } from "./errors.ts";
+import { writeOutput } from "./output.ts";
+import {
+  ALL_TYPES,
+  assertSameValues,
+  collect,
+  makeTempDir,
+  randomBatch,
+  Rng,
+} from "./_test_utils.ts";
+
+const TESTDATA = new URL("./testdata/", import.meta.url).pathname;
+
+function rowsOf(batch: Batch): unknown[][] {
+  const out: unknown[][] = [];
+  for (let r = 0; r < batch.length; r++) out.push(batch.columns.map((c) => cellValue(c, r)));
+  return out;
+}
+
+async function readAll(path: string, options = {}): Promise<Batch> {
+  const src = await openCsv(path, options);
+  return await collect(src.schema, src.batches());
+}
+
+Deno.test("openCsv() reads RFC 4180 quoting, CRLF and a BOM", async () => {
+  const batch = await readAll(`${TESTDATA}quoted.csv`);
+  assert.deepEqual(batch.schema.map((f) => [f.name, f.type]), [
+    ["id", "int64"],
+    ["name", "string"],
+    ["note", "string"],
+    ["amount", "float64"],
+  ]);
+  const rows = rowsOf(batch);
+  assert.deepEqual(rows[0], [1n, "Smith, John", 'He said "hi"', 10.5]);
+  assert.deepEqual(rows[1], [2n, "plain", "multi\r\nline\nnote", null]);
+  assert.deepEqual(rows[2], [3n, "", null, -0.25], "quoted empty is '', unquoted empty is null");
+  assert.deepEqual(rows[3], [4n, "  spaced  ", "trailing space ", 1000]);
+  assert.equal(rows[4]?.[1], "日本語 ✓");
+  assert.ok(Number.isNaN(rows[4]?.[3]));
+});
+
+Deno.test("openCsv() infers every type and keeps values exact", async () => {
+  const batch = await readAll(`${TESTDATA}types.csv`);
+  assert.deepEqual(batch.schema, [
+    { name: "int", type: "int64", nullable: true },
+    { name: "zip", type: "string", nullable: true },
+    { name: "float", type: "float64", nullable: true },
+    { name: "bool", type: "bool", nullable: true },
+    { name: "date", type: "date", nullable: true },
+    { name: "ts", type: "timestamp", nullable: true, unit: "us" },
+    { name: "ts_tz", type: "timestamp", nullable: true, unit: "us", timezone: "UTC" },
+    { name: "ts_ns", type: "timestamp", nullable: true, unit: "ns" },
+    { name: "text", type: "string", nullable: true },
+    { name: "empty", type: "string", nullable: true },
+  ]);
+  const rows = rowsOf(batch);
+  assert.deepEqual(rows[0]?.slice(0, 5), [42n, "02134", 1.5, true, 19753n]);
+  assert.deepEqual(rows[1]?.slice(0, 4), [-(2n ** 63n), "10001", -0, false]);
+  assert.ok(Object.is(rows[1]?.[2], -0));
+  assert.equal(rows[2]?.[0], 2n ** 63n - 1n);
+  assert.equal(rows[2]?.[2], Infinity);
+  assert.equal(rows[0]?.[5], 1706696430000000n);
+  assert.equal(rows[0]?.[6], 1706696430000000n, "Z");
+  assert.equal(rows[1]?.[6], 1706696430000000n, "+02:00 is applied");
+  assert.equal(rows[2]?.[6], 1706696430000000n + 5400000000n, "-01:30 is applied");
+  assert.equal(rows[0]?.[7], 1706696430123456789n);
+  assert.equal(rows[4]?.[7], -(2n ** 63n));
+  assert.deepEqual(rows[3], [null, null, null, null, null, null, null, null, null, null]);
+  assert.equal(rows[4]?.[8], '"quoted"');
+  assert.equal(rows[2]?.[8], null);
+});
+
+Deno.test("openCsv() honours forced types, delimiter and batchRows", async (t) => {
+  const dir = await makeTempDir();
+  try {
+    await t.step("types forces a column to string", async () => {
+      const batch = await readAll(`${TESTDATA}types.csv`, {
+        types: { int: "string", ts: "string" },
+      });
+      assert.equal(batch.schema[0]?.type, "string");
+      assert.equal(cellValue(batch.columns[0]!, 1), "-9223372036854775808");
+      assert.equal(cellValue(batch.columns[5]!, 2), "1999-12-31T23:59:59.999999");
+    });
+    await t.step("types naming a missing column is INVALID_OPTION", async () => {
+      await assert.rejects(openCsv(`${TESTDATA}types.csv`, { types: { nope: "string" } }), {
+        name: "IoError",
+        code: "INVALID_OPTION",
+      });
+    });
+    await t.step("a semicolon delimiter", async () => {
+      const path = `${dir}/semi.csv`;
+      await Deno.writeTextFile(path, 'a;b\n1;"x;y"\n2;\n');
+      const batch = await readAll(path, { delimiter: ";" });
+      assert.deepEqual(rowsOf(batch), [[1n, "x;y"], [2n, null]]);
+      await assert.rejects(openCsv(path, { delimiter: '"' }), { code: "INVALID_OPTION" });
+    });
+    await t.step("batches hold at most batchRows rows", async () => {
+      const path = `${dir}/many.csv`;
+      await Deno.writeTextFile(
+        path,
+        "n\n" + Array.from({ length: 25 }, (_, i) => `${i}\n`).join(""),
+      );
+      const src = await openCsv(path, { batchRows: 10 });
+      const sizes: number[] = [];
+      for await (const b of src.batches()) sizes.push(b.length);
+      assert.deepEqual(sizes, [10, 10, 5]);
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("openCsv() handles blank lines, one-column files and empty files", async (t) => {
+  const dir = await makeTempDir();
+  try {
+    await t.step("blank lines are skipped in a multi-column file", async () => {
+      const path = `${dir}/blank.csv`;
+      await Deno.writeTextFile(path, "a,b\r\n1,2\r\n\r\n3,4\n\n");
+      assert.deepEqual(rowsOf(await readAll(path)), [[1n, 2n], [3n, 4n]]);
+    });
+    await t.step("a blank line is a null in a one-column file", async () => {
+      const path = `${dir}/one.csv`;
+      await Deno.writeTextFile(path, "a\n1\n\n3\n");
+      assert.deepEqual(rowsOf(await readAll(path)), [[1n], [null], [3n]]);
+    });
+    await t.step("a file without a final newline", async () => {
+      const path = `${dir}/nofinal.csv`;
+      await Deno.writeTextFile(path, 'a,b\n1,"x"');
+      assert.deepEqual(rowsOf(await readAll(path)), [[1n, "x"]]);
+    });
+    await t.step("a header-only file has string columns and no rows", async () => {
+      const path = `${dir}/header.csv`;
+      await Deno.writeTextFile(path, "a,b\n");
+      const batch = await readAll(path);
+      assert.deepEqual(batch.schema.map((f) => f.type), ["string", "string"]);
+      assert.equal(batch.length, 0);
+    });
+    await t.step("an empty file has no columns", async () => {
+      const path = `${dir}/empty.csv`;
+      await Deno.writeTextFile(path, "");
+      const src = await openCsv(path);
+      assert.deepEqual(src.schema, []);
+      assert.equal((await collect(src.schema, src.batches())).length, 0);
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("openCsv() rejects malformed CSV with PARSE_FAILED", async (t) => {
+  const dir = await makeTempDir();
+  try {
+    const cases: [string, string | Uint8Array][] = [
+      ["unterminated quote", 'a,b\n1,"open\n'],
+      ["text after a closing quote", 'a,b\n1,"x"y\n'],
+      ["too many fields", "a,b\n1,2,3\n"],
+      ["too few fields", "a,b\n1\n"],
+      ["duplicate header", "a,a\n1,2\n"],
+      ["invalid UTF-8", new Uint8Array([0x61, 0x0a, 0xff, 0xfe, 0x0a])],
+    ];
+    for (const [what, content] of cases) {
+      await t.step(what, async () => {
+        const path = `${dir}/bad.csv`;
+        if (typeof content === "string") await Deno.writeTextFile(path, content);
+        else await Deno.writeFile(path, content);
+        await assert.rejects(readAll(path), (err) => {
+          assert.ok(err instanceof IoError, String(err));
+          assert.equal(err.code, "PARSE_FAILED");
+          assert.equal(err.path, path);
+          return true;
+        });
+      });
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("openCsv() batches throw SCHEMA_MISMATCH past the sample, and types recovers", async () => {
+  const dir = await makeTempDir();
+  try {
+    const path = `${dir}/late.csv`;
+    const lines = ["id,n"];
+    for (let i = 1; i <= 30000; i++) lines.push(`${i},${i === 20001 ? "abc" : i * 3}`);
+    await Deno.writeTextFile(path, lines.join("\n") + "\n");
+    const src = await openCsv(path, { sampleRows: 10000 });
+    assert.equal(src.schema[1]?.type, "int64");
+    await assert.rejects(collect(src.schema, src.batches()), (err) => {
+      assert.ok(err instanceof IoError);
+      assert.equal(err.code, "SCHEMA_MISMATCH");
+      assert.equal(err.column, "n");
+      assert.match(err.message, /'abc'/);
+      assert.match(err.message, /20001/);
+      return true;
+    });
+    const again = await openCsv(path, { sampleRows: 10000, types: { n: "string" } });
+    const batch = await collect(again.schema, again.batches());
+    assert.equal(batch.length, 30000);
+    assert.equal(cellValue(batch.columns[1]!, 20000), "abc");
+    assert.equal(cellValue(batch.columns[1]!, 19999), "60000");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("csvRowBoundaries() cuts ranges whose rows concatenate to the whole file", async (t) => {
+  const dir = await makeTempDir();
+  try {
+    const rng = new Rng(7);
+    const path = `${dir}/random.csv`;
+    const written = [randomBatch(rng, ALL_TYPES, 777), randomBatch(rng, ALL_TYPES, 555)];
+    await writeOutput(path, ALL_TYPES, written);
+    const whole = await readAll(path);
+    for (const every of [1, 100, 333, 1332, 5000]) {
+      await t.step(`every ${every} rows`, async () => {
+        const b = await csvRowBoundaries(path, every);
+        assert.equal(b.rows, 1332);
+        assert.equal(b.offsets.length - 1, Math.ceil(1332 / every));
+        assert.equal(b.offsets.at(-1), b.bytes);
+        const parts: Batch[] = [];
+        for (let i = 0; i + 1 < b.offsets.length; i++) {
+          const range = { start: b.offsets[i]!, end: b.offsets[i + 1]! };
+          const part = await collect(
+            whole.schema,
+            readCsvRange(path, whole.schema, range, { batchRows: 97 }),
+          );
+          assert.equal(part.length, Math.min(every, 1332 - i * every), `range ${i}`);
+          parts.push(part);
+        }
+        assertSameValues(concatBatches(whole.schema, parts), whole, true);
+      });
+    }
+    await t.step("quoted newlines, blank lines and a BOM", async () => {
+      const b = await csvRowBoundaries(`${TESTDATA}quoted.csv`, 2);
+      const header = await readCsvHeader(`${TESTDATA}quoted.csv`);
+      assert.equal(header.dataStart, 3 + "id,name,note,amount\r\n".length);
+      assert.equal(b.dataStart, header.dataStart);
+      assert.equal(b.rows, 5);
+      const whole = await readAll(`${TESTDATA}quoted.csv`);
+      const parts: Batch[] = [];
+      for (let i = 0; i + 1 < b.offsets.length; i++) {
+        const range = { start: b.offsets[i]!, end: b.offsets[i + 1]! };
+        parts.push(
+          await collect(whole.schema, readCsvRange(`${TESTDATA}quoted.csv`, whole.schema, range)),
+        );
+      }
+      assert.deepEqual(parts.map((p) => p.length), [2, 2, 1]);
+      assertSameValues(concatBatches(whole.schema, parts), whole, true);
+    });
+    await t.step("blank lines are not rows", async () => {
+      const p = `${dir}/blank.csv`;
+      await Deno.writeTextFile(p, "a,b\n1,2\n\n3,4\r\n\r\n5,6\n");
+      const b = await csvRowBoundaries(p, 2);
+      assert.equal(b.rows, 3);
+      const schema: Schema = [
+        { name: "a", type: "int64", nullable: true },
+        { name: "b", type: "int64", nullable: true },
+      ];
+      const first = await collect(
+        schema,
+        readCsvRange(p, schema, { start: b.offsets[0]!, end: b.offsets[1]! }),
+      );
+      assert.equal(first.length, 2);
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("openCsv() reads realistic files", {
+  ignore: !existsSync("/tmp/vega/package/data/airports.csv"),
+}, async (t) => {
+  for (const name of ["airports.csv", "seattle-weather.csv", "stocks.csv"]) {
+    await t.step(name, async () => {
+      const path = `/tmp/vega/package/data/${name}`;
+      const batch = await readAll(path);
+      assert.ok(batch.length > 0);
+      const dir = await makeTempDir();
+      try {
+        await writeOutput(`${dir}/out.csv`, batch.schema, [batch]);
+        assertSameValues(await readAll(`${dir}/out.csv`), batch, true);
+      } finally {
+        await Deno.remove(dir, { recursive: true });
+      }
+    });
+  }
+});
+
+function existsSync(path: string): boolean {
+  try {
+    Deno.statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,240 @@
+/**
+ * Tests of `output.ts`: the write → read round trip of every format with random
+ * data, empty tables, the exact CSV forms, atomic replacement and failures.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { type Batch, concatBatches, type Schema } from "../format/column.ts";
+import { IoError } from "./errors.ts";
+import { type OutputFormat, outputFormatOf, writeOutput } from "./output.ts";
+import { openSource } from "./source.ts";
+import {
+  ALL_TYPES,
+  assertSameValues,
+  collect,
+  makeTempDir,
+  randomBatch,
+  Rng,
+} from "./_test_utils.ts";
+
+const EXTENSIONS = ["csv", "jsonl", "ndjson", "parquet", "arrow", "arrows"];
+
+async function readBack(path: string, batchRows?: number): Promise<Batch> {
+  const src = await openSource(path, batchRows === undefined ? {} : { batchRows });
+  try {
+    return await collect(src.schema, src.batches());
+  } finally {
+    await src.close();
+  }
+}
+
+async function listDir(dir: string): Promise<string[]> {
+  const names: string[] = [];
+  for await (const e of Deno.readDir(dir)) names.push(e.name);
+  return names.sort();
+}
+
+Deno.test("writeOutput() then openSource() round-trips every type exactly", async (t) => {
+  const dir = await makeTempDir();
+  try {
+    for (const seed of [1, 2, 3]) {
+      const rng = new Rng(seed);
+      const batches = [
+        randomBatch(rng, ALL_TYPES, 1000),
+        randomBatch(rng, ALL_TYPES, 0),
+        randomBatch(rng, ALL_TYPES, 333),
+      ];
+      const want = concatBatches(ALL_TYPES, batches);
+      for (const ext of EXTENSIONS) {
+        await t.step(`${ext}, seed ${seed}`, async () => {
+          const path = `${dir}/rt-${seed}.${ext}`;
+          const typed = ext === "parquet" || ext.startsWith("arrow");
+          // Async input for half of the cases, sync for the rest.
+          const input = seed % 2 === 0 ? batches : (async function* () {
+            yield* batches;
+          })();
+          const result = await writeOutput(path, ALL_TYPES, input);
+          assert.equal(result.rows, 1333);
+          assert.equal(result.bytes, (await Deno.stat(path)).size);
+          const got = await readBack(path, 512);
+          if (typed) assert.deepEqual(got.schema, ALL_TYPES, "typed formats keep the exact schema");
+          assertSameValues(got, want, typed);
+        });
+      }
+    }
+    assert.deepEqual(
+      (await listDir(dir)).filter((n) => n.includes(".pf.tmp-")),
+      [],
+      "no temp files left",
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("writeOutput() writes empty tables that read back empty", async (t) => {
+  const dir = await makeTempDir();
+  try {
+    for (const ext of EXTENSIONS) {
+      await t.step(ext, async () => {
+        const path = `${dir}/empty.${ext}`;
+        const result = await writeOutput(path, ALL_TYPES, []);
+        assert.equal(result.rows, 0);
+        const got = await readBack(path);
+        assert.equal(got.length, 0);
+        if (ext === "parquet" || ext.startsWith("arrow")) assert.deepEqual(got.schema, ALL_TYPES);
+        if (ext === "csv") {
+          assert.deepEqual(got.schema.map((f) => f.name), ALL_TYPES.map((f) => f.name));
+        }
+      });
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("writeOutput() writes CSV in the documented forms", async () => {
+  const dir = await makeTempDir();
+  try {
+    const schema: Schema = [
+      { name: "s", type: "string", nullable: true },
+      { name: "f", type: "float64", nullable: true },
+      { name: "t", type: "timestamp", nullable: true, unit: "ms" },
+      { name: "z", type: "timestamp", nullable: true, unit: "us", timezone: "UTC" },
+      { name: "d", type: "date", nullable: true },
+      { name: "i", type: "int64", nullable: true },
+    ];
+    const batch: Batch = {
+      schema,
+      length: 4,
+      columns: [
+        {
+          type: "string",
+          values: ["", "a,b", " pad", "x"],
+          validity: new Uint8Array([1, 1, 1, 0]),
+        },
+        { type: "float64", values: new Float64Array([-0, NaN, -Infinity, 2]), validity: null },
+        { type: "timestamp", values: new BigInt64Array([0n, 1500n, -1n, 0n]), validity: null },
+        { type: "timestamp", values: new BigInt64Array([0n, 1n, 0n, 0n]), validity: null },
+        { type: "date", values: new BigInt64Array([0n, -1n, 19753n, 0n]), validity: null },
+        {
+          type: "int64",
+          values: new BigInt64Array([-(2n ** 63n), 0n, 2n ** 63n - 1n, 5n]),
+          validity: null,
+        },
+      ],
+    };
+    const path = `${dir}/forms.csv`;
+    await writeOutput(path, schema, [batch]);
+    assert.equal(
+      await Deno.readTextFile(path),
+      "s,f,t,z,d,i\n" +
+        '"",-0.0,1970-01-01 00:00:00,1970-01-01 00:00:00Z,1970-01-01,-9223372036854775808\n' +
+        '"a,b",NaN,1970-01-01 00:00:01.500,1970-01-01 00:00:00.000001Z,1969-12-31,0\n' +
+        '" pad",-inf,1969-12-31 23:59:59.999,1970-01-01 00:00:00Z,2024-01-31,9223372036854775807\n' +
+        ",2.0,1970-01-01 00:00:00,1970-01-01 00:00:00Z,1970-01-01,5\n",
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("writeOutput() never leaves a half-written file under the final name", async (t) => {
+  const dir = await makeTempDir();
+  try {
+    const rng = new Rng(9);
+    const good = randomBatch(rng, ALL_TYPES, 50);
+    for (const ext of ["csv", "jsonl", "parquet", "arrow"]) {
+      await t.step(`${ext}: a failing input keeps the old file`, async () => {
+        const path = `${dir}/keep.${ext}`;
+        await Deno.writeTextFile(path, "old contents");
+        const boom = new Error("source broke");
+        async function* failing(): AsyncGenerator<Batch> {
+          yield good;
+          throw boom;
+        }
+        await assert.rejects(writeOutput(path, ALL_TYPES, failing()), (err) => err === boom);
+        assert.equal(await Deno.readTextFile(path), "old contents");
+        assert.deepEqual((await listDir(dir)).filter((n) => n.includes(".pf.tmp-")), []);
+      });
+    }
+    await t.step("a lone surrogate is WRITE_FAILED and writes nothing", async () => {
+      const schema: Schema = [{ name: "s", type: "string", nullable: false }];
+      const bad: Batch = {
+        schema,
+        length: 1,
+        columns: [{ type: "string", values: ["a\uD800b"], validity: null }],
+      };
+      for (const ext of ["csv", "parquet", "arrow"]) {
+        await assert.rejects(writeOutput(`${dir}/bad.${ext}`, schema, [bad]), (err) => {
+          assert.ok(err instanceof IoError);
+          assert.equal(err.code, "WRITE_FAILED");
+          assert.equal(err.column, "s");
+          assert.equal(err.path, `${dir}/bad.${ext}`);
+          return true;
+        });
+      }
+      const jsonl = `${dir}/ok.jsonl`;
+      await writeOutput(jsonl, schema, [bad]);
+      assert.equal((await readBack(jsonl)).columns[0]?.values[0], "a\uD800b", "JSON escapes it");
+    });
+    await t.step("a batch of the wrong shape is SCHEMA_MISMATCH", async () => {
+      const other: Schema = [{ name: "x", type: "int64", nullable: true }];
+      await assert.rejects(writeOutput(`${dir}/shape.csv`, other, [good]), {
+        code: "SCHEMA_MISMATCH",
+      });
+    });
+    await t.step("a missing directory is WRITE_FAILED", async () => {
+      await assert.rejects(writeOutput(`${dir}/no/such/dir/x.csv`, ALL_TYPES, [good]), {
+        code: "WRITE_FAILED",
+      });
+    });
+    assert.deepEqual(
+      (await listDir(dir)).filter((n) => n.includes(".pf.tmp-")),
+      [],
+      "no temp files left",
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("outputFormatOf() maps extensions and rejects unknown ones", () => {
+  const cases: [string, OutputFormat][] = [
+    ["a.csv", "csv"],
+    ["a.JSONL", "jsonl"],
+    ["a.ndjson", "jsonl"],
+    ["a.parquet", "parquet"],
+    ["a.arrow", "arrow"],
+    ["a.arrows", "arrow"],
+  ];
+  for (const [path, format] of cases) assert.equal(outputFormatOf(path), format);
+  assert.throws(() => outputFormatOf("a.xlsx"), (err) => {
+    assert.ok(err instanceof IoError);
+    assert.equal(err.code, "UNKNOWN_FORMAT");
+    assert.match(err.message, /'\.xlsx'/);
+    assert.match(err.message, /\.parquet/);
+    return true;
+  });
+});
+
+Deno.test("writeOutput() honours format, delimiter and arrowStream options", async () => {
+  const dir = await makeTempDir();
+  try {
+    const batch = randomBatch(new Rng(4), ALL_TYPES, 20);
+    await writeOutput(`${dir}/x.txt`, ALL_TYPES, [batch], { format: "csv", delimiter: ";" });
+    const src = await openSource(`${dir}/x.txt`, { format: "csv", delimiter: ";" });
+    assertSameValues(await collect(src.schema, src.batches()), batch, false);
+    await writeOutput(`${dir}/s.arrow`, ALL_TYPES, [batch], { arrowStream: true });
+    const head = await Deno.readFile(`${dir}/s.arrow`);
+    assert.notEqual(
+      new TextDecoder().decode(head.subarray(0, 6)),
+      "ARROW1",
+      "stream format has no magic",
+    );
+    assertSameValues(await readBack(`${dir}/s.arrow`), batch, true);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

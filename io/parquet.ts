@@ -1,0 +1,440 @@
+/**
+ * Parquet sources, read through a locked-down DuckDB (`_duckdb.ts`): schema from
+ * `DESCRIBE`, rows streamed chunk by chunk into typed batches, plus the row-group
+ * layout ({@link parquetRowGroups}) and row-range reads (`rows` option) that the
+ * cluster splitter uses.
+ *
+ * Type mapping (DuckDB → column):
+ * - TINYINT…BIGINT, UTINYINT…UINTEGER → int64; UBIGINT, HUGEINT, UHUGEINT → int64 when
+ *   every value fits (else SCHEMA_MISMATCH naming the column: read it as `string`)
+ * - FLOAT, DOUBLE → float64 (exact); DECIMAL → float64 (lossy: a decimal with more than
+ *   15 significant digits may not survive; force `string` to keep it exact)
+ * - BOOLEAN → bool; DATE → date
+ * - TIMESTAMP_S / _MS / TIMESTAMP / _NS → timestamp in s / ms / us / ns;
+ *   TIMESTAMP WITH TIME ZONE → timestamp (us, timezone `UTC`)
+ * - VARCHAR → string; anything else (TIME, INTERVAL, UUID, BLOB, LIST, STRUCT, MAP,
+ *   ENUM, …) → string holding DuckDB's text form of the value
+ *
+ * DuckDB's infinite timestamps read as null (s/ms/us) or as the int64 extremes (ns), and
+ * infinite dates as ±2147483647 days. Paths with glob characters (`*`, `?`, `[`) are
+ * globbed by DuckDB, but the lockdown keeps the glob to the named file.
+ *
+ * @module
+ */
+import type {
+  DuckDBBigIntVector,
+  DuckDBBooleanVector,
+  DuckDBDataChunk,
+  DuckDBDoubleVector,
+  DuckDBVarCharVector,
+} from "@duckdb/node-api";
+import type { Batch, ColumnType, Field, TimeUnit } from "../format/column.ts";
+import { BatchBuilder, type ColumnBuilder } from "./_builder.ts";
+import { type LockedDuckDB, openLockedDuckDB, PARQUET_SCHEMA_KEY, sqlIdent } from "./_duckdb.ts";
+import { fileSize } from "./_file.ts";
+import { fitsInt64 } from "./_parse.ts";
+import { resolve } from "node:path";
+import { IoError } from "./errors.ts";
+import { DEFAULT_BATCH_ROWS, type OpenSourceOptions, type Source } from "./types.ts";
+
+/** Options of {@link openParquet}. */
+export interface OpenParquetOptions extends OpenSourceOptions {
+  /** Read only rows `[start, end)` (0-based, in file order). */
+  rows?: { start: number; end: number };
+}
+
+/** The row-group layout of a Parquet file. */
+export interface ParquetRowGroups {
+  /** Total rows. */
+  rows: number;
+  /** Rows in each row group, in file order. */
+  rowGroups: number[];
+}
+
+/** How one DuckDB column is read. */
+interface ColumnPlan {
+  field: Field;
+  /** SQL expression producing the value. */
+  expr: string;
+  /** How to read the result vector. */
+  read: "bigint" | "wide" | "double" | "bool" | "string";
+  /** Divide read ticks by this (exactly) to restore a coarser unit. */
+  divide?: bigint;
+}
+
+function readFailed(path: string, cause: unknown): IoError {
+  const why = cause instanceof Error ? cause.message : String(cause);
+  return new IoError("READ_FAILED", `Cannot read Parquet '${path}': ${why}`, { path, cause });
+}
+
+const INT_TYPES = new Set([
+  "TINYINT",
+  "SMALLINT",
+  "INTEGER",
+  "BIGINT",
+  "UTINYINT",
+  "USMALLINT",
+  "UINTEGER",
+]);
+const WIDE_INT_TYPES = new Set(["UBIGINT", "HUGEINT", "UHUGEINT"]);
+const TIMESTAMP_TYPES: Record<string, { unit: TimeUnit; expr: (c: string) => string }> = {
+  "TIMESTAMP_S": { unit: "s", expr: (c) => `epoch_ms(${c}) // 1000` },
+  "TIMESTAMP_MS": { unit: "ms", expr: (c) => `epoch_ms(${c})` },
+  "TIMESTAMP": { unit: "us", expr: (c) => `epoch_us(${c})` },
+  "TIMESTAMP_NS": { unit: "ns", expr: (c) => `epoch_ns(${c})` },
+  "TIMESTAMP WITH TIME ZONE": { unit: "us", expr: (c) => `epoch_us(${c})` },
+};
+
+/**
+ * Doubles a leading U+FEFF: the DuckDB client decodes each VARCHAR with a default
+ * `TextDecoder`, which drops one leading byte-order mark, so a string that starts with
+ * one would lose it.
+ */
+function keepBom(expr: string): string {
+  return `CASE WHEN starts_with(${expr}, chr(65279)) THEN chr(65279) || ${expr} ELSE ${expr} END`;
+}
+
+/** Plans how to read one column of DuckDB type `duck`, with an optional forced type. */
+function planColumn(
+  name: string,
+  duck: string,
+  forced: ColumnType | undefined,
+  path: string,
+): ColumnPlan {
+  const c = sqlIdent(name);
+  let plan: ColumnPlan;
+  if (INT_TYPES.has(duck)) {
+    plan = {
+      field: { name, type: "int64", nullable: true },
+      expr: `CAST(${c} AS BIGINT)`,
+      read: "bigint",
+    };
+  } else if (WIDE_INT_TYPES.has(duck)) {
+    plan = { field: { name, type: "int64", nullable: true }, expr: c, read: "wide" };
+  } else if (duck === "FLOAT" || duck === "DOUBLE" || duck.startsWith("DECIMAL")) {
+    plan = {
+      field: { name, type: "float64", nullable: true },
+      expr: `CAST(${c} AS DOUBLE)`,
+      read: "double",
+    };
+  } else if (duck === "BOOLEAN") {
+    plan = { field: { name, type: "bool", nullable: true }, expr: c, read: "bool" };
+  } else if (duck === "DATE") {
+    plan = {
+      field: { name, type: "date", nullable: true },
+      expr: `CAST(${c} - DATE '1970-01-01' AS BIGINT)`,
+      read: "bigint",
+    };
+  } else if (Object.hasOwn(TIMESTAMP_TYPES, duck)) {
+    const t = TIMESTAMP_TYPES[duck] as { unit: TimeUnit; expr: (c: string) => string };
+    const field: Field = duck === "TIMESTAMP WITH TIME ZONE"
+      ? { name, type: "timestamp", nullable: true, unit: t.unit, timezone: "UTC" }
+      : { name, type: "timestamp", nullable: true, unit: t.unit };
+    plan = { field, expr: t.expr(c), read: "bigint" };
+  } else if (duck === "VARCHAR") {
+    plan = { field: { name, type: "string", nullable: true }, expr: keepBom(c), read: "string" };
+  } else {
+    plan = {
+      field: { name, type: "string", nullable: true },
+      expr: keepBom(`CAST(${c} AS VARCHAR)`),
+      read: "string",
+    };
+  }
+  if (forced === undefined || forced === plan.field.type) return plan;
+  if (forced === "string") {
+    return {
+      field: { name, type: "string", nullable: true },
+      expr: keepBom(`CAST(${c} AS VARCHAR)`),
+      read: "string",
+    };
+  }
+  throw new IoError(
+    "INVALID_OPTION",
+    `Cannot read column '${name}' of Parquet '${path}' as ${forced}: it is ${duck}; only string or ${plan.field.type} are possible`,
+    { path, column: name },
+  );
+}
+
+/**
+ * Gives timestamp columns back the unit and timezone our writer recorded in the
+ * `permafrost_schema` key-value metadata (Parquet has no seconds unit, DuckDB widens
+ * milliseconds and keeps no timezone name). Only applied where the DuckDB type is the
+ * one our writer produces for that field.
+ */
+function restoreTimestamp(plan: ColumnPlan, duck: string, meta: Field | undefined): ColumnPlan {
+  if (meta === undefined || meta.type !== "timestamp" || plan.field.type !== "timestamp") {
+    return plan;
+  }
+  const unit = meta.unit ?? "us";
+  const tz = meta.timezone;
+  const expected = unit === "ns"
+    ? "TIMESTAMP_NS"
+    : tz !== undefined
+    ? "TIMESTAMP WITH TIME ZONE"
+    : "TIMESTAMP";
+  if (duck !== expected || !UNITS.has(unit)) return plan;
+  const field: Field = typeof tz === "string"
+    ? { name: plan.field.name, type: "timestamp", nullable: true, unit, timezone: tz }
+    : { name: plan.field.name, type: "timestamp", nullable: true, unit };
+  const out: ColumnPlan = { ...plan, field };
+  if (unit === "s") out.divide = 1000000n;
+  if (unit === "ms") out.divide = 1000n;
+  return out;
+}
+
+const UNITS = new Set<unknown>(["s", "ms", "us", "ns"]);
+
+async function recordedSchema(db: LockedDuckDB, path: string): Promise<Map<string, Field>> {
+  const out = new Map<string, Field>();
+  try {
+    const r = await db.connection.runAndReadAll(
+      `SELECT decode(value) FROM parquet_kv_metadata($1) WHERE decode(key) = $2`,
+      [resolve(path), PARQUET_SCHEMA_KEY],
+    );
+    const text = r.getRows()[0]?.[0];
+    if (typeof text !== "string") return out;
+    const fields = JSON.parse(text) as unknown;
+    if (!Array.isArray(fields)) return out;
+    for (const f of fields) {
+      if (f && typeof f === "object" && typeof f.name === "string") out.set(f.name, f as Field);
+    }
+  } catch {
+    // No or unreadable metadata: the DuckDB types stand.
+  }
+  return out;
+}
+
+/**
+ * Reads the row-group layout of a Parquet file (for cutting it into tasks).
+ *
+ * @param path The Parquet file.
+ * @returns Total rows and rows per row group.
+ * @throws {IoError} READ_FAILED when the file is missing or not Parquet.
+ */
+export async function parquetRowGroups(path: string): Promise<ParquetRowGroups> {
+  await fileSize(path);
+  const db = await openLockedDuckDB([path]);
+  try {
+    const r = await db.connection.runAndReadAll(
+      `SELECT row_group_id, max(row_group_num_rows) AS n FROM parquet_metadata($1)
+       GROUP BY row_group_id ORDER BY row_group_id`,
+      [resolve(path)],
+    );
+    const rowGroups = r.getRows().map((row) => Number(row[1] as bigint));
+    return { rows: rowGroups.reduce((a, b) => a + b, 0), rowGroups };
+  } catch (cause) {
+    throw readFailed(path, cause);
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Opens a Parquet file as a {@link Source}, optionally limited to a row range.
+ *
+ * @param path The Parquet file.
+ * @param options Batch size, forced types (`string` or the column's own type) and rows.
+ * @returns The source; `close()` it to release DuckDB.
+ * @throws {IoError} READ_FAILED when the file is missing or not Parquet, INVALID_OPTION
+ * for an impossible forced type; SCHEMA_MISMATCH later, from the batch iterator, when an
+ * unsigned or 128-bit integer does not fit int64.
+ */
+export async function openParquet(path: string, options: OpenParquetOptions = {}): Promise<Source> {
+  const batchRows = options.batchRows ?? DEFAULT_BATCH_ROWS;
+  if (!Number.isSafeInteger(batchRows) || batchRows < 1) {
+    throw new IoError(
+      "INVALID_OPTION",
+      `Cannot use batchRows '${batchRows}': it must be a positive integer`,
+    );
+  }
+  const rows = options.rows;
+  if (
+    rows !== undefined &&
+    (!Number.isSafeInteger(rows.start) || !Number.isSafeInteger(rows.end) || rows.start < 0 ||
+      rows.end < rows.start)
+  ) {
+    throw new IoError("INVALID_OPTION", `Cannot read rows ${rows.start}:${rows.end} of '${path}'`, {
+      path,
+    });
+  }
+  const bytes = await fileSize(path);
+  const db = await openLockedDuckDB([path]);
+  let plans: ColumnPlan[];
+  try {
+    const d = await db.connection.runAndReadAll("DESCRIBE SELECT * FROM read_parquet($1)", [
+      resolve(path),
+    ]);
+    const types = options.types ?? {};
+    const described = d.getRows().map((r) => [String(r[0]), String(r[1])] as const);
+    for (const name of Object.keys(types)) {
+      if (!described.some(([n]) => n === name)) {
+        throw new IoError(
+          "INVALID_OPTION",
+          `Cannot force the type of column '${name}': Parquet '${path}' has no such column`,
+          { path, column: name },
+        );
+      }
+    }
+    const recorded = await recordedSchema(db, path);
+    plans = described.map(([name, duck]) => {
+      const forced = Object.hasOwn(types, name) ? types[name] : undefined;
+      const plan = planColumn(name, duck, forced, path);
+      return forced === "string" ? plan : restoreTimestamp(plan, duck, recorded.get(name));
+    });
+  } catch (cause) {
+    db.close();
+    if (cause instanceof IoError) throw cause;
+    throw readFailed(path, cause);
+  }
+  const schema = plans.map((p) => p.field);
+  const select = plans.length === 0 ? "*" : plans.map((p) => p.expr).join(", ");
+  const sql = rows === undefined
+    ? `SELECT ${select} FROM read_parquet($1)`
+    : `SELECT ${select} FROM read_parquet($1, file_row_number = true)
+       WHERE file_row_number >= $2 AND file_row_number < $3`;
+  const abs = resolve(path);
+  const params = rows === undefined ? [abs] : [abs, BigInt(rows.start), BigInt(rows.end)];
+  return {
+    schema,
+    format: "parquet",
+    bytes,
+    batches: () => parquetBatches(db, path, sql, params, plans, batchRows, rows?.start ?? 0),
+    close: () => Promise.resolve(db.close()),
+  };
+}
+
+async function* parquetBatches(
+  db: LockedDuckDB,
+  path: string,
+  sql: string,
+  params: (string | bigint)[],
+  plans: ColumnPlan[],
+  batchRows: number,
+  firstRow: number,
+): AsyncGenerator<Batch> {
+  if (plans.length === 0) return;
+  const schema = plans.map((p) => p.field);
+  let result;
+  try {
+    result = await db.connection.stream(sql, params);
+  } catch (cause) {
+    throw readFailed(path, cause);
+  }
+  let b = new BatchBuilder(schema, batchRows);
+  let row = 0;
+  let rowsBefore = firstRow;
+  for (;;) {
+    let chunk: DuckDBDataChunk | null;
+    try {
+      chunk = await result.fetchChunk();
+    } catch (cause) {
+      throw readFailed(path, cause);
+    }
+    if (chunk === null || chunk.rowCount === 0) break;
+    const n = chunk.rowCount;
+    let at = 0;
+    while (at < n) {
+      const take = Math.min(n - at, batchRows - row);
+      for (let c = 0; c < plans.length; c++) {
+        copyVector(chunk, c, plans[c] as ColumnPlan, b.columns[c] as ColumnBuilder, at, take, row, {
+          path,
+          rowBase: rowsBefore + at,
+        });
+      }
+      row += take;
+      at += take;
+      if (row === batchRows) {
+        b.length = row;
+        yield b.finish();
+        b = new BatchBuilder(schema, batchRows);
+        row = 0;
+      }
+    }
+    rowsBefore += n;
+  }
+  if (row > 0) {
+    b.length = row;
+    yield b.finish();
+  }
+}
+
+/** Copies `take` rows of column `c` of a chunk, from row `at`, into a builder at `row`. */
+function copyVector(
+  chunk: DuckDBDataChunk,
+  c: number,
+  plan: ColumnPlan,
+  col: ColumnBuilder,
+  at: number,
+  take: number,
+  row: number,
+  where: { path: string; rowBase: number },
+): void {
+  const vector = chunk.getColumnVector(c);
+  switch (plan.read) {
+    case "bigint": {
+      const v = vector as DuckDBBigIntVector;
+      const div = plan.divide;
+      for (let i = 0; i < take; i++) {
+        const x = v.getItem(at + i);
+        if (x === null) col.setNull(row + i);
+        else if (div === undefined) col.big[row + i] = x;
+        else if (x % div === 0n) col.big[row + i] = x / div;
+        else {
+          throw new IoError(
+            "SCHEMA_MISMATCH",
+            `Cannot read ${x} µs as ${plan.field.unit} in column '${plan.field.name}' at row ${
+              where.rowBase + i
+            } of Parquet '${where.path}': not a whole ${plan.field.unit}; read the column as string`,
+            { path: where.path, column: plan.field.name },
+          );
+        }
+      }
+      return;
+    }
+    case "wide": {
+      const v = vector as unknown as { getItem(i: number): bigint | null };
+      for (let i = 0; i < take; i++) {
+        const x = v.getItem(at + i);
+        if (x === null) col.setNull(row + i);
+        else if (fitsInt64(x)) col.big[row + i] = x;
+        else {
+          throw new IoError(
+            "SCHEMA_MISMATCH",
+            `Cannot read ${x} as int64 in column '${plan.field.name}' at row ${
+              where.rowBase + i
+            } of Parquet '${where.path}': it does not fit in 64 bits; read the column as string`,
+            { path: where.path, column: plan.field.name },
+          );
+        }
+      }
+      return;
+    }
+    case "double": {
+      const v = vector as DuckDBDoubleVector;
+      for (let i = 0; i < take; i++) {
+        const x = v.getItem(at + i);
+        if (x === null) col.setNull(row + i);
+        else col.f64[row + i] = x;
+      }
+      return;
+    }
+    case "bool": {
+      const v = vector as DuckDBBooleanVector;
+      for (let i = 0; i < take; i++) {
+        const x = v.getItem(at + i);
+        if (x === null) col.setNull(row + i);
+        else col.u8[row + i] = x ? 1 : 0;
+      }
+      return;
+    }
+    case "string": {
+      const v = vector as DuckDBVarCharVector;
+      for (let i = 0; i < take; i++) {
+        const x = v.getItem(at + i);
+        if (x === null) col.setNull(row + i);
+        else col.str[row + i] = x;
+      }
+      return;
+    }
+  }
+}

@@ -1,0 +1,52 @@
+/**
+ * The shapes every source reader returns and accepts: `Source`, `SourceFormat` and
+ * `OpenSourceOptions`. Types only; `source.ts` re-exports them.
+ *
+ * @module
+ */
+import type { Batch, ColumnType, Schema } from "../format/column.ts";
+
+/** The source formats `openSource` reads. */
+export type SourceFormat = "csv" | "jsonl" | "parquet" | "arrow";
+
+/** Default rows per batch. */
+export const DEFAULT_BATCH_ROWS = 65536;
+
+/** Default rows sampled to infer CSV and JSON-lines column types. */
+export const DEFAULT_SAMPLE_ROWS = 10000;
+
+/** An opened source: its schema, and its rows as batches. */
+export interface Source {
+  /** Column names and types (inferred for CSV and JSON lines). */
+  readonly schema: Schema;
+  /** The format read. */
+  readonly format: SourceFormat;
+  /** Input file size in bytes. */
+  readonly bytes: number;
+  /**
+   * Reads the rows from the start, in batches of at most `batchRows` rows. Each call
+   * starts over. Throws `IoError` SCHEMA_MISMATCH (with `column`) when a row beyond the
+   * sample does not fit its column's inferred type.
+   */
+  batches(): AsyncIterable<Batch>;
+  /** Releases what the source holds open (DuckDB instance, file handles). */
+  close(): Promise<void>;
+}
+
+/** Options of `openSource` and the per-format openers. */
+export interface OpenSourceOptions {
+  /** Format to read, instead of guessing from the extension. */
+  format?: SourceFormat;
+  /** Maximum rows per batch (default 65,536). */
+  batchRows?: number;
+  /** Rows sampled for type inference in CSV and JSON lines (default 10,000). */
+  sampleRows?: number;
+  /**
+   * Forced column types by name, overriding inference. For Parquet and Arrow only
+   * `"string"` (cells as text) or the column's own type are accepted. For JSON lines a
+   * name the sample never saw adds a column.
+   */
+  types?: Record<string, ColumnType>;
+  /** CSV field delimiter: one ASCII character other than `"`, CR or LF (default `,`). */
+  delimiter?: string;
+}
