@@ -1,0 +1,223 @@
+/**
+ * `deno task bench`: archive size and freeze/thaw speed on real data (the
+ * `vega-datasets` npm package) against anchors — the Parquet file it ships,
+ * `zstd -19` and `xz -9e` of the same rows as CSV — plus a 10-row slice read
+ * against a full thaw and 1 vs 2 encoder threads. Writes `bench/RESULTS.md`.
+ *
+ * Times are wall-clock on a shared machine: read them as ratios within one run.
+ * Anchors (`.csv`, `.csv.zst`, `.csv.xz`) are cached in `bench/.cache/`.
+ *
+ * Flags: `--quick` (skips zpaq and the largest anchors' xz), `--datasets a,b`.
+ *
+ * @module
+ */
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { audit, freeze, thaw } from "../mod.ts";
+import { parseArgs } from "../internal/config.ts";
+import { openSource } from "../io/source.ts";
+import { writeOutput } from "../io/output.ts";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const CACHE = join(HERE, ".cache");
+const VEGA_VERSION = "3.2.1";
+
+interface Dataset {
+  name: string;
+  file: string;
+  /** Codecs to run (zpaq is slow: only where it finishes in reasonable time). */
+  codecs: string[];
+}
+
+const DATASETS: Dataset[] = [
+  { name: "flights-3m", file: "data/flights-3m.parquet", codecs: ["zstd", "lzma2", "zpaq"] },
+  { name: "flights-200k", file: "data/flights-200k.arrow", codecs: ["zstd", "lzma2", "zpaq"] },
+  { name: "seattle-weather", file: "data/seattle-weather.csv", codecs: ["zstd", "lzma2", "zpaq"] },
+  { name: "stocks", file: "data/stocks.csv", codecs: ["zstd", "lzma2", "zpaq"] },
+  { name: "airports", file: "data/airports.csv", codecs: ["zstd", "lzma2", "zpaq"] },
+];
+
+const enc = new TextEncoder();
+function say(text: string): void {
+  Deno.stderr.writeSync(enc.encode(text + "\n"));
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function run(cmd: string, args: string[], cwd?: string): Promise<{ ok: boolean; stderr: string }> {
+  try {
+    const out = await new Deno.Command(cmd, { args, cwd, stdout: "null", stderr: "piped" }).output();
+    return { ok: out.success, stderr: new TextDecoder().decode(out.stderr) };
+  } catch (e) {
+    return { ok: false, stderr: String(e) };
+  }
+}
+
+async function vegaRoot(): Promise<string> {
+  const root = join(CACHE, `vega-datasets-${VEGA_VERSION}`, "package");
+  if (await exists(join(root, "package.json"))) return root;
+  await Deno.mkdir(join(CACHE, `vega-datasets-${VEGA_VERSION}`), { recursive: true });
+  say(`fetching vega-datasets@${VEGA_VERSION} from the npm registry...`);
+  const dir = join(CACHE, `vega-datasets-${VEGA_VERSION}`);
+  const packed = await run("npm", ["pack", `vega-datasets@${VEGA_VERSION}`, "--silent"], dir);
+  if (!packed.ok) throw new Error(`npm pack failed: ${packed.stderr}`);
+  const untar = await run("tar", ["xzf", `vega-datasets-${VEGA_VERSION}.tgz`], dir);
+  if (!untar.ok) throw new Error(`tar failed: ${untar.stderr}`);
+  return root;
+}
+
+async function size(path: string): Promise<number | null> {
+  try {
+    return (await Deno.stat(path)).size;
+  } catch {
+    return null;
+  }
+}
+
+/** The dataset's rows as CSV (the anchors' input and the freeze-speed yardstick). */
+async function csvOf(source: string, name: string): Promise<string> {
+  const path = join(CACHE, `${name}.csv`);
+  if (await exists(path)) return path;
+  if (source.endsWith(".csv")) {
+    await Deno.copyFile(source, path);
+    return path;
+  }
+  const opened = await openSource(source);
+  try {
+    await writeOutput(path, opened.schema, opened.batches());
+  } finally {
+    await opened.close();
+  }
+  return path;
+}
+
+async function anchor(csv: string, tool: "zstd" | "xz"): Promise<number | null> {
+  const out = `${csv}.${tool === "zstd" ? "zst" : "xz"}`;
+  if (!(await exists(out))) {
+    say(`  anchor: ${tool} of ${csv} (cached after the first run)...`);
+    const args = tool === "zstd" ? ["-19", "-q", "-f", "-T1", "-o", out, csv] : ["-9e", "-k", "-f", "-T1", csv];
+    const r = await run(tool, args);
+    if (!r.ok) {
+      say(`  ${tool} unavailable or failed: ${r.stderr.trim()}`);
+      return null;
+    }
+  }
+  return await size(out);
+}
+
+function mb(n: number | null): string {
+  return n === null ? "n/a" : (n / 1e6).toFixed(2);
+}
+
+async function timeIt<T>(fn: () => Promise<T>): Promise<{ value: T; seconds: number }> {
+  const t = performance.now();
+  const value = await fn();
+  return { value, seconds: (performance.now() - t) / 1000 };
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs(Deno.args, { boolean: ["quick"], string: ["datasets"] });
+  const quick = args.flags.quick === true;
+  const only = typeof args.flags.datasets === "string" ? args.flags.datasets.split(",") : null;
+  await Deno.mkdir(CACHE, { recursive: true });
+  const root = await vegaRoot();
+  const work = await Deno.makeTempDir({ dir: CACHE, prefix: "run-" });
+  const sizeRows: string[] = [];
+  const speedRows: string[] = [];
+  const notes: string[] = [];
+  try {
+    for (const ds of DATASETS) {
+      if (only && !only.includes(ds.name)) continue;
+      const source = join(root, ds.file);
+      say(`${ds.name}:`);
+      const csv = await csvOf(source, ds.name);
+      const csvBytes = (await size(csv))!;
+      const shipped = await size(source);
+      const zst = await anchor(csv, "zstd");
+      const xz = quick && csvBytes > 50e6 ? null : await anchor(csv, "xz");
+      const ours: Record<string, number | null> = {};
+      for (const codec of ds.codecs) {
+        if (quick && codec === "zpaq") continue;
+        const archive = join(work, `${ds.name}.${codec}.pf`);
+        say(`  freeze --codec ${codec}...`);
+        const { value: s, seconds } = await timeIt(() => freeze(source, archive, { codec }));
+        ours[codec] = s.archive_bytes;
+        const { seconds: thawSeconds } = await timeIt(() => thaw(archive, join(work, `${ds.name}.${codec}.csv`)));
+        await Deno.remove(join(work, `${ds.name}.${codec}.csv`));
+        speedRows.push(
+          `| ${ds.name} | ${codec} | ${s.rows.toLocaleString("en-US")} | ${(csvBytes / 1e6 / seconds).toFixed(1)} | ${
+            (csvBytes / 1e6 / thawSeconds).toFixed(1)
+          } |`,
+        );
+      }
+      const best = Math.min(...Object.values(ours).filter((v): v is number => v !== null));
+      const vs = (anchorBytes: number | null) => anchorBytes === null ? "n/a" : `${(anchorBytes / best).toFixed(2)}×`;
+      sizeRows.push(
+        `| ${ds.name} | ${mb(csvBytes)} | ${mb(shipped)} (${ds.file.split(".").pop()}) | ${mb(zst)} | ${mb(xz)} | ${
+          mb(ours.zstd ?? null)
+        } | ${mb(ours.lzma2 ?? null)} | ${mb(ours.zpaq ?? null)} | ${vs(shipped)} | ${vs(zst)} | ${vs(xz)} |`,
+      );
+    }
+
+    // Slice read and threads, on the biggest dataset run.
+    const main = DATASETS.find((d) => !only || only.includes(d.name))!;
+    const source = join(root, main.file);
+    const archive = join(work, `${main.name}.slice.pf`);
+    await freeze(source, archive, { codec: "zstd" });
+    const rows = (await audit(archive)).rows;
+    const mid = Math.floor(rows / 2);
+    const full = await timeIt(() => thaw(archive, join(work, "full.arrow")));
+    const slice = await timeIt(() => thaw(archive, join(work, "slice.arrow"), { rows: { start: mid, end: mid + 10 } }));
+    notes.push(
+      `- 10-row slice (rows ${mid}..${mid + 10}) of ${main.name} (zstd): ${slice.value.chunks_read} chunk(s) read, ` +
+        `${(slice.seconds * 1000).toFixed(1)} ms vs ${(full.seconds * 1000).toFixed(0)} ms for a full thaw to Arrow ` +
+        `(**${(full.seconds / slice.seconds).toFixed(0)}× faster**).`,
+    );
+    const t1 = await timeIt(() => freeze(source, join(work, "t1.pf"), { codec: "zstd", threads: 1 }));
+    const t2 = await timeIt(() => freeze(source, join(work, "t2.pf"), { codec: "zstd", threads: 2 }));
+    notes.push(
+      `- Freeze of ${main.name} (zstd) with 1 encoder thread: ${t1.seconds.toFixed(1)} s; with 2: ${t2.seconds.toFixed(1)} s ` +
+        `(**${(t1.seconds / t2.seconds).toFixed(2)}×** on ${navigator.hardwareConcurrency} cores). ` +
+        `Payload hashes equal: ${t1.value.payload_sha256 === t2.value.payload_sha256}.`,
+    );
+  } finally {
+    await Deno.remove(work, { recursive: true }).catch(() => {});
+  }
+
+  const md = [
+    "# Benchmark results",
+    "",
+    `Written by \`deno task bench\` on ${new Date().toISOString().slice(0, 10)} (vega-datasets ${VEGA_VERSION}, ` +
+    `${navigator.hardwareConcurrency} cores, Deno ${Deno.version.deno}). Sizes in MB (10^6 bytes). ` +
+    "Anchors: the file the package ships, and `zstd -19` / `xz -9e` of the same rows as CSV. " +
+    "The last three columns are the anchor's size divided by our smallest archive (higher is better for us).",
+    "",
+    "## Archive size",
+    "",
+    "| dataset | CSV | shipped | zstd -19 CSV | xz -9e CSV | ours zstd | ours lzma2 | ours zpaq | vs shipped | vs zstd -19 | vs xz -9e |",
+    "|---|---|---|---|---|---|---|---|---|---|---|",
+    ...sizeRows,
+    "",
+    "## Speed (MB of CSV per second; one run on a shared machine)",
+    "",
+    "| dataset | codec | rows | freeze MB/s | thaw to CSV MB/s |",
+    "|---|---|---|---|---|",
+    ...speedRows,
+    "",
+    "## Slices and threads",
+    "",
+    ...notes,
+    "",
+  ].join("\n");
+  await Deno.writeTextFile(join(HERE, "RESULTS.md"), md);
+  say(md);
+}
+
+if (import.meta.main) await main();

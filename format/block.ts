@@ -1,0 +1,214 @@
+/**
+ * One column block: validity bitmap + predictor bytes, then the codec.
+ *
+ * Raw block layout (before the codec), FORMAT.md §5:
+ *   flags u8 (bit 0: a validity bitmap follows) ·
+ *   [validity: ceil(rows / 8) bytes, LSB first, 1 = value present] ·
+ *   predictor bytes
+ *
+ * The predictor of an integer or timestamp block is chosen per block by trial:
+ * every matching lossless predictor encodes the values, a fast zstd (level 3)
+ * sizes each, the smallest wins (ties go to the earlier in the registry). The
+ * choice depends only on the block's values, so a worker and a local freeze
+ * pick the same one and the cluster's payload is byte-identical.
+ *
+ * No file I/O; codecs may spawn `zpaq`. Runs in the block pool's Workers.
+ *
+ * @module
+ */
+import { constants, zstdCompressSync } from "node:zlib";
+import type { Codec } from "../codecs/codec.ts";
+import { CodecError } from "../codecs/errors.ts";
+import type { Column, Field } from "./column.ts";
+import { FormatError } from "./errors.ts";
+import type { ColumnPlan } from "./header.ts";
+import { QUANTIZER_FOR } from "./predictors/float_quant.ts";
+import { keyedRank } from "./predictors/keyed_rank.ts";
+import type { FormatWarning, Predictor } from "./predictors/predictor.ts";
+import { predictorById, predictorsFor } from "./predictors/registry.ts";
+
+const FLAG_VALIDITY = 1;
+
+/** A block after predictor and codec. */
+export interface EncodedBlock {
+  /** Stored bytes. */
+  bytes: Uint8Array;
+  /** Length before the codec. */
+  raw_length: number;
+  /** Predictor id. */
+  predictor: string;
+}
+
+/** What `encodeBlock` needs besides the column. */
+export interface EncodeBlockOptions {
+  field: Field;
+  plan: ColumnPlan;
+  /** Dependency columns named by `plan.deps`, same length. */
+  deps: readonly Column[];
+  codec: Codec;
+  warn?: (warning: FormatWarning) => void;
+}
+
+/**
+ * Encodes one column into a stored block.
+ *
+ * @param column The column's values for one chunk.
+ * @param options Field, plan, dependency columns and codec.
+ * @returns The stored bytes, raw length and predictor id.
+ */
+export async function encodeBlock(column: Column, options: EncodeBlockOptions): Promise<EncodedBlock> {
+  const { predictor, bytes } = predictBlock(column, options);
+  const raw = frameRaw(column, bytes);
+  const stored = await options.codec.encode(raw);
+  return { bytes: stored, raw_length: raw.length, predictor: predictor.id };
+}
+
+/**
+ * Runs the plan's predictor (or the trial) on a column without the codec.
+ *
+ * @param column The column.
+ * @param options Field, plan, deps.
+ * @returns The chosen predictor and its bytes.
+ */
+export function predictBlock(
+  column: Column,
+  options: Omit<EncodeBlockOptions, "codec">,
+): { predictor: Predictor; bytes: Uint8Array } {
+  const { field, plan, deps } = options;
+  const warn = options.warn ?? (() => {});
+  const values = column.validity ? zeroNulls(column) : column;
+  if (plan.deps.length > 0) {
+    const bytes = keyedRank.encode(values, { field, deps, warn });
+    if (bytes) return { predictor: keyedRank, bytes };
+  }
+  const quantizer = QUANTIZER_FOR[plan.quantization];
+  if (field.type === "float64" && quantizer) {
+    const bytes = quantizer.encode(values, { field, deps: [], warn });
+    if (bytes) return { predictor: quantizer, bytes };
+  }
+  let best: { predictor: Predictor; bytes: Uint8Array; size: number } | null = null;
+  const candidates = predictorsFor(field);
+  for (const predictor of candidates) {
+    // Warnings only from the predictor that is kept, so each is issued once.
+    const seen: FormatWarning[] = [];
+    const bytes = predictor.encode(values, { field, deps: [], warn: (w) => seen.push(w) });
+    if (!bytes) continue;
+    const size = candidates.length === 1 ? 0 : trialSize(bytes);
+    if (!best || size < best.size) best = { predictor, bytes, size };
+    if (best.predictor === predictor) for (const w of seen) warn(w);
+  }
+  if (!best) throw new Error(`No predictor encodes column "${field.name}" of type ${field.type}`);
+  return { predictor: best.predictor, bytes: best.bytes };
+}
+
+/** Size of `bytes` under a fast zstd (level 3): the yardstick of predictor trials. */
+export function trialSize(bytes: Uint8Array): number {
+  if (bytes.length < 64) return bytes.length;
+  return zstdCompressSync(bytes, { params: { [constants.ZSTD_c_compressionLevel]: 3 } }).length;
+}
+
+function zeroNulls(column: Column): Column {
+  const validity = column.validity as Uint8Array;
+  const values = column.values.slice() as typeof column.values;
+  const zero = column.type === "string" ? "" : column.type === "float64" || column.type === "bool" ? 0 : 0n;
+  for (let i = 0; i < validity.length; i++) {
+    if (validity[i] === 0) (values as unknown[])[i] = zero;
+  }
+  return { type: column.type, values, validity: null } as Column;
+}
+
+function frameRaw(column: Column, predicted: Uint8Array): Uint8Array {
+  const validity = column.validity;
+  if (!validity) {
+    const raw = new Uint8Array(1 + predicted.length);
+    raw[0] = 0;
+    raw.set(predicted, 1);
+    return raw;
+  }
+  const bitmapLength = (validity.length + 7) >> 3;
+  const raw = new Uint8Array(1 + bitmapLength + predicted.length);
+  raw[0] = FLAG_VALIDITY;
+  for (let i = 0; i < validity.length; i++) {
+    if (validity[i]) raw[1 + (i >> 3)]! |= 1 << (i & 7);
+  }
+  raw.set(predicted, 1 + bitmapLength);
+  return raw;
+}
+
+/** Where a block sits, for error messages. */
+export interface BlockLocation {
+  chunk: number;
+  column: string;
+  offset: number;
+}
+
+/**
+ * Decodes a stored block back into a column.
+ *
+ * @param stored The stored bytes (hash already checked by the caller).
+ * @param options Row count, field, predictor id, codec, decoded deps, location.
+ * @returns The column, with validity restored.
+ * @throws {FormatError} CORRUPT when the codec or predictor rejects the bytes; UNKNOWN_PREDICTOR.
+ */
+export async function decodeBlock(
+  stored: Uint8Array,
+  options: {
+    rows: number;
+    rawLength: number;
+    field: Field;
+    predictor: string;
+    codec: Codec;
+    deps: readonly Column[];
+    at: BlockLocation;
+  },
+): Promise<Column> {
+  const { rows, field, at } = options;
+  const predictor = predictorById(options.predictor);
+  if (!predictor.matches(field)) {
+    throw new FormatError(
+      "CORRUPT",
+      `Cannot decode chunk ${at.chunk} column "${at.column}": predictor "${predictor.id}" does not apply to type ${field.type}`,
+      { chunk: at.chunk, column: at.column, offset: at.offset },
+    );
+  }
+  let raw: Uint8Array;
+  try {
+    raw = await options.codec.decode(stored, options.rawLength);
+  } catch (cause) {
+    const detail = cause instanceof CodecError ? cause.message : String(cause);
+    throw new FormatError(
+      "CORRUPT",
+      `Cannot decode chunk ${at.chunk} column "${at.column}" with ${options.codec.id}: ${detail}`,
+      { cause, chunk: at.chunk, column: at.column, offset: at.offset },
+    );
+  }
+  try {
+    if (raw.length < 1 || (raw[0]! & ~FLAG_VALIDITY) !== 0) {
+      throw new FormatError("CORRUPT", `block flags byte is ${raw[0]}`);
+    }
+    let body = raw.subarray(1);
+    let validity: Uint8Array | null = null;
+    if (raw[0]! & FLAG_VALIDITY) {
+      const bitmapLength = (rows + 7) >> 3;
+      if (body.length < bitmapLength) {
+        throw new FormatError("CORRUPT", `validity bitmap needs ${bitmapLength} bytes, ${body.length} left`);
+      }
+      validity = new Uint8Array(rows);
+      for (let i = 0; i < rows; i++) validity[i] = (body[i >> 3]! >> (i & 7)) & 1;
+      body = body.subarray(bitmapLength);
+    }
+    const column = predictor.decode(body, rows, { field, deps: options.deps });
+    if (column.values.length !== rows) {
+      throw new FormatError("CORRUPT", `predictor returned ${column.values.length} rows, expected ${rows}`);
+    }
+    return validity ? ({ ...column, validity } as Column) : column;
+  } catch (cause) {
+    if (cause instanceof FormatError && cause.code !== "CORRUPT") throw cause;
+    const detail = cause instanceof Error ? cause.message : String(cause);
+    throw new FormatError(
+      "CORRUPT",
+      `Cannot decode chunk ${at.chunk} column "${at.column}" (${predictor.id}): ${detail}`,
+      { cause, chunk: at.chunk, column: at.column, offset: at.offset },
+    );
+  }
+}

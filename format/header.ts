@@ -1,0 +1,382 @@
+/**
+ * The archive's two JSON documents: the header (what the archive holds and how it
+ * was encoded) and the footer (the sparse index of chunks and blocks).
+ *
+ * Wire keys are snake_case and declared here once. Parsing validates every field
+ * a reader relies on and throws `FormatError` (`CORRUPT`, `UNKNOWN_CODEC`,
+ * `UNKNOWN_PREDICTOR`) naming the field; a reader never trusts an unchecked value.
+ * Implements FORMAT.md §3 (header) and §6 (footer).
+ *
+ * @module
+ */
+import type { ColumnType, Field, Schema, TimeUnit } from "./column.ts";
+import { FormatError } from "./errors.ts";
+import { decodeUtf8, encodeUtf8 } from "./_bytes.ts";
+import type { Quantization } from "./predictors/predictor.ts";
+import { QUANTIZATIONS } from "./predictors/predictor.ts";
+
+/** An Arrow-schema JSON type, as Arrow's JSON integration format spells it. */
+export type ArrowTypeJson =
+  | { name: "int"; bitWidth: 64; isSigned: true }
+  | { name: "floatingpoint"; precision: "DOUBLE" }
+  | { name: "bool" }
+  | { name: "utf8" }
+  | { name: "timestamp"; unit: "SECOND" | "MILLISECOND" | "MICROSECOND" | "NANOSECOND"; timezone: string | null }
+  | { name: "date"; unit: "DAY" };
+
+/** One field of the Arrow-schema JSON. */
+export interface ArrowFieldJson {
+  name: string;
+  nullable: boolean;
+  type: ArrowTypeJson;
+  children: [];
+}
+
+/** The Arrow-schema JSON stored in the header. */
+export interface ArrowSchemaJson {
+  fields: ArrowFieldJson[];
+}
+
+/** How one column's blocks are predicted: the plan is fixed per archive so every chunk agrees. */
+export interface ColumnPlan {
+  /** Columns (by name) this column is conditioned on with `keyed_rank`; empty for none. */
+  deps: string[];
+  /** Float quantization of this column. */
+  quantization: Quantization;
+}
+
+/** Encryption parameters (AES-256-GCM per block); absent on plain archives. */
+export interface EncryptionHeader {
+  algorithm: "AES-256-GCM";
+  /** `raw` (key given directly) or a key-provider name (`local`, `aws-kms`, `gcp-kms`). */
+  key_provider: string;
+  /** Key id or provider URI, never the key itself. */
+  key_id: string | null;
+  /** Wrapped data key (base64), for envelope encryption. */
+  edek: string | null;
+  /** SHA-256 (hex) of a fixed string encrypted... reserved for key checks. */
+  key_check: string | null;
+}
+
+/** The archive header (JSON, UTF-8, after the preamble). */
+export interface ArchiveHeader {
+  /** Always `permafrost`. */
+  format: "permafrost";
+  /** Version that wrote the file, e.g. `1.3`. */
+  version: string;
+  /** Columns. */
+  schema: ArrowSchemaJson;
+  /** Codec id of the archive (every block uses it). */
+  codec: string;
+  /** Why `auto` picked the codec, when the user asked for `auto`. */
+  auto_reason: string | null;
+  /** Rows per chunk (the last chunk may hold fewer). */
+  chunk_rows: number;
+  /** Per-column prediction plan, by column name. */
+  columns: Record<string, ColumnPlan>;
+  /** Columns stored lossily (quantized floats). */
+  lossy_columns: string[];
+  /** Primary-key column, if declared. */
+  primary_key: string | null;
+  /** Partition values this archive holds, when written by a partitioned freeze. */
+  partition: Record<string, string> | null;
+  /** Encryption parameters, when encrypted. */
+  encryption: EncryptionHeader | null;
+  /** Free-form user metadata (description, source name, ...). */
+  metadata: Record<string, string>;
+}
+
+/** Per-column statistics of one chunk. Integers and timestamps as decimal strings (exact). */
+export interface ColumnStats {
+  /** Smallest non-null value; null when unknown (all null, NaN-only, or long strings). */
+  min: string | number | boolean | null;
+  /** Largest non-null value. */
+  max: string | number | boolean | null;
+  /** Number of null slots. */
+  null_count: number;
+}
+
+/** One column block in the footer index. */
+export interface BlockEntry {
+  /** Byte offset of the block from the start of the file. */
+  offset: number;
+  /** Stored (compressed) length. */
+  length: number;
+  /** Length before the codec. */
+  raw_length: number;
+  /** Predictor id. */
+  predictor: string;
+  /** SHA-256 (hex) of the stored block bytes. */
+  sha256: string;
+}
+
+/** One chunk in the footer index. */
+export interface ChunkEntry {
+  /** First row (inclusive, 0-based, archive-wide). */
+  row_start: number;
+  /** Last row (exclusive). */
+  row_end: number;
+  /** Byte offset of the chunk's first block. */
+  offset: number;
+  /** Total stored bytes of the chunk (blocks are contiguous). */
+  length: number;
+  /** SHA-256 (hex) of the chunk's stored bytes. */
+  sha256: string;
+  /** One block per column, in schema order. */
+  blocks: BlockEntry[];
+  /** Per-column statistics, in schema order. */
+  stats: ColumnStats[];
+}
+
+/** The footer: the sparse index. */
+export interface ArchiveFooter {
+  /** Total rows. */
+  rows: number;
+  /** Byte offset of the payload (first chunk). */
+  payload_offset: number;
+  /** Payload length in bytes. */
+  payload_length: number;
+  /** SHA-256 (hex) of the payload bytes. */
+  payload_sha256: string;
+  /** Sum of blocks' raw lengths (predicted, before the codec). */
+  raw_bytes: number;
+  /** Chunks in row order. */
+  chunks: ChunkEntry[];
+}
+
+const UNIT_TO_ARROW = {
+  s: "SECOND",
+  ms: "MILLISECOND",
+  us: "MICROSECOND",
+  ns: "NANOSECOND",
+} as const;
+const ARROW_TO_UNIT: Record<string, TimeUnit> = {
+  SECOND: "s",
+  MILLISECOND: "ms",
+  MICROSECOND: "us",
+  NANOSECOND: "ns",
+};
+
+/**
+ * Converts a schema to Arrow-schema JSON.
+ *
+ * @param schema The schema.
+ * @returns Its Arrow JSON form.
+ */
+export function schemaToJson(schema: Schema): ArrowSchemaJson {
+  return {
+    fields: schema.map((f): ArrowFieldJson => ({
+      name: f.name,
+      nullable: f.nullable,
+      type: typeToJson(f),
+      children: [],
+    })),
+  };
+}
+
+function typeToJson(f: Field): ArrowTypeJson {
+  switch (f.type) {
+    case "int64":
+      return { name: "int", bitWidth: 64, isSigned: true };
+    case "float64":
+      return { name: "floatingpoint", precision: "DOUBLE" };
+    case "bool":
+      return { name: "bool" };
+    case "string":
+      return { name: "utf8" };
+    case "date":
+      return { name: "date", unit: "DAY" };
+    case "timestamp":
+      return { name: "timestamp", unit: UNIT_TO_ARROW[f.unit ?? "us"], timezone: f.timezone ?? null };
+  }
+}
+
+/**
+ * Converts Arrow-schema JSON from a header back to a schema, validating it.
+ *
+ * @param json The parsed `schema` member of a header.
+ * @returns The schema.
+ * @throws {FormatError} CORRUPT when a field is malformed or a name repeats.
+ */
+export function schemaFromJson(json: unknown): Schema {
+  const fields = (json as { fields?: unknown })?.fields;
+  if (!Array.isArray(fields)) throw corrupt("header schema has no fields array");
+  const seen = new Set<string>();
+  return fields.map((raw, i): Field => {
+    const f = raw as Partial<ArrowFieldJson>;
+    if (typeof f?.name !== "string") throw corrupt(`header schema field ${i} has no name`);
+    if (seen.has(f.name)) throw corrupt(`header schema repeats column "${f.name}"`);
+    seen.add(f.name);
+    const nullable = f.nullable === true;
+    const t = f.type as Record<string, unknown> | undefined;
+    const type = columnTypeOf(t, f.name);
+    if (type !== "timestamp") return { name: f.name, type, nullable };
+    const unit = ARROW_TO_UNIT[String(t?.unit)];
+    if (!unit) throw corrupt(`header schema column "${f.name}" has timestamp unit "${t?.unit}"`);
+    const tz = t?.timezone;
+    return typeof tz === "string"
+      ? { name: f.name, type, nullable, unit, timezone: tz }
+      : { name: f.name, type, nullable, unit };
+  });
+}
+
+function columnTypeOf(t: Record<string, unknown> | undefined, name: string): ColumnType {
+  switch (t?.name) {
+    case "int":
+      if (t.bitWidth === 64 && t.isSigned === true) return "int64";
+      break;
+    case "floatingpoint":
+      if (t.precision === "DOUBLE") return "float64";
+      break;
+    case "bool":
+      return "bool";
+    case "utf8":
+      return "string";
+    case "date":
+      return "date";
+    case "timestamp":
+      return "timestamp";
+  }
+  throw corrupt(`header schema column "${name}" has unsupported type ${JSON.stringify(t)}`);
+}
+
+/**
+ * Serializes a header to its canonical bytes (stable key order, no whitespace).
+ *
+ * @param header The header.
+ * @returns UTF-8 JSON bytes.
+ */
+export function encodeHeader(header: ArchiveHeader): Uint8Array {
+  return encodeUtf8(JSON.stringify(header));
+}
+
+/**
+ * Parses and validates header bytes.
+ *
+ * @param bytes UTF-8 JSON bytes.
+ * @returns The header and its schema.
+ * @throws {FormatError} CORRUPT when a member is missing or malformed.
+ */
+export function decodeHeader(bytes: Uint8Array): { header: ArchiveHeader; schema: Schema } {
+  const h = parseJson(bytes, "header") as Partial<ArchiveHeader>;
+  if (h.format !== "permafrost") throw corrupt(`header format is "${h.format}", not "permafrost"`);
+  if (typeof h.version !== "string") throw corrupt("header has no version");
+  const schema = schemaFromJson(h.schema);
+  if (typeof h.codec !== "string") throw corrupt("header has no codec");
+  if (!isCount(h.chunk_rows) || h.chunk_rows < 1) throw corrupt("header chunk_rows is not a positive integer");
+  const columns = h.columns ?? {};
+  if (typeof columns !== "object") throw corrupt("header columns is not an object");
+  for (const f of schema) {
+    const plan = (columns as Record<string, Partial<ColumnPlan>>)[f.name];
+    if (!plan) throw corrupt(`header has no plan for column "${f.name}"`);
+    if (!Array.isArray(plan.deps) || plan.deps.some((d) => !schema.some((g) => g.name === d))) {
+      throw corrupt(`header plan of column "${f.name}" names unknown dependency columns`);
+    }
+    if (!QUANTIZATIONS.includes(plan.quantization as Quantization)) {
+      throw corrupt(`header plan of column "${f.name}" has quantization "${plan.quantization}"`);
+    }
+  }
+  const header: ArchiveHeader = {
+    format: "permafrost",
+    version: h.version,
+    schema: h.schema as ArrowSchemaJson,
+    codec: h.codec,
+    auto_reason: typeof h.auto_reason === "string" ? h.auto_reason : null,
+    chunk_rows: h.chunk_rows,
+    columns: columns as Record<string, ColumnPlan>,
+    lossy_columns: Array.isArray(h.lossy_columns) ? h.lossy_columns.map(String) : [],
+    primary_key: typeof h.primary_key === "string" ? h.primary_key : null,
+    partition: h.partition && typeof h.partition === "object" ? h.partition : null,
+    encryption: h.encryption && typeof h.encryption === "object" ? h.encryption : null,
+    metadata: h.metadata && typeof h.metadata === "object" ? h.metadata : {},
+  };
+  return { header, schema };
+}
+
+/**
+ * Parses and validates footer JSON bytes against the file layout.
+ *
+ * Checks that chunks are contiguous in rows and bytes, that every block lies
+ * inside its chunk, and that the payload lies inside the file.
+ *
+ * @param bytes UTF-8 JSON bytes (already decompressed).
+ * @param columns Number of columns in the schema.
+ * @param payloadLimit First byte offset after the payload region (start of the footer).
+ * @returns The footer.
+ * @throws {FormatError} CORRUPT naming the first inconsistent member.
+ */
+export function decodeFooter(bytes: Uint8Array, columns: number, payloadLimit: number): ArchiveFooter {
+  const f = parseJson(bytes, "footer") as Partial<ArchiveFooter>;
+  if (!isCount(f.rows)) throw corrupt("footer rows is not a count");
+  if (!isCount(f.payload_offset) || !isCount(f.payload_length)) {
+    throw corrupt("footer payload range is not a pair of counts");
+  }
+  if (f.payload_offset + f.payload_length !== payloadLimit) {
+    throw corrupt(
+      `footer payload ends at ${f.payload_offset + f.payload_length}, footer starts at ${payloadLimit}`,
+    );
+  }
+  if (!isHex(f.payload_sha256)) throw corrupt("footer payload_sha256 is not a SHA-256 hex digest");
+  if (!Array.isArray(f.chunks)) throw corrupt("footer has no chunks array");
+  let row = 0;
+  let offset = f.payload_offset;
+  let raw = 0;
+  f.chunks.forEach((c: Partial<ChunkEntry>, i) => {
+    if (c?.row_start !== row || !isCount(c.row_end) || c.row_end <= row) {
+      throw corrupt(`footer chunk ${i} row range does not follow row ${row}`);
+    }
+    if (c.offset !== offset || !isCount(c.length)) {
+      throw corrupt(`footer chunk ${i} does not start at byte ${offset}`);
+    }
+    if (!isHex(c.sha256)) throw corrupt(`footer chunk ${i} sha256 is not a hex digest`);
+    if (!Array.isArray(c.blocks) || c.blocks.length !== columns) {
+      throw corrupt(`footer chunk ${i} has ${c.blocks?.length} blocks, schema has ${columns} columns`);
+    }
+    if (!Array.isArray(c.stats) || c.stats.length !== columns) {
+      throw corrupt(`footer chunk ${i} has ${c.stats?.length} stats, schema has ${columns} columns`);
+    }
+    let at = c.offset;
+    c.blocks.forEach((b: Partial<BlockEntry>, j) => {
+      if (b?.offset !== at || !isCount(b.length) || !isCount(b.raw_length)) {
+        throw corrupt(`footer chunk ${i} block ${j} does not start at byte ${at}`);
+      }
+      if (typeof b.predictor !== "string" || !isHex(b.sha256)) {
+        throw corrupt(`footer chunk ${i} block ${j} has no predictor or sha256`);
+      }
+      at += b.length;
+      raw += b.raw_length;
+    });
+    if (at !== c.offset + c.length) throw corrupt(`footer chunk ${i} blocks do not fill its byte range`);
+    row = c.row_end;
+    offset += c.length;
+  });
+  if (row !== f.rows) throw corrupt(`footer chunks hold ${row} rows, footer says ${f.rows}`);
+  if (offset !== payloadLimit) throw corrupt(`footer chunks end at byte ${offset}, payload ends at ${payloadLimit}`);
+  return { ...(f as ArchiveFooter), raw_bytes: isCount(f.raw_bytes) ? f.raw_bytes : raw };
+}
+
+function parseJson(bytes: Uint8Array, what: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(decodeUtf8(bytes, what));
+  } catch (cause) {
+    if (cause instanceof FormatError) throw cause;
+    throw new FormatError("CORRUPT", `Cannot parse ${what}: not valid JSON`, { cause });
+  }
+  if (value === null || typeof value !== "object" || Array.isArray(value)) {
+    throw corrupt(`${what} is not a JSON object`);
+  }
+  return value as Record<string, unknown>;
+}
+
+function isCount(v: unknown): v is number {
+  return typeof v === "number" && Number.isSafeInteger(v) && v >= 0;
+}
+
+function isHex(v: unknown): v is string {
+  return typeof v === "string" && /^[0-9a-f]{64}$/.test(v);
+}
+
+function corrupt(message: string): FormatError {
+  return new FormatError("CORRUPT", `Cannot read archive: ${message}`);
+}

@@ -1,0 +1,104 @@
+/**
+ * The per-archive prediction plan: which columns are conditioned on which
+ * (`keyed_rank`), and which floats are quantized. Chosen once from the first
+ * chunk's rows and recorded in the header, so every chunk — local or from any
+ * cluster worker — is encoded the same way.
+ *
+ * Why conditioning: in real tables one column often follows from others (a
+ * flight's distance from its origin and destination). Ranking a value among
+ * those already seen under the same key costs almost nothing when the relation
+ * holds, and the trial below keeps it only when it measurably wins.
+ *
+ * Pure. Implements FORMAT.md §4.3 (plans).
+ *
+ * @module
+ */
+import { predictBlock, trialSize } from "./block.ts";
+import type { Batch, Column } from "./column.ts";
+import type { ColumnPlan } from "./header.ts";
+import { keyedRank } from "./predictors/keyed_rank.ts";
+import type { Quantization } from "./predictors/predictor.ts";
+
+/** Most distinct values (in the sample) a column may have to serve as a key. */
+export const MAX_KEY_CARDINALITY = 1024;
+/** Most key columns considered (the trial grows with their pairs). */
+const MAX_KEY_CANDIDATES = 6;
+/** A conditioned encoding must be at most this fraction of the plain one to be kept. */
+const MIN_GAIN = 0.9;
+
+/** Options of `planColumns`. */
+export interface PlanOptions {
+  /** Float quantization by column name (default QUANT_NONE everywhere). */
+  quantization?: Record<string, Quantization>;
+  /** Try conditioning columns on others (default true). */
+  conditioning?: boolean;
+}
+
+/**
+ * Chooses the plan of every column from a sample of rows.
+ *
+ * @param sample The first chunk's rows.
+ * @param options Quantization and whether to try conditioning.
+ * @returns Plan by column name.
+ */
+export function planColumns(sample: Batch, options: PlanOptions = {}): Record<string, ColumnPlan> {
+  const { schema } = sample;
+  const plans: Record<string, ColumnPlan> = {};
+  for (const f of schema) {
+    plans[f.name] = { deps: [], quantization: options.quantization?.[f.name] ?? "QUANT_NONE" };
+  }
+  if (options.conditioning === false || sample.length < 2 || schema.length < 2) return plans;
+  const keys = schema
+    .map((f, i) => ({ i, distinct: distinctCount(sample.columns[i]!, MAX_KEY_CARDINALITY + 1) }))
+    .filter((k) => k.distinct > 1 && k.distinct <= MAX_KEY_CARDINALITY)
+    .sort((a, b) => a.distinct - b.distinct || a.i - b.i)
+    .slice(0, MAX_KEY_CANDIDATES)
+    .map((k) => k.i);
+  const proposals: { target: number; deps: number[]; gain: number }[] = [];
+  schema.forEach((field, t) => {
+    if (!keyedRank.matches(field)) return;
+    const column = sample.columns[t]!;
+    const plain = trialSize(predictBlock(column, { field, plan: plans[field.name]!, deps: [] }).bytes);
+    let best: { deps: number[]; size: number } | null = null;
+    const others = keys.filter((k) => k !== t);
+    const sets: number[][] = others.map((k) => [k]);
+    for (let a = 0; a < others.length; a++) {
+      for (let b = a + 1; b < others.length; b++) sets.push([others[a]!, others[b]!]);
+    }
+    for (const deps of sets) {
+      const bytes = keyedRank.encode(column, {
+        field,
+        deps: deps.map((d) => sample.columns[d]!),
+        warn: () => {},
+      });
+      if (!bytes) continue;
+      const size = trialSize(bytes);
+      if (!best || size < best.size) best = { deps, size };
+    }
+    if (best && best.size < plain * MIN_GAIN) {
+      proposals.push({ target: t, deps: best.deps, gain: plain - best.size });
+    }
+  });
+  // Accept the biggest wins first, skipping any that would close a cycle (a
+  // column may be a key of one column and conditioned on another).
+  proposals.sort((a, b) => b.gain - a.gain || a.target - b.target);
+  const edges = new Map<number, number[]>();
+  const reaches = (from: number, to: number): boolean =>
+    from === to || (edges.get(from) ?? []).some((d) => reaches(d, to));
+  for (const p of proposals) {
+    if (p.deps.some((d) => reaches(d, p.target))) continue;
+    edges.set(p.target, p.deps);
+    plans[schema[p.target]!.name]!.deps = p.deps.map((d) => schema[d]!.name);
+  }
+  return plans;
+}
+
+function distinctCount(column: Column, limit: number): number {
+  const seen = new Set<unknown>();
+  const values = column.values as ArrayLike<unknown>;
+  for (let i = 0; i < values.length; i++) {
+    seen.add(values[i]);
+    if (seen.size >= limit) break;
+  }
+  return seen.size;
+}

@@ -1,0 +1,129 @@
+/**
+ * `BlockPool`: a fixed set of Deno Workers that encode column blocks, so a
+ * local freeze uses every core and a cluster worker's main thread stays free
+ * to answer heartbeats while codecs run.
+ *
+ * Workers inherit the process's permissions (`--allow-run=zpaq` reaches them).
+ * Errors thrown in a Worker come back as the same class and code.
+ *
+ * @module
+ */
+import { CodecError, type CodecErrorCode } from "../codecs/errors.ts";
+import type { EncodedBlock } from "./block.ts";
+import type { BlockEncoder, BlockJob } from "./chunk.ts";
+import { FormatError, type FormatErrorCode } from "./errors.ts";
+import type { FormatWarning } from "./predictors/predictor.ts";
+
+/** A Worker's answer to one job. */
+export type PoolReply =
+  | { id: number; ok: true; block: EncodedBlock; warnings: FormatWarning[] }
+  | { id: number; ok: false; error: { name: string; code: string | null; message: string } };
+
+interface Pending {
+  job: BlockJob;
+  resolve: (value: { block: EncodedBlock; warnings: FormatWarning[] }) => void;
+  reject: (reason: unknown) => void;
+}
+
+/** Threads a pool uses by default: one per logical core. */
+export function defaultThreads(): number {
+  return Math.max(1, navigator.hardwareConcurrency || 1);
+}
+
+/** A pool of block-encoding Workers. Call `close()` when done. */
+export class BlockPool implements BlockEncoder {
+  #idle: Worker[] = [];
+  #all: Worker[] = [];
+  #queue: { id: number; pending: Pending }[] = [];
+  #running = new Map<number, Pending>();
+  #nextId = 1;
+  #closed = false;
+
+  /**
+   * Starts `threads` Workers.
+   *
+   * @param threads Number of Workers (default: one per core).
+   */
+  constructor(threads: number = defaultThreads()) {
+    if (!Number.isInteger(threads) || threads < 1) {
+      throw new FormatError("BAD_ARGUMENT", `Cannot start a block pool with ${threads} threads: give a positive integer`);
+    }
+    for (let i = 0; i < threads; i++) {
+      const worker = new Worker(new URL("./_block_worker.ts", import.meta.url).href, { type: "module" });
+      worker.onmessage = (event: MessageEvent<PoolReply>) => this.#reply(worker, event.data);
+      worker.onerror = (event) => {
+        event.preventDefault();
+        this.#crash(worker, event.message);
+      };
+      this.#all.push(worker);
+      this.#idle.push(worker);
+    }
+  }
+
+  /** Number of Workers. */
+  get threads(): number {
+    return this.#all.length;
+  }
+
+  /** Encodes one block on the next free Worker. */
+  encode(job: BlockJob): Promise<{ block: EncodedBlock; warnings: FormatWarning[] }> {
+    if (this.#closed) return Promise.reject(new Error("Cannot encode: the block pool is closed"));
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ id: this.#nextId++, pending: { job, resolve, reject } });
+      this.#pump();
+    });
+  }
+
+  #busy = new Map<Worker, number>();
+
+  #pump(): void {
+    while (this.#idle.length > 0 && this.#queue.length > 0) {
+      const worker = this.#idle.pop()!;
+      const { id, pending } = this.#queue.shift()!;
+      this.#running.set(id, pending);
+      this.#busy.set(worker, id);
+      worker.postMessage({ id, job: pending.job });
+    }
+  }
+
+  #reply(worker: Worker, reply: PoolReply): void {
+    const pending = this.#running.get(reply.id);
+    this.#running.delete(reply.id);
+    this.#busy.delete(worker);
+    this.#idle.push(worker);
+    if (pending) {
+      if (reply.ok) pending.resolve({ block: reply.block, warnings: reply.warnings });
+      else pending.reject(reviveError(reply.error));
+    }
+    this.#pump();
+  }
+
+  #crash(worker: Worker, message: string): void {
+    const id = this.#busy.get(worker);
+    if (id !== undefined) {
+      this.#running.get(id)?.reject(new Error(`Block worker crashed: ${message}`));
+      this.#running.delete(id);
+      this.#busy.delete(worker);
+    }
+    this.#idle.push(worker);
+    this.#pump();
+  }
+
+  /** Stops every Worker; jobs still queued are rejected. */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const w of this.#all) w.terminate();
+    const error = new Error("The block pool was closed");
+    for (const { pending } of this.#queue) pending.reject(error);
+    for (const pending of this.#running.values()) pending.reject(error);
+    this.#queue = [];
+    this.#running.clear();
+  }
+}
+
+function reviveError(e: { name: string; code: string | null; message: string }): Error {
+  if (e.name === "FormatError" && e.code) return new FormatError(e.code as FormatErrorCode, e.message);
+  if (e.name === "CodecError" && e.code) return new CodecError(e.code as CodecErrorCode, e.message);
+  return new Error(e.message);
+}

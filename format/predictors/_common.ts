@@ -1,0 +1,104 @@
+/**
+ * Private helpers every predictor shares: the row-count prefix of each block,
+ * type checks on the way in and out, and sizing rules.
+ *
+ * Every predictor's output starts with `varint row count` (FORMAT.md §4), so
+ * a block decoded with the wrong length is refused before anything is
+ * allocated, even when the rest of the bytes would happen to fit.
+ *
+ * Pure: no I/O, no globals.
+ *
+ * @module
+ */
+import { ByteReader } from "../_bytes.ts";
+import type { BigIntColumn, Column, ColumnType, Field } from "../column.ts";
+import { FormatError } from "../errors.ts";
+
+/** Column types held as `BigInt64Array`. */
+export const INT_TYPES: ReadonlySet<ColumnType> = new Set(["int64", "timestamp", "date"]);
+
+/**
+ * Checks the length a caller asks for, reads the block's row count and
+ * compares them.
+ *
+ * @param id Predictor id, for messages.
+ * @param bytes The block.
+ * @param length Rows the caller expects.
+ * @param field The column's field, for messages.
+ * @returns A reader positioned after the row count.
+ * @throws {FormatError} `CORRUPT` if `length` is not a count or the block holds another count.
+ */
+export function openBlock(
+  id: string,
+  bytes: Uint8Array,
+  length: number,
+  field: Field,
+): ByteReader {
+  const what = `${id} block of column '${field.name}'`;
+  if (!Number.isSafeInteger(length) || length < 0) {
+    throw new FormatError(
+      "CORRUPT",
+      `Cannot decode ${what}: expected a row count, found ${length}`,
+      { column: field.name },
+    );
+  }
+  const reader = new ByteReader(bytes, what);
+  const count = reader.varint("row count");
+  if (count !== length) {
+    throw new FormatError(
+      "CORRUPT",
+      `Cannot decode ${what}: expected ${length} rows, found ${count}`,
+      { column: field.name, offset: 0 },
+    );
+  }
+  return reader;
+}
+
+/**
+ * Checks that a decoder was asked for a column type it handles.
+ *
+ * @param id Predictor id.
+ * @param field The column's field.
+ * @param ok Whether the predictor matches the field.
+ * @throws {FormatError} `CORRUPT`: the footer named a predictor that cannot hold this type.
+ */
+export function checkDecodeField(id: string, field: Field, ok: boolean): void {
+  if (!ok) {
+    throw new FormatError(
+      "CORRUPT",
+      `Cannot decode ${id} block of column '${field.name}': expected a column type ${id} handles, found '${field.type}'`,
+      { column: field.name },
+    );
+  }
+}
+
+/**
+ * Checks the column given to an encoder and returns it narrowed.
+ *
+ * @param id Predictor id.
+ * @param column The column.
+ * @param types Types the predictor handles.
+ * @returns The column.
+ * @throws {FormatError} `BAD_ARGUMENT` if the column has another type.
+ */
+export function expectColumn(id: string, column: Column, types: ReadonlySet<ColumnType>): Column {
+  if (!types.has(column.type)) {
+    throw new FormatError(
+      "BAD_ARGUMENT",
+      `Cannot encode a '${column.type}' column with ${id}: expected one of ${
+        [...types].map((t) => `'${t}'`).join(", ")
+      }`,
+    );
+  }
+  return column;
+}
+
+/**
+ * Narrows a decoded field type to the integer column types.
+ *
+ * @param field The field (already checked by {@linkcode checkDecodeField}).
+ * @returns Its type.
+ */
+export function intType(field: Field): BigIntColumn["type"] {
+  return field.type as BigIntColumn["type"];
+}

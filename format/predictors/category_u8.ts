@@ -1,0 +1,107 @@
+/**
+ * The `category_u8` predictor (string): a dictionary of the distinct values
+ * plus one byte per row. For low-cardinality strings (country codes, status
+ * words, airport codes) it turns rows into a byte stream the codec shrinks to
+ * almost nothing. Declines (returns `null`) above 256 distinct values.
+ *
+ * Layout (FORMAT.md §4): `[varint n][varint k ≤ 256][text stream of the k
+ * distinct values, in order of first appearance][u8 code × n]`, where the
+ * text stream is `raw_text`'s (lengths then UTF-8). Decoding refuses a code
+ * ≥ k and a dictionary of more than 256 entries.
+ *
+ * Pure: no I/O, no globals.
+ *
+ * @module
+ */
+import type { Column, Field, StringColumn } from "../column.ts";
+import { FormatError } from "../errors.ts";
+import { checkDecodeField, expectColumn, openBlock } from "./_common.ts";
+import { varintSize, writeVarint } from "./_ints.ts";
+import { planTexts, readTexts, writeTexts } from "./_text.ts";
+import type { DecodeContext, Predictor } from "./predictor.ts";
+
+const ID = "category_u8";
+const STRING: ReadonlySet<Field["type"]> = new Set(["string"]);
+/** Most distinct values one block can hold: one byte per code. */
+const MAX_CATEGORIES = 256;
+
+function matches(field: Field): boolean {
+  return field.type === "string";
+}
+
+function encode(column: Column): Uint8Array | null {
+  const { values } = expectColumn(ID, column, STRING) as StringColumn;
+  const n = values.length;
+  const codeOf = new Map<string, number>();
+  const dictionary: string[] = [];
+  const codes = new Uint8Array(n);
+  for (let i = 0; i < n; i++) {
+    const v = values[i]!;
+    let code = codeOf.get(v);
+    if (code === undefined) {
+      if (dictionary.length === MAX_CATEGORIES) return null;
+      code = dictionary.length;
+      codeOf.set(v, code);
+      dictionary.push(v);
+    }
+    codes[i] = code;
+  }
+  const plan = planTexts(dictionary);
+  const out = new Uint8Array(varintSize(n) + varintSize(dictionary.length) + plan.size + n);
+  let at = writeVarint(out, 0, n);
+  at = writeVarint(out, at, dictionary.length);
+  at = writeTexts(dictionary, plan, out, at);
+  out.set(codes, at);
+  return out;
+}
+
+function decode(bytes: Uint8Array, length: number, context: DecodeContext): Column {
+  checkDecodeField(ID, context.field, matches(context.field));
+  const what = `${ID} block of column '${context.field.name}'`;
+  const reader = openBlock(ID, bytes, length, context.field);
+  const kAt = reader.offset;
+  const k = reader.varint("dictionary size");
+  if (k > MAX_CATEGORIES || (k === 0 && length > 0)) {
+    throw new FormatError(
+      "CORRUPT",
+      `Cannot decode ${what}: expected a dictionary of ${
+        length > 0 ? 1 : 0
+      } to ${MAX_CATEGORIES} values, found ${k}`,
+      { column: context.field.name, offset: kAt },
+    );
+  }
+  const dictionary = readTexts(reader, k, `dictionary of ${what}`);
+  const codesAt = reader.offset;
+  const codes = reader.bytes(length, "codes");
+  reader.end();
+  const values = new Array<string>(length);
+  for (let i = 0; i < length; i++) {
+    const v = dictionary[codes[i]!];
+    if (v === undefined) {
+      throw new FormatError(
+        "CORRUPT",
+        `Cannot decode ${what}: expected codes below ${k}, found ${codes[i]} at row ${i}`,
+        { column: context.field.name, offset: codesAt + i },
+      );
+    }
+    values[i] = v;
+  }
+  return { type: "string", values, validity: null };
+}
+
+/**
+ * Dictionary + one byte per row, for strings with at most 256 distinct values.
+ *
+ * @example Round-trip a low-cardinality column
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { categoryU8 } from "./category_u8.ts";
+ * const field = { name: "city", type: "string", nullable: false } as const;
+ * const column = { type: "string" as const, values: ["Oslo", "Rome", "Oslo"], validity: null };
+ * const bytes = categoryU8.encode(column, { field, deps: [], warn: () => {} })!;
+ * assert.deepEqual(categoryU8.decode(bytes, 3, { field, deps: [] }).values, column.values);
+ * ```
+ */
+export const categoryU8: Predictor = Object.freeze(
+  { id: ID, lossy: false, usesDeps: false, matches, encode, decode } satisfies Predictor,
+);

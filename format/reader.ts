@@ -1,0 +1,432 @@
+/**
+ * `ArchiveReader`: opens an archive in the vortex validation order (size, magic,
+ * version, lengths, hashes, then parse), and reads rows selectively — only the
+ * chunks that overlap the row range and only the blocks of the requested columns
+ * (plus the columns they are conditioned on), checking each block's SHA-256
+ * before decoding it. Implements FORMAT.md §2, §7 (reading) and §8 (errors).
+ *
+ * Every failure on file bytes is a `FormatError`; the reader never returns
+ * wrong data, never throws a `RangeError`, and never allocates more than the
+ * file's own size for a length it read.
+ *
+ * @module
+ */
+import { codecById } from "../codecs/registry.ts";
+import type { Codec } from "../codecs/codec.ts";
+import { decodeBlock } from "./block.ts";
+import type { Batch, Column, Field, Schema } from "./column.ts";
+import { sliceBatch } from "./column.ts";
+import {
+  FOOTER_FLAG_ZSTD,
+  HASH_SIZE,
+  MAGIC,
+  MAX_FOOTER_SIZE,
+  MAX_HEADER_SIZE,
+  PREAMBLE_SIZE,
+  TAIL_SIZE,
+  VERSION_MAJOR,
+} from "./constants.ts";
+import { FormatError } from "./errors.ts";
+import type { ArchiveFooter, ArchiveHeader, ChunkEntry } from "./header.ts";
+import { decodeFooter, decodeHeader } from "./header.ts";
+import { sha256, sha256Hex } from "./_hash.ts";
+import { zstd } from "../codecs/zstd.ts";
+
+/** Everything an archive says about itself, read from header and footer only. */
+export interface ArchiveIndex {
+  path: string;
+  file_bytes: number;
+  /** `major.minor` of the file. */
+  version: string;
+  header: ArchiveHeader;
+  schema: Schema;
+  footer: ArchiveFooter;
+  /** SHA-256 (hex) of the header bytes. */
+  header_sha256: string;
+}
+
+/** A row range, 0-based, half-open. */
+export interface RowRange {
+  start: number;
+  end: number;
+}
+
+/** Options of `ArchiveReader.read`. */
+export interface ReadOptions {
+  /** Rows to read (default: all). Clamped to the archive. */
+  rows?: RowRange;
+  /** Columns to read, in output order (default: all, in schema order). */
+  columns?: readonly string[];
+  /** Chunk indexes to skip entirely (pruned by the caller from footer stats). */
+  skipChunk?: (chunk: ChunkEntry, index: number) => boolean;
+}
+
+/** What `verify` found. */
+export interface VerifyReport {
+  ok: boolean;
+  path: string;
+  chunks: number;
+  bytes_checked: number;
+  header_sha256: string;
+  payload_sha256: string;
+  /** First chunk whose bytes do not match the footer, or null. */
+  first_bad_chunk: number | null;
+  errors: { chunk: number | null; code: string; message: string }[];
+}
+
+/** Reads one archive. Close it when done. */
+export class ArchiveReader {
+  /** Header and footer. */
+  readonly index: ArchiveIndex;
+  #file: Deno.FsFile;
+  #codec: Codec;
+  #bytesRead = 0;
+  #chunksRead = 0;
+
+  private constructor(file: Deno.FsFile, index: ArchiveIndex, codec: Codec) {
+    this.#file = file;
+    this.index = index;
+    this.#codec = codec;
+  }
+
+  /** Payload bytes read so far by `read` (blocks only). */
+  get bytesRead(): number {
+    return this.#bytesRead;
+  }
+
+  /** Chunks touched so far by `read`. */
+  get chunksRead(): number {
+    return this.#chunksRead;
+  }
+
+  /**
+   * Opens and validates an archive (header and footer; the payload is checked as it is read).
+   *
+   * @param path Archive path.
+   * @returns An open reader.
+   * @throws {FormatError} BAD_MAGIC, UNSUPPORTED_VERSION, TRUNCATED, HASH_MISMATCH, CORRUPT, UNKNOWN_CODEC.
+   */
+  static async open(path: string): Promise<ArchiveReader> {
+    let file: Deno.FsFile;
+    try {
+      file = await Deno.open(path, { read: true });
+    } catch (cause) {
+      const why = cause instanceof Deno.errors.NotFound ? "no such file" : String((cause as Error)?.message ?? cause);
+      throw new FormatError("BAD_ARGUMENT", `Cannot open archive '${path}': ${why}`, { path, cause });
+    }
+    try {
+      const index = await readIndex(file, path);
+      let codec: Codec;
+      try {
+        codec = codecById(index.header.codec);
+      } catch (cause) {
+        throw new FormatError(
+          "UNKNOWN_CODEC",
+          `Cannot read archive '${path}': unknown codec "${index.header.codec}"`,
+          { path, cause },
+        );
+      }
+      return new ArchiveReader(file, index, codec);
+    } catch (err) {
+      file.close();
+      throw err;
+    }
+  }
+
+  /**
+   * Reads rows, one batch per chunk touched, trimmed to the requested range.
+   *
+   * @param options Row range, columns and chunk pruning.
+   * @returns Batches in row order holding only the requested columns.
+   * @throws {FormatError} BAD_ARGUMENT for an unknown column; HASH_MISMATCH or CORRUPT on bad bytes.
+   */
+  async *read(options: ReadOptions = {}): AsyncGenerator<Batch> {
+    const { schema, footer, header } = this.index;
+    const names = options.columns ?? schema.map((f) => f.name);
+    const wanted = names.map((name) => {
+      const i = schema.findIndex((f) => f.name === name);
+      if (i < 0) {
+        throw new FormatError(
+          "BAD_ARGUMENT",
+          `Cannot read column "${name}": the archive has ${schema.map((f) => `"${f.name}"`).join(", ")}`,
+          { column: name },
+        );
+      }
+      return i;
+    });
+    const outSchema: Schema = wanted.map((i) => schema[i]!);
+    const start = Math.max(0, options.rows?.start ?? 0);
+    const end = Math.min(footer.rows, options.rows?.end ?? footer.rows);
+    if (end <= start) return;
+    for (let c = 0; c < footer.chunks.length; c++) {
+      const chunk = footer.chunks[c]!;
+      if (chunk.row_end <= start || chunk.row_start >= end) continue;
+      if (options.skipChunk?.(chunk, c)) continue;
+      this.#chunksRead++;
+      const decoded = new Map<number, Promise<Column>>();
+      const decode = (i: number, trail: number[]): Promise<Column> => {
+        const known = decoded.get(i);
+        if (known) return known;
+        if (trail.includes(i)) {
+          throw new FormatError("CORRUPT", `Cannot read archive: column dependencies form a cycle`, { chunk: c });
+        }
+        const field = schema[i]!;
+        const depIdx = header.columns[field.name]!.deps.map((d) => schema.findIndex((f) => f.name === d));
+        const promise = Promise.all(depIdx.map((d) => decode(d, [...trail, i]))).then((deps) =>
+          this.#decodeBlock(c, chunk, i, field, deps)
+        );
+        decoded.set(i, promise);
+        return promise;
+      };
+      const columns = await Promise.all(wanted.map((i) => decode(i, [])));
+      const batch: Batch = { schema: outSchema, columns, length: chunk.row_end - chunk.row_start };
+      const from = Math.max(start, chunk.row_start) - chunk.row_start;
+      const to = Math.min(end, chunk.row_end) - chunk.row_start;
+      yield from === 0 && to === batch.length ? batch : sliceBatch(batch, from, to);
+    }
+  }
+
+  async #decodeBlock(c: number, chunk: ChunkEntry, i: number, field: Field, deps: Column[]): Promise<Column> {
+    const block = chunk.blocks[i]!;
+    const stored = await readExact(this.#file, this.index.path, block.offset, block.length);
+    this.#bytesRead += block.length;
+    if (sha256Hex(stored) !== block.sha256) {
+      throw new FormatError(
+        "HASH_MISMATCH",
+        `Chunk ${c} column "${field.name}" does not match its SHA-256: the archive is damaged at bytes ${block.offset}..${
+          block.offset + block.length
+        }`,
+        { chunk: c, column: field.name, offset: block.offset, path: this.index.path },
+      );
+    }
+    return await decodeBlock(stored, {
+      rows: chunk.row_end - chunk.row_start,
+      rawLength: block.raw_length,
+      field,
+      predictor: block.predictor,
+      codec: this.#codec,
+      deps,
+      at: { chunk: c, column: field.name, offset: block.offset },
+    });
+  }
+
+  /**
+   * Checks the payload hash and every chunk's hash against the footer.
+   *
+   * @param onProgress Called with bytes checked so far.
+   * @returns A report naming the first bad chunk, if any.
+   */
+  async verify(onProgress?: (bytes: number) => void): Promise<VerifyReport> {
+    const { footer, path } = this.index;
+    const payload = sha256();
+    const errors: VerifyReport["errors"] = [];
+    let bytes = 0;
+    for (let c = 0; c < footer.chunks.length; c++) {
+      const chunk = footer.chunks[c]!;
+      const stored = await readExact(this.#file, path, chunk.offset, chunk.length);
+      payload.update(stored);
+      bytes += stored.length;
+      onProgress?.(bytes);
+      if (sha256Hex(stored) !== chunk.sha256) {
+        const bad = chunk.blocks.findIndex((b) =>
+          sha256Hex(stored.subarray(b.offset - chunk.offset, b.offset - chunk.offset + b.length)) !== b.sha256
+        );
+        const column = bad >= 0 ? ` (column "${this.index.schema[bad]!.name}")` : "";
+        errors.push({
+          chunk: c,
+          code: "HASH_MISMATCH",
+          message: `Chunk ${c} (rows ${chunk.row_start}..${chunk.row_end}, bytes ${chunk.offset}..${
+            chunk.offset + chunk.length
+          })${column} does not match its SHA-256`,
+        });
+      }
+    }
+    const payloadSha = payload.digest("hex");
+    if (payloadSha !== footer.payload_sha256) {
+      errors.push({
+        chunk: null,
+        code: "HASH_MISMATCH",
+        message: `Payload SHA-256 is ${payloadSha}, the footer records ${footer.payload_sha256}`,
+      });
+    }
+    return {
+      ok: errors.length === 0,
+      path,
+      chunks: footer.chunks.length,
+      bytes_checked: bytes,
+      header_sha256: this.index.header_sha256,
+      payload_sha256: footer.payload_sha256,
+      first_bad_chunk: errors.find((e) => e.chunk !== null)?.chunk ?? null,
+      errors,
+    };
+  }
+
+  /** Reads the stored bytes of one chunk (hash-checked). Used by append and the cluster. */
+  async readChunkBytes(c: number): Promise<Uint8Array> {
+    const chunk = this.index.footer.chunks[c];
+    if (!chunk) throw new FormatError("BAD_ARGUMENT", `Cannot read chunk ${c}: the archive has ${this.index.footer.chunks.length}`);
+    const stored = await readExact(this.#file, this.index.path, chunk.offset, chunk.length);
+    if (sha256Hex(stored) !== chunk.sha256) {
+      throw new FormatError("HASH_MISMATCH", `Chunk ${c} does not match its SHA-256`, { chunk: c, path: this.index.path });
+    }
+    return stored;
+  }
+
+  /** Closes the file. */
+  close(): void {
+    try {
+      this.#file.close();
+    } catch { /* already closed */ }
+  }
+}
+
+/**
+ * Reads header and footer of an archive (no payload) and closes it.
+ *
+ * @param path Archive path.
+ * @returns The archive index.
+ * @throws {FormatError} As `ArchiveReader.open`.
+ */
+export async function readArchiveIndex(path: string): Promise<ArchiveIndex> {
+  const reader = await ArchiveReader.open(path);
+  reader.close();
+  return reader.index;
+}
+
+async function readIndex(file: Deno.FsFile, path: string): Promise<ArchiveIndex> {
+  const size = (await file.stat()).size;
+  const fail = (code: ConstructorParameters<typeof FormatError>[0], message: string, offset?: number) =>
+    new FormatError(code, `Cannot read archive '${path}': ${message}`, { path, offset });
+  // 1. Magic first when there are enough bytes for it: a CSV given by mistake
+  // should say "not an archive", not "truncated".
+  const head = await readExact(file, path, 0, Math.min(size, PREAMBLE_SIZE));
+  if (head.length < MAGIC.length || !startsWith(head, MAGIC)) {
+    if (head.length < MAGIC.length && startsWith(MAGIC, head)) {
+      throw fail("TRUNCATED", `file is ${size} bytes, an archive is at least ${PREAMBLE_SIZE + HASH_SIZE + TAIL_SIZE}`);
+    }
+    throw fail("BAD_MAGIC", `expected magic ${hexOf(MAGIC)}, found ${hexOf(head.subarray(0, MAGIC.length))}`, 0);
+  }
+  if (size < PREAMBLE_SIZE + HASH_SIZE + TAIL_SIZE) {
+    throw fail("TRUNCATED", `file is ${size} bytes, an archive is at least ${PREAMBLE_SIZE + HASH_SIZE + TAIL_SIZE}`);
+  }
+  // 2. Version.
+  const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
+  const major = view.getUint8(8);
+  const minor = view.getUint8(9);
+  if (major !== VERSION_MAJOR) {
+    throw fail("UNSUPPORTED_VERSION", `format version ${major}.${minor} is not supported (this reader reads ${VERSION_MAJOR}.x)`, 8);
+  }
+  // 3. Tail: a missing end magic means the file was cut short (or overwritten).
+  const tail = await readExact(file, path, size - TAIL_SIZE, TAIL_SIZE);
+  if (!startsWith(tail.subarray(40), MAGIC)) {
+    throw fail("TRUNCATED", `the end magic is missing (file is ${size} bytes): the archive was cut short or damaged`, size - 8);
+  }
+  const tailView = new DataView(tail.buffer, tail.byteOffset, tail.byteLength);
+  if (tailView.getUint8(36) !== major || tailView.getUint8(37) !== minor) {
+    throw fail("CORRUPT", `tail version ${tailView.getUint8(36)}.${tailView.getUint8(37)} differs from ${major}.${minor}`, size - 12);
+  }
+  // 4. Lengths must fit in what is there before anything is allocated.
+  const headerLength = view.getUint32(12, true);
+  const footerLength = tailView.getUint32(32, true);
+  const footerFlags = tailView.getUint16(38, true);
+  const headerEnd = PREAMBLE_SIZE + headerLength + HASH_SIZE;
+  if (headerLength > MAX_HEADER_SIZE || headerEnd > size - TAIL_SIZE) {
+    throw fail("TRUNCATED", `header length ${headerLength} does not fit in a ${size}-byte file`, 12);
+  }
+  if (footerLength > MAX_FOOTER_SIZE || headerEnd + footerLength > size - TAIL_SIZE) {
+    throw fail("TRUNCATED", `footer length ${footerLength} does not fit in a ${size}-byte file`, size - 16);
+  }
+  if ((footerFlags & ~FOOTER_FLAG_ZSTD) !== 0) {
+    throw fail("CORRUPT", `unknown footer flags 0x${footerFlags.toString(16)}`, size - 10);
+  }
+  // 5. Hashes, then parse.
+  const headerBytes = await readExact(file, path, PREAMBLE_SIZE, headerLength + HASH_SIZE);
+  const headerJson = headerBytes.subarray(0, headerLength);
+  const headerSha = sha256Hex(headerJson);
+  if (headerSha !== hexOf(headerBytes.subarray(headerLength), "")) {
+    throw fail("HASH_MISMATCH", "the header does not match its SHA-256", PREAMBLE_SIZE);
+  }
+  const footerStart = size - TAIL_SIZE - footerLength;
+  const footerStored = await readExact(file, path, footerStart, footerLength);
+  if (sha256Hex(footerStored) !== hexOf(tail.subarray(0, HASH_SIZE), "")) {
+    throw fail("HASH_MISMATCH", "the footer index does not match its SHA-256", footerStart);
+  }
+  let footerJson = footerStored;
+  if (footerFlags & FOOTER_FLAG_ZSTD) {
+    try {
+      footerJson = await zstd.decode(footerStored, declaredZstdSize(footerStored, path));
+    } catch (cause) {
+      if (cause instanceof FormatError) throw cause;
+      throw new FormatError("CORRUPT", `Cannot read archive '${path}': the footer does not decompress`, {
+        path,
+        cause,
+        offset: footerStart,
+      });
+    }
+  }
+  const { header, schema } = decodeHeader(headerJson);
+  const footer = decodeFooter(footerJson, schema.length, footerStart);
+  if (footer.payload_offset !== headerEnd) {
+    throw fail("CORRUPT", `the payload starts at byte ${footer.payload_offset}, the header ends at ${headerEnd}`);
+  }
+  return {
+    path,
+    file_bytes: size,
+    version: `${major}.${minor}`,
+    header,
+    schema,
+    footer,
+    header_sha256: headerSha,
+  };
+}
+
+/** The content size a zstd frame declares (the writer always sets it), bounded. */
+function declaredZstdSize(frame: Uint8Array, path: string): number {
+  // Frame header: magic (4), descriptor (1), [window (1)], [dict id], content size.
+  const bad = () => new FormatError("CORRUPT", `Cannot read archive '${path}': the footer frame has no content size`);
+  if (frame.length < 6) throw bad();
+  const fhd = frame[4]!;
+  const fcsFlag = fhd >> 6;
+  const single = (fhd >> 5) & 1;
+  const dictFlag = fhd & 3;
+  const fcsSize = [single ? 1 : 0, 2, 4, 8][fcsFlag]!;
+  if (fcsSize === 0) throw bad();
+  let at = 5 + (single ? 0 : 1) + [0, 1, 2, 4][dictFlag]!;
+  if (at + fcsSize > frame.length) throw bad();
+  let value = 0;
+  for (let i = fcsSize - 1; i >= 0; i--) value = value * 256 + frame[at + i]!;
+  if (fcsSize === 2) value += 256;
+  if (value > MAX_FOOTER_SIZE * 8) throw bad();
+  return value;
+}
+
+/**
+ * Reads exactly `length` bytes at `offset`, or throws TRUNCATED.
+ */
+async function readExact(file: Deno.FsFile, path: string, offset: number, length: number): Promise<Uint8Array> {
+  const out = new Uint8Array(length);
+  await file.seek(offset, Deno.SeekMode.Start);
+  let at = 0;
+  while (at < length) {
+    const n = await file.read(out.subarray(at));
+    if (n === null || n === 0) {
+      throw new FormatError(
+        "TRUNCATED",
+        `Cannot read archive '${path}': expected ${length} bytes at offset ${offset}, found ${at}`,
+        { path, offset: offset + at },
+      );
+    }
+    at += n;
+  }
+  return out;
+}
+
+function startsWith(bytes: Uint8Array, prefix: Uint8Array): boolean {
+  if (bytes.length < prefix.length) return false;
+  for (let i = 0; i < prefix.length; i++) if (bytes[i] !== prefix[i]) return false;
+  return true;
+}
+
+function hexOf(bytes: Uint8Array, sep = " "): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join(sep);
+}

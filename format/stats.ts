@@ -1,0 +1,146 @@
+/**
+ * Per-chunk column statistics for the footer index (min, max, null count), and
+ * their comparison helpers for pruning.
+ *
+ * Wire form, FORMAT.md §6: int64, timestamp (ticks) and date (days) as decimal
+ * strings, exact beyond 2^53; float64 as JSON numbers, with `"Infinity"` and
+ * `"-Infinity"` as strings and NaN ignored; bool as booleans; strings when at
+ * most `MAX_STRING_STAT` UTF-16 units, else `null` (unknown). Pure.
+ *
+ * @module
+ */
+import type { Column } from "./column.ts";
+import type { ColumnStats } from "./header.ts";
+
+/** Longest string kept as a min/max statistic. */
+export const MAX_STRING_STAT = 64;
+
+/**
+ * Computes the statistics of one column of one chunk.
+ *
+ * @param column The column.
+ * @returns Its min, max and null count.
+ */
+export function columnStats(column: Column): ColumnStats {
+  const validity = column.validity;
+  const n = column.values.length;
+  let nulls = 0;
+  if (validity) for (let i = 0; i < n; i++) if (validity[i] === 0) nulls++;
+  const present = (i: number) => !validity || validity[i] === 1;
+  switch (column.type) {
+    case "int64":
+    case "timestamp":
+    case "date": {
+      let min: bigint | null = null;
+      let max: bigint | null = null;
+      const v = column.values;
+      for (let i = 0; i < n; i++) {
+        if (!present(i)) continue;
+        const x = v[i]!;
+        if (min === null || x < min) min = x;
+        if (max === null || x > max) max = x;
+      }
+      return { min: min === null ? null : String(min), max: max === null ? null : String(max), null_count: nulls };
+    }
+    case "float64": {
+      let min = Infinity;
+      let max = -Infinity;
+      let any = false;
+      const v = column.values;
+      for (let i = 0; i < n; i++) {
+        const x = v[i]!;
+        if (!present(i) || Number.isNaN(x)) continue;
+        any = true;
+        if (x < min) min = x;
+        if (x > max) max = x;
+      }
+      return { min: any ? floatStat(min) : null, max: any ? floatStat(max) : null, null_count: nulls };
+    }
+    case "bool": {
+      let min: boolean | null = null;
+      let max: boolean | null = null;
+      for (let i = 0; i < n; i++) {
+        if (!present(i)) continue;
+        const x = column.values[i] === 1;
+        if (min === null || (!x && min)) min = x;
+        if (max === null || (x && !max)) max = x;
+      }
+      return { min, max, null_count: nulls };
+    }
+    case "string": {
+      let min: string | null = null;
+      let max: string | null = null;
+      for (let i = 0; i < n; i++) {
+        if (!present(i)) continue;
+        const x = column.values[i]!;
+        if (min === null || x < min) min = x;
+        if (max === null || x > max) max = x;
+      }
+      return {
+        min: min !== null && min.length <= MAX_STRING_STAT ? min : null,
+        max: max !== null && max.length <= MAX_STRING_STAT ? max : null,
+        null_count: nulls,
+      };
+    }
+  }
+}
+
+function floatStat(x: number): number | string {
+  if (x === Infinity) return "Infinity";
+  if (x === -Infinity) return "-Infinity";
+  return Object.is(x, -0) ? 0 : x;
+}
+
+/**
+ * Merges per-chunk statistics of one column into archive-wide ones.
+ *
+ * @param type The column type (decides how strings of digits compare).
+ * @param parts Per-chunk statistics.
+ * @returns The overall min, max and null count.
+ */
+export function mergeStats(type: Column["type"], parts: readonly ColumnStats[]): ColumnStats {
+  let min: ColumnStats["min"] = null;
+  let max: ColumnStats["max"] = null;
+  let nulls = 0;
+  let unknown = false;
+  for (const p of parts) {
+    nulls += p.null_count;
+    if (p.min === null || p.max === null) {
+      // All-null chunks have no bounds; a non-null chunk without bounds makes them unknown.
+      if (type === "string" || type === "float64") unknown ||= p.null_count === 0;
+      continue;
+    }
+    if (min === null || compareStat(type, p.min, min) < 0) min = p.min;
+    if (max === null || compareStat(type, p.max, max) > 0) max = p.max;
+  }
+  return unknown ? { min: null, max: null, null_count: nulls } : { min, max, null_count: nulls };
+}
+
+/**
+ * Compares two statistics values of a column type (negative, zero, positive).
+ *
+ * @param type The column type.
+ * @param a A statistic.
+ * @param b Another.
+ * @returns The comparison.
+ */
+export function compareStat(type: Column["type"], a: NonNullable<ColumnStats["min"]>, b: NonNullable<ColumnStats["min"]>): number {
+  switch (type) {
+    case "int64":
+    case "timestamp":
+    case "date": {
+      const x = BigInt(a as string);
+      const y = BigInt(b as string);
+      return x < y ? -1 : x > y ? 1 : 0;
+    }
+    case "float64": {
+      const x = Number(a);
+      const y = Number(b);
+      return x < y ? -1 : x > y ? 1 : 0;
+    }
+    case "bool":
+      return Number(a) - Number(b);
+    case "string":
+      return a < b ? -1 : a > b ? 1 : 0;
+  }
+}

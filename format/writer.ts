@@ -1,0 +1,237 @@
+/**
+ * `ArchiveWriter`: lays out an archive on disk — preamble, header, header hash,
+ * chunks in row order, compressed footer, tail — into a temp file beside the
+ * destination, then fsyncs and renames it, so no half-written archive ever has
+ * the final name. Implements FORMAT.md §2 (layout).
+ *
+ * The writer takes chunks already encoded (`EncodedChunk`), so a local freeze, an
+ * append and the cluster's master all lay out bytes the same way.
+ *
+ * @module
+ */
+import { basename, dirname, join } from "node:path";
+import { zstd } from "../codecs/zstd.ts";
+import type { EncodedBlock } from "./block.ts";
+import {
+  FOOTER_FLAG_ZSTD,
+  HASH_SIZE,
+  MAGIC,
+  PREAMBLE_SIZE,
+  TAIL_SIZE,
+  VERSION_MAJOR,
+  VERSION_MINOR,
+} from "./constants.ts";
+import { FormatError } from "./errors.ts";
+import type { ArchiveFooter, ArchiveHeader, ChunkEntry, ColumnStats } from "./header.ts";
+import { encodeHeader } from "./header.ts";
+import { sha256, sha256Bytes, sha256Hex } from "./_hash.ts";
+import { encodeUtf8 } from "./_bytes.ts";
+
+/** One chunk ready to be laid out: its row count, one block per column and stats. */
+export interface EncodedChunk {
+  rows: number;
+  blocks: EncodedBlock[];
+  stats: ColumnStats[];
+}
+
+/** What `finish()` reports. */
+export interface WrittenArchive {
+  path: string;
+  rows: number;
+  chunks: number;
+  bytes: number;
+  payload_sha256: string;
+  header_sha256: string;
+}
+
+/** Writes one archive; call `writeChunk` in row order, then `finish` (or `abort`). */
+export class ArchiveWriter {
+  #file: Deno.FsFile;
+  #path: string;
+  #temp: string;
+  #offset: number;
+  #payloadOffset: number;
+  #payloadHash = sha256();
+  #chunks: ChunkEntry[] = [];
+  #rows = 0;
+  #raw = 0;
+  #headerSha: string;
+  #columns: number;
+  #closed = false;
+
+  private constructor(file: Deno.FsFile, path: string, temp: string, headerSize: number, headerSha: string, columns: number) {
+    this.#file = file;
+    this.#path = path;
+    this.#temp = temp;
+    this.#offset = headerSize;
+    this.#payloadOffset = headerSize;
+    this.#headerSha = headerSha;
+    this.#columns = columns;
+  }
+
+  /**
+   * Creates the temp file and writes the preamble, header and header hash.
+   *
+   * @param path Final archive path.
+   * @param header The header.
+   * @returns A writer positioned at the payload.
+   * @throws {FormatError} WRITE_FAILED when the temp file cannot be created.
+   */
+  static async create(path: string, header: ArchiveHeader): Promise<ArchiveWriter> {
+    const headerBytes = encodeHeader(header);
+    const preamble = new Uint8Array(PREAMBLE_SIZE);
+    preamble.set(MAGIC, 0);
+    const view = new DataView(preamble.buffer);
+    view.setUint8(8, VERSION_MAJOR);
+    view.setUint8(9, VERSION_MINOR);
+    view.setUint16(10, 0, true);
+    view.setUint32(12, headerBytes.length, true);
+    const headerSha = sha256Bytes(headerBytes);
+    const temp = tempPathFor(path);
+    let file: Deno.FsFile;
+    try {
+      file = await Deno.open(temp, { write: true, createNew: true });
+    } catch (cause) {
+      throw writeFailed(path, cause);
+    }
+    const writer = new ArchiveWriter(
+      file,
+      path,
+      temp,
+      PREAMBLE_SIZE + headerBytes.length + HASH_SIZE,
+      hex(headerSha),
+      header.schema.fields.length,
+    );
+    await writer.#write(preamble);
+    await writer.#write(headerBytes);
+    await writer.#write(headerSha);
+    return writer;
+  }
+
+  /** Rows written so far. */
+  get rows(): number {
+    return this.#rows;
+  }
+
+  /**
+   * Appends one chunk.
+   *
+   * @param chunk The encoded chunk (one block per column, in schema order).
+   */
+  async writeChunk(chunk: EncodedChunk): Promise<void> {
+    if (chunk.blocks.length !== this.#columns) {
+      throw new FormatError(
+        "BAD_ARGUMENT",
+        `Cannot write chunk: it has ${chunk.blocks.length} blocks, the schema has ${this.#columns} columns`,
+      );
+    }
+    if (chunk.rows <= 0) throw new FormatError("BAD_ARGUMENT", "Cannot write an empty chunk");
+    const chunkHash = sha256();
+    const start = this.#offset;
+    const blocks = [];
+    for (const block of chunk.blocks) {
+      blocks.push({
+        offset: this.#offset,
+        length: block.bytes.length,
+        raw_length: block.raw_length,
+        predictor: block.predictor,
+        sha256: sha256Hex(block.bytes),
+      });
+      chunkHash.update(block.bytes);
+      this.#payloadHash.update(block.bytes);
+      this.#raw += block.raw_length;
+      await this.#write(block.bytes);
+    }
+    this.#chunks.push({
+      row_start: this.#rows,
+      row_end: this.#rows + chunk.rows,
+      offset: start,
+      length: this.#offset - start,
+      sha256: chunkHash.digest("hex"),
+      blocks,
+      stats: chunk.stats,
+    });
+    this.#rows += chunk.rows;
+  }
+
+  /**
+   * Writes footer and tail, fsyncs, and renames the temp file to the final path.
+   *
+   * @returns What was written.
+   */
+  async finish(): Promise<WrittenArchive> {
+    const footer: ArchiveFooter = {
+      rows: this.#rows,
+      payload_offset: this.#payloadOffset,
+      payload_length: this.#offset - this.#payloadOffset,
+      payload_sha256: this.#payloadHash.digest("hex"),
+      raw_bytes: this.#raw,
+      chunks: this.#chunks,
+    };
+    const footerBytes = await zstd.encode(encodeUtf8(JSON.stringify(footer)));
+    const tail = new Uint8Array(TAIL_SIZE);
+    tail.set(sha256Bytes(footerBytes), 0);
+    const view = new DataView(tail.buffer);
+    view.setUint32(32, footerBytes.length, true);
+    view.setUint8(36, VERSION_MAJOR);
+    view.setUint8(37, VERSION_MINOR);
+    view.setUint16(38, FOOTER_FLAG_ZSTD, true);
+    tail.set(MAGIC, 40);
+    await this.#write(footerBytes);
+    await this.#write(tail);
+    try {
+      await this.#file.sync();
+      this.#file.close();
+      this.#closed = true;
+      await Deno.rename(this.#temp, this.#path);
+    } catch (cause) {
+      await this.abort();
+      throw writeFailed(this.#path, cause);
+    }
+    return {
+      path: this.#path,
+      rows: this.#rows,
+      chunks: this.#chunks.length,
+      bytes: this.#offset,
+      payload_sha256: footer.payload_sha256,
+      header_sha256: this.#headerSha,
+    };
+  }
+
+  /** Closes and deletes the temp file; the destination is left untouched. */
+  async abort(): Promise<void> {
+    if (!this.#closed) {
+      this.#closed = true;
+      try {
+        this.#file.close();
+      } catch { /* already closed */ }
+    }
+    await Deno.remove(this.#temp).catch(() => {});
+  }
+
+  async #write(bytes: Uint8Array): Promise<void> {
+    try {
+      let at = 0;
+      while (at < bytes.length) at += await this.#file.write(bytes.subarray(at));
+    } catch (cause) {
+      await this.abort();
+      throw writeFailed(this.#path, cause);
+    }
+    this.#offset += bytes.length;
+  }
+}
+
+/** A temp path beside `path` that the `.gitignore` pattern `*.pf.tmp-*` covers. */
+export function tempPathFor(path: string): string {
+  const suffix = crypto.randomUUID().slice(0, 8);
+  return join(dirname(path), `.${basename(path)}.pf.tmp-${suffix}`);
+}
+
+function hex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function writeFailed(path: string, cause: unknown): FormatError {
+  const why = cause instanceof Error ? cause.message : String(cause);
+  return new FormatError("WRITE_FAILED", `Cannot write archive '${path}': ${why}`, { path, cause });
+}

@@ -1,0 +1,199 @@
+/**
+ * The `permafrost` command line: parses arguments and calls `mod.ts` (and the
+ * servers' entry points). No logic of its own beyond presentation: data goes
+ * to stdout, progress and messages to stderr.
+ *
+ * Exit codes: 0 success, 1 failure (message on stderr), 2 usage error.
+ *
+ * @module
+ */
+import { ConfigError, loadConfig, parseArgs, processEnv } from "./internal/config.ts";
+import { PermafrostError } from "./internal/errors.ts";
+import { formatBytes, formatCount, ProgressBar } from "./internal/progress.ts";
+import { FREEZE_SETTINGS } from "./ops/settings.ts";
+import { audit, formatTable, freeze, peek, thaw, verify } from "./mod.ts";
+import type { Quantization } from "./mod.ts";
+import { OpsError } from "./ops/errors.ts";
+
+const USAGE = `Usage: permafrost <command> [options]
+
+Commands:
+  freeze <source> <archive> [--codec zstd|lzma2|zpaq|auto] [--chunk-rows N] [--threads N]
+         [--quantize QUANT_HIGH|QUANT_MEDIUM|QUANT_LOW] [--primary-key COL] [--format F]
+  thaw <archive> <output> [--rows START:END] [--columns a,b] [--format csv|jsonl|parquet|arrow]
+  audit <archive>              JSON on stdout; reads header and footer only
+  verify <archive>             checks every hash; exit 1 naming the first bad chunk
+  peek <archive> [--rows N] [--columns a,b] [--json]
+  help                         this text
+
+Exit codes: 0 success, 1 failure, 2 usage error.`;
+
+/** A usage error: exit code 2. */
+class UsageError extends Error {
+  override name = "UsageError";
+}
+
+const encoder = new TextEncoder();
+function out(text: string): void {
+  Deno.stdout.writeSync(encoder.encode(text.endsWith("\n") ? text : text + "\n"));
+}
+function err(text: string): void {
+  Deno.stderr.writeSync(encoder.encode(text.endsWith("\n") ? text : text + "\n"));
+}
+
+function positionals(args: string[], count: number, names: string): string[] {
+  if (args.length !== count) {
+    throw new UsageError(`Expected ${names}, got ${args.length === 0 ? "nothing" : args.map((a) => `'${a}'`).join(" ")}`);
+  }
+  return args;
+}
+
+function parseRows(text: string): { start: number; end: number } {
+  const m = /^(\d+):(\d+)$/.exec(text);
+  if (!m) throw new UsageError(`--rows must be START:END (0-based, half-open), got '${text}'`);
+  const start = Number(m[1]);
+  const end = Number(m[2]);
+  if (end < start) throw new UsageError(`--rows ${text}: END must be >= START`);
+  return { start, end };
+}
+
+async function cmdFreeze(argv: string[]): Promise<number> {
+  const flagNames = Object.values(FREEZE_SETTINGS).map((s) => s.flag.slice(2));
+  const parsed = parseArgs(argv, { string: [...flagNames, "quantize", "primary-key", "format"] });
+  const [source, archive] = positionals(parsed._, 2, "<source> <archive>");
+  const settingArgs = flagNames.flatMap((name) =>
+    parsed.flags[name] === undefined ? [] : [`--${name}=${String(parsed.flags[name])}`]
+  );
+  const config = loadConfig(FREEZE_SETTINGS, { args: settingArgs, env: processEnv(FREEZE_SETTINGS) });
+  const bar = new ProgressBar("freeze");
+  const summary = await freeze(source!, archive!, {
+    codec: config.codec,
+    chunkRows: config.chunkRows,
+    threads: config.threads === 0 ? undefined : config.threads,
+    quantization: parsed.flags.quantize as Quantization | undefined,
+    primaryKey: parsed.flags["primary-key"] as string | undefined,
+    format: parsed.flags.format as "csv" | undefined,
+    onProgress: (p) =>
+      bar.update(null, `${formatCount(p.rows)} rows  ${(p.raw_bytes / 1e6 / Math.max(p.seconds, 1e-3)).toFixed(1)} MB/s`),
+    onWarning: (w) => {
+      bar.done();
+      err(`warning: ${w.message}`);
+    },
+  });
+  bar.done();
+  for (const c of summary.widened_columns) {
+    err(`note: column "${c}" held values beyond the type sample that did not fit; stored as text`);
+  }
+  const ratio = summary.ratio === null ? "" : ` (${summary.ratio.toFixed(2)}x)`;
+  err(
+    `froze ${formatCount(summary.rows)} rows: ${summary.input_bytes === null ? "?" : formatBytes(summary.input_bytes)} -> ${
+      formatBytes(summary.archive_bytes)
+    }${ratio} in ${summary.seconds.toFixed(2)} s, codec ${summary.codec}${
+      summary.auto_reason ? ` (${summary.auto_reason})` : ""
+    }`,
+  );
+  return 0;
+}
+
+async function cmdThaw(argv: string[]): Promise<number> {
+  const parsed = parseArgs(argv, { string: ["rows", "columns", "format", "delimiter"] });
+  const [archive, output] = positionals(parsed._, 2, "<archive> <output>");
+  const summary = await thaw(archive!, output!, {
+    rows: parsed.flags.rows === undefined ? undefined : parseRows(String(parsed.flags.rows)),
+    columns: parsed.flags.columns === undefined ? undefined : String(parsed.flags.columns).split(","),
+    format: parsed.flags.format as "csv" | undefined,
+    delimiter: parsed.flags.delimiter as string | undefined,
+  });
+  err(
+    `thawed ${formatCount(summary.rows)} rows to ${summary.path} (${formatBytes(summary.output_bytes)}) in ${
+      summary.seconds.toFixed(2)
+    } s, ${summary.chunks_read} chunk(s) read`,
+  );
+  return 0;
+}
+
+async function cmdAudit(argv: string[]): Promise<number> {
+  const parsed = parseArgs(argv, {});
+  const [archive] = positionals(parsed._, 1, "<archive>");
+  out(JSON.stringify(await audit(archive!), null, 2));
+  return 0;
+}
+
+async function cmdVerify(argv: string[]): Promise<number> {
+  const parsed = parseArgs(argv, { boolean: ["json"] });
+  const [archive] = positionals(parsed._, 1, "<archive>");
+  const bar = new ProgressBar("verify");
+  const report = await verify(archive!, {
+    onProgress: (n, total) => bar.update(total === 0 ? 1 : n / total, formatBytes(n)),
+  });
+  bar.done();
+  if (parsed.flags.json) out(JSON.stringify(report, null, 2));
+  if (report.ok) {
+    err(`ok: ${archive}: header, payload and ${report.chunks} chunk hashes match (${formatBytes(report.bytes_checked)})`);
+    return 0;
+  }
+  for (const e of report.errors) err(`error: ${e.message}`);
+  err(
+    `FAILED: ${archive}: ${report.first_bad_chunk === null ? "payload hash mismatch" : `first bad chunk is ${report.first_bad_chunk}`}`,
+  );
+  return 1;
+}
+
+async function cmdPeek(argv: string[]): Promise<number> {
+  const parsed = parseArgs(argv, { string: ["rows", "columns"], boolean: ["json"] });
+  const [archive] = positionals(parsed._, 1, "<archive>");
+  const rows = parsed.flags.rows === undefined ? 10 : Number(parsed.flags.rows);
+  if (!Number.isSafeInteger(rows) || rows < 0) throw new UsageError(`--rows must be a count, got '${parsed.flags.rows}'`);
+  const result = await peek(archive!, {
+    rows,
+    columns: parsed.flags.columns === undefined ? undefined : String(parsed.flags.columns).split(","),
+  });
+  out(parsed.flags.json ? JSON.stringify(result) : formatTable(result));
+  if (!parsed.flags.json) err(`(${result.rows.length} of ${formatCount(result.total_rows)} rows)`);
+  return 0;
+}
+
+const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
+  freeze: cmdFreeze,
+  thaw: cmdThaw,
+  audit: cmdAudit,
+  verify: cmdVerify,
+  peek: cmdPeek,
+};
+
+/**
+ * Runs one CLI invocation.
+ *
+ * @param args The arguments (without the program name).
+ * @returns The exit code.
+ */
+export async function run(args: string[]): Promise<number> {
+  const [command, ...rest] = args;
+  if (command === undefined || command === "help" || command === "--help" || command === "-h") {
+    (command === undefined ? err : out)(USAGE);
+    return command === undefined ? 2 : 0;
+  }
+  const handler = COMMANDS[command];
+  if (!handler) {
+    err(`error: unknown command '${command}'\n\n${USAGE}`);
+    return 2;
+  }
+  try {
+    return await handler(rest);
+  } catch (e) {
+    if (e instanceof UsageError || e instanceof ConfigError || (e instanceof OpsError && e.code === "BAD_OPTION")) {
+      err(`error: ${e.message}\n(run 'permafrost help' for usage)`);
+      return 2;
+    }
+    if (e instanceof PermafrostError) {
+      err(`error: ${e.name} ${e.code}: ${e.message}`);
+      return 1;
+    }
+    err(`error: ${e instanceof Error ? e.stack ?? e.message : String(e)}`);
+    return 1;
+  }
+}
+
+if (import.meta.main) {
+  Deno.exit(await run(Deno.args));
+}

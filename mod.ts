@@ -1,0 +1,40 @@
+/**
+ * Permafrost: freeze tables into small, checksummed, columnar archives and
+ * thaw them back, whole or one slice.
+ *
+ * Everything the CLI does is here as a library: `freeze` a CSV, JSON-lines,
+ * Parquet or Arrow file (or an in-memory Arrow table) into an archive; `thaw` it
+ * back to a file or a table, optionally only some rows and columns; `audit`
+ * (header and footer only), `verify` (every hash), `peek` (first rows).
+ *
+ * @example Freeze, audit and thaw a small table
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { tableFromArrays } from "apache-arrow";
+ * import { audit, freeze, thawTable } from "./mod.ts";
+ *
+ * const dir = await Deno.makeTempDir();
+ * const table = tableFromArrays({ id: Int32Array.from([1, 2, 3]), name: ["a", "b", "c"] });
+ * const summary = await freeze(table, `${dir}/t.pf`, { threads: 0 });
+ * assert.equal(summary.rows, 3);
+ * assert.equal((await audit(`${dir}/t.pf`)).rows, 3);
+ * const back = await thawTable(`${dir}/t.pf`, { rows: { start: 1, end: 3 } });
+ * assert.deepEqual(back.getChild("name")?.toArray(), ["b", "c"]);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ *
+ * @module
+ */
+export { freeze } from "./ops/freeze.ts";
+export type { FreezeOptions, FreezeProgress, FreezeSource, FreezeSummary } from "./ops/freeze.ts";
+export { thaw, thawTable } from "./ops/thaw.ts";
+export type { ThawOptions, ThawSummary } from "./ops/thaw.ts";
+export { audit, formatTable, peek, verify } from "./ops/inspect.ts";
+export type { AuditColumn, AuditReport, PeekResult } from "./ops/inspect.ts";
+export type { VerifyReport } from "./format/reader.ts";
+export type { FormatWarning, Quantization } from "./format/predictors/predictor.ts";
+export { PermafrostError } from "./internal/errors.ts";
+export { FormatError } from "./format/errors.ts";
+export { CodecError } from "./codecs/errors.ts";
+export { IoError } from "./io/errors.ts";
+export { OpsError } from "./ops/errors.ts";

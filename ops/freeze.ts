@@ -1,0 +1,382 @@
+/**
+ * `freeze`: a source (a file, an Arrow table, or batches) → an archive on disk.
+ *
+ * Streams: the source is read in batches, cut into chunks of `chunk_rows`,
+ * each chunk's column blocks are encoded in the Worker pool with a bounded
+ * number of chunks in flight, and chunks are written in row order. Memory stays
+ * bounded by (threads × 2) chunks whatever the source size.
+ *
+ * `ops/` is the layer the map leaves implicit: the operations users call, which
+ * join `io/` (sources, outputs) and `format/` (archives). `mod.ts` re-exports it.
+ *
+ * @module
+ */
+import type * as arrow from "apache-arrow";
+import { chooseCodec } from "../codecs/auto.ts";
+import { CODEC_IDS } from "../codecs/registry.ts";
+import { predictBlock } from "../format/block.ts";
+import { encodeChunk } from "../format/chunk.ts";
+import type { Batch, Column, ColumnType, Schema } from "../format/column.ts";
+import { cellValue, concatBatches, sliceBatch } from "../format/column.ts";
+import { DEFAULT_CHUNK_ROWS, VERSION_MAJOR, VERSION_MINOR } from "../format/constants.ts";
+import type { ArchiveHeader, ColumnPlan } from "../format/header.ts";
+import { schemaToJson } from "../format/header.ts";
+import { planColumns } from "../format/plan.ts";
+import { BlockPool, defaultThreads } from "../format/pool.ts";
+import type { FormatWarning, Quantization } from "../format/predictors/predictor.ts";
+import { QUANTIZATIONS } from "../format/predictors/predictor.ts";
+import { ArchiveWriter } from "../format/writer.ts";
+import { IoError } from "../io/errors.ts";
+import { openSource } from "../io/source.ts";
+import type { SourceFormat } from "../io/types.ts";
+import { tableToBatches } from "../io/arrow_table.ts";
+import { codecById } from "../codecs/registry.ts";
+import { type CodecChoiceName, OpsError } from "./errors.ts";
+
+/** Rows `auto` samples to choose a codec. */
+export const AUTO_SAMPLE_ROWS = 1000;
+
+/** Progress of a running freeze. */
+export interface FreezeProgress {
+  rows: number;
+  /** Raw (predicted, uncompressed) bytes encoded so far. */
+  raw_bytes: number;
+  /** Archive bytes written so far. */
+  archive_bytes: number;
+  /** Input size when known (file sources). */
+  input_bytes: number | null;
+  seconds: number;
+}
+
+/** Options of `freeze`. */
+export interface FreezeOptions {
+  /** `zstd` (default), `lzma2`, `zpaq`, or `auto` (samples 1,000 rows). */
+  codec?: CodecChoiceName;
+  /** Rows per chunk (default 50,000). */
+  chunkRows?: number;
+  /** Worker threads encoding blocks (default: one per core; 0 encodes on the calling thread). */
+  threads?: number;
+  /** Float quantization: one level for every float column, or per column. Lossless by default. */
+  quantization?: Quantization | Record<string, Quantization>;
+  /** Primary-key column: recorded in the header; duplicates and nulls are refused. */
+  primaryKey?: string;
+  /** Source format, instead of guessing from the extension. */
+  format?: SourceFormat;
+  /** Forced column types by name. */
+  types?: Record<string, ColumnType>;
+  /** Free-form metadata stored in the header. */
+  metadata?: Record<string, string>;
+  /** Try conditioning columns on others (default true). */
+  conditioning?: boolean;
+  /** Called after each chunk is written. */
+  onProgress?: (progress: FreezeProgress) => void;
+  /** Called with each predictor warning (e.g. non-monotonic timestamps). */
+  onWarning?: (warning: FormatWarning) => void;
+}
+
+/** What `freeze` did. */
+export interface FreezeSummary {
+  path: string;
+  rows: number;
+  chunks: number;
+  columns: number;
+  codec: string;
+  auto_reason: string | null;
+  input_bytes: number | null;
+  archive_bytes: number;
+  /** input_bytes / archive_bytes, when the input size is known. */
+  ratio: number | null;
+  seconds: number;
+  payload_sha256: string;
+  /** Columns forced to string because a value beyond the sample did not fit. */
+  widened_columns: string[];
+  warnings: FormatWarning[];
+}
+
+/** What `freeze` accepts as a source. */
+export type FreezeSource = string | arrow.Table | { schema: Schema; batches: AsyncIterable<Batch> | Iterable<Batch> };
+
+/**
+ * Freezes a source into an archive.
+ *
+ * @param source A file path (`.csv`, `.jsonl`, `.parquet`, `.arrow`), an Arrow table, or `{schema, batches}`.
+ * @param archive Destination path; written to a temp file and renamed when complete.
+ * @param options Codec, chunk size, threads, quantization, primary key, callbacks.
+ * @returns A summary (rows, bytes, ratio, seconds, payload hash).
+ * @throws {OpsError} BAD_OPTION for bad options; {FormatError}, {IoError}, {CodecError} from the layers below.
+ */
+export async function freeze(source: FreezeSource, archive: string, options: FreezeOptions = {}): Promise<FreezeSummary> {
+  const codecName = options.codec ?? "zstd";
+  if (codecName !== "auto" && !CODEC_IDS.includes(codecName)) {
+    throw new OpsError("BAD_OPTION", `Unknown codec "${codecName}": use ${[...CODEC_IDS, "auto"].join(", ")}`);
+  }
+  const chunkRows = options.chunkRows ?? DEFAULT_CHUNK_ROWS;
+  if (!Number.isSafeInteger(chunkRows) || chunkRows < 1) {
+    throw new OpsError("BAD_OPTION", `Chunk rows must be a positive integer, got ${chunkRows}`);
+  }
+  const threads = options.threads ?? defaultThreads();
+  if (!Number.isSafeInteger(threads) || threads < 0) {
+    throw new OpsError("BAD_OPTION", `Threads must be a non-negative integer, got ${threads}`);
+  }
+  const types = { ...options.types };
+  const widened: string[] = [];
+  // A value beyond the type-inference sample that does not fit its column makes
+  // the reader throw SCHEMA_MISMATCH naming the column: freeze again with that
+  // column read as text (the safe fallback), never with a wrong value.
+  for (;;) {
+    try {
+      const summary = await freezeOnce(source, archive, { ...options, codec: codecName, chunkRows, threads, types });
+      return { ...summary, widened_columns: widened };
+    } catch (err) {
+      if (
+        typeof source === "string" && err instanceof IoError && err.code === "SCHEMA_MISMATCH" && err.column &&
+        types[err.column] !== "string"
+      ) {
+        types[err.column] = "string";
+        widened.push(err.column);
+        continue;
+      }
+      throw err;
+    }
+  }
+}
+
+interface OpenedSource {
+  schema: Schema;
+  batches: AsyncIterable<Batch> | Iterable<Batch>;
+  bytes: number | null;
+  close(): Promise<void>;
+}
+
+async function openAny(source: FreezeSource, options: FreezeOptions): Promise<OpenedSource> {
+  if (typeof source === "string") {
+    const opened = await openSource(source, {
+      format: options.format,
+      types: options.types,
+      batchRows: Math.min(options.chunkRows ?? DEFAULT_CHUNK_ROWS, 65536),
+    });
+    return { schema: opened.schema, batches: opened.batches(), bytes: opened.bytes, close: () => opened.close() };
+  }
+  if ("batches" in source && "schema" in source && !("numRows" in source)) {
+    return { schema: source.schema, batches: source.batches, bytes: null, close: () => Promise.resolve() };
+  }
+  const { schema, batches } = tableToBatches(source as arrow.Table);
+  return { schema, batches, bytes: null, close: () => Promise.resolve() };
+}
+
+async function freezeOnce(
+  source: FreezeSource,
+  archive: string,
+  options: FreezeOptions & { codec: CodecChoiceName; chunkRows: number; threads: number },
+): Promise<Omit<FreezeSummary, "widened_columns">> {
+  const started = performance.now();
+  const opened = await openAny(source, options);
+  const { schema } = opened;
+  const quantization = quantizationByColumn(schema, options.quantization);
+  if (options.primaryKey !== undefined && !schema.some((f) => f.name === options.primaryKey)) {
+    await opened.close();
+    throw new OpsError(
+      "BAD_OPTION",
+      `Primary key "${options.primaryKey}" is not a column: the source has ${schema.map((f) => f.name).join(", ")}`,
+    );
+  }
+  const warnings: FormatWarning[] = [];
+  const warn = (w: FormatWarning) => {
+    warnings.push(w);
+    options.onWarning?.(w);
+  };
+  const pool = options.threads > 0 ? new BlockPool(options.threads) : undefined;
+  let writer: ArchiveWriter | undefined;
+  const keys = options.primaryKey === undefined ? null : new PrimaryKeyCheck(schema, options.primaryKey);
+  try {
+    let plans: Record<string, ColumnPlan> | undefined;
+    let codec = options.codec === "auto" ? "zstd" : options.codec;
+    let autoReason: string | null = null;
+    const inflight: Promise<Awaited<ReturnType<typeof encodeChunk>>>[] = [];
+    const window = Math.max(2, (pool?.threads ?? 1) * 2);
+    let raw = 0;
+    let rowsSeen = 0;
+    const progress = () =>
+      options.onProgress?.({
+        rows: writer?.rows ?? 0,
+        raw_bytes: raw,
+        archive_bytes: 0,
+        input_bytes: opened.bytes,
+        seconds: (performance.now() - started) / 1000,
+      });
+    const drainOne = async () => {
+      const chunk = await inflight.shift()!;
+      raw += chunk.blocks.reduce((n, b) => n + b.raw_length, 0);
+      await writer!.writeChunk(chunk);
+      progress();
+    };
+    const start = async (first: Batch) => {
+      plans = planColumns(first, { quantization, conditioning: options.conditioning });
+      if (options.codec === "auto") {
+        const choice = await autoCodec(first, plans);
+        codec = choice.codec;
+        autoReason = choice.reason;
+      }
+      codecById(codec); // fails early (e.g. zpaq binary) before any work
+      writer = await ArchiveWriter.create(archive, header(schema, codec, autoReason, plans, options));
+    };
+    for await (const batch of rechunk(schema, opened.batches, options.chunkRows)) {
+      if (!writer) await start(batch);
+      keys?.add(batch, rowsSeen);
+      rowsSeen += batch.length;
+      const pending = encodeChunk(batch, { plans: plans!, codec, encoder: pool, warn });
+      pending.catch(() => {}); // awaited in order below; this only marks it handled
+      inflight.push(pending);
+      if (inflight.length >= window) await drainOne();
+    }
+    if (!writer) await start({ schema, columns: [], length: 0 });
+    while (inflight.length > 0) await drainOne();
+    const written = await writer!.finish();
+    const seconds = (performance.now() - started) / 1000;
+    return {
+      path: archive,
+      rows: written.rows,
+      chunks: written.chunks,
+      columns: schema.length,
+      codec,
+      auto_reason: autoReason,
+      input_bytes: opened.bytes,
+      archive_bytes: written.bytes,
+      ratio: opened.bytes === null ? null : opened.bytes / written.bytes,
+      seconds,
+      payload_sha256: written.payload_sha256,
+      warnings,
+    };
+  } catch (err) {
+    await writer?.abort();
+    throw err;
+  } finally {
+    pool?.close();
+    await opened.close();
+  }
+}
+
+/** Builds the header of a new archive. Exported for the cluster master, which must write the same. */
+export function header(
+  schema: Schema,
+  codec: string,
+  autoReason: string | null,
+  plans: Record<string, ColumnPlan>,
+  options: { chunkRows: number; primaryKey?: string; metadata?: Record<string, string> },
+): ArchiveHeader {
+  return {
+    format: "permafrost",
+    version: `${VERSION_MAJOR}.${VERSION_MINOR}`,
+    schema: schemaToJson(schema),
+    codec,
+    auto_reason: autoReason,
+    chunk_rows: options.chunkRows,
+    columns: plans,
+    lossy_columns: schema.filter((f) => f.type === "float64" && plans[f.name]!.quantization !== "QUANT_NONE")
+      .map((f) => f.name),
+    primary_key: options.primaryKey ?? null,
+    partition: null,
+    encryption: null,
+    metadata: options.metadata ?? {},
+  };
+}
+
+/**
+ * Chooses a codec from the first `AUTO_SAMPLE_ROWS` rows, predicted as they will be stored.
+ *
+ * @param first The first chunk.
+ * @param plans The plan chosen for it.
+ * @returns Codec id and the reason.
+ */
+export async function autoCodec(first: Batch, plans: Record<string, ColumnPlan>): Promise<{ codec: string; reason: string }> {
+  const sample = sliceBatch(first, 0, AUTO_SAMPLE_ROWS);
+  if (sample.length === 0) return { codec: "zstd", reason: "zstd: empty source, nothing to compare" };
+  const blocks = sample.schema.map((field, i) => {
+    const plan = plans[field.name]!;
+    const deps = plan.deps.map((d) => sample.columns[sample.schema.findIndex((f) => f.name === d)]!);
+    return predictBlock(sample.columns[i]!, { field, plan, deps }).bytes;
+  });
+  const choice = await chooseCodec(blocks, undefined, { rows: sample.length });
+  return { codec: choice.codec.id, reason: choice.reason };
+}
+
+/** Re-cuts a stream of batches into batches of exactly `rows` rows (the last may be shorter). */
+export async function* rechunk(
+  schema: Schema,
+  batches: AsyncIterable<Batch> | Iterable<Batch>,
+  rows: number,
+): AsyncGenerator<Batch> {
+  let parts: Batch[] = [];
+  let have = 0;
+  for await (const batch of batches) {
+    let at = 0;
+    while (at < batch.length) {
+      const take = Math.min(rows - have, batch.length - at);
+      parts.push(at === 0 && take === batch.length ? batch : sliceBatch(batch, at, at + take));
+      have += take;
+      at += take;
+      if (have === rows) {
+        yield concatBatches(schema, parts);
+        parts = [];
+        have = 0;
+      }
+    }
+  }
+  if (have > 0) yield concatBatches(schema, parts);
+}
+
+function quantizationByColumn(
+  schema: Schema,
+  q: FreezeOptions["quantization"],
+): Record<string, Quantization> {
+  const out: Record<string, Quantization> = {};
+  if (q === undefined) return out;
+  if (typeof q === "string") {
+    if (!QUANTIZATIONS.includes(q)) {
+      throw new OpsError("BAD_OPTION", `Unknown quantization "${q}": use ${QUANTIZATIONS.join(", ")}`);
+    }
+    for (const f of schema) if (f.type === "float64") out[f.name] = q;
+    return out;
+  }
+  for (const [name, level] of Object.entries(q)) {
+    const field = schema.find((f) => f.name === name);
+    if (!field) throw new OpsError("BAD_OPTION", `Cannot quantize "${name}": no such column`);
+    if (field.type !== "float64" && level !== "QUANT_NONE") {
+      throw new OpsError("BAD_OPTION", `Cannot quantize "${name}": it is ${field.type}, only float64 columns quantize`);
+    }
+    if (!QUANTIZATIONS.includes(level)) {
+      throw new OpsError("BAD_OPTION", `Unknown quantization "${level}": use ${QUANTIZATIONS.join(", ")}`);
+    }
+    out[name] = level;
+  }
+  return out;
+}
+
+/** Refuses null and duplicate primary keys, naming the first offender. */
+class PrimaryKeyCheck {
+  #index: number;
+  #name: string;
+  #seen = new Set<unknown>();
+
+  constructor(schema: Schema, name: string) {
+    this.#index = schema.findIndex((f) => f.name === name);
+    this.#name = name;
+  }
+
+  add(batch: Batch, firstRow: number): void {
+    const column = batch.columns[this.#index] as Column;
+    for (let i = 0; i < batch.length; i++) {
+      const v = cellValue(column, i);
+      if (v === null) {
+        throw new OpsError("PRIMARY_KEY", `Primary key "${this.#name}" is null at row ${firstRow + i}`);
+      }
+      if (this.#seen.has(v)) {
+        throw new OpsError(
+          "PRIMARY_KEY",
+          `Primary key "${this.#name}" repeats value ${JSON.stringify(String(v))} at row ${firstRow + i}`,
+        );
+      }
+      this.#seen.add(v);
+    }
+  }
+}

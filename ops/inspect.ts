@@ -1,0 +1,221 @@
+/**
+ * `audit`, `verify` and `peek`: looking at an archive without thawing it.
+ * `audit` and `peek`'s schema read header and footer only; `verify` reads every
+ * byte and checks every hash; `peek` decodes only the chunks its rows need.
+ *
+ * @module
+ */
+import type { Field } from "../format/column.ts";
+import { cellValue } from "../format/column.ts";
+import type { ColumnStats } from "../format/header.ts";
+import { ArchiveReader, type ArchiveIndex, readArchiveIndex, type VerifyReport } from "../format/reader.ts";
+import { mergeStats } from "../format/stats.ts";
+
+/** One column in an audit report. */
+export interface AuditColumn {
+  name: string;
+  type: Field["type"];
+  nullable: boolean;
+  unit?: string;
+  timezone?: string;
+  /** Predictors used by its blocks, with how many blocks each. */
+  predictors: Record<string, number>;
+  /** Columns it is conditioned on. */
+  depends_on: string[];
+  quantization: string;
+  stored_bytes: number;
+  raw_bytes: number;
+  min: ColumnStats["min"];
+  max: ColumnStats["max"];
+  null_count: number;
+}
+
+/** The JSON `audit` prints. */
+export interface AuditReport {
+  path: string;
+  format_version: string;
+  file_bytes: number;
+  rows: number;
+  chunk_count: number;
+  chunk_rows: number;
+  codec: string;
+  auto_reason: string | null;
+  header_sha256: string;
+  payload_sha256: string;
+  payload_bytes: number;
+  raw_bytes: number;
+  lossy_columns: string[];
+  primary_key: string | null;
+  partition: Record<string, string> | null;
+  encrypted: boolean;
+  edek_size: number | null;
+  metadata: Record<string, string>;
+  columns: AuditColumn[];
+  chunks: { index: number; row_start: number; row_end: number; offset: number; length: number; sha256: string }[];
+}
+
+/**
+ * Describes an archive from its header and footer (no payload is read or decompressed).
+ *
+ * @param path Archive path.
+ * @returns The audit report.
+ * @throws {FormatError} When the header or footer is unreadable.
+ */
+export async function audit(path: string): Promise<AuditReport> {
+  return auditIndex(await readArchiveIndex(path));
+}
+
+/**
+ * Builds an audit report from an archive index already read.
+ *
+ * @param index The index.
+ * @returns The audit report.
+ */
+export function auditIndex(index: ArchiveIndex): AuditReport {
+  const { header, footer, schema } = index;
+  const columns = schema.map((f, i): AuditColumn => {
+    const predictors: Record<string, number> = {};
+    let stored = 0;
+    let raw = 0;
+    for (const c of footer.chunks) {
+      const b = c.blocks[i]!;
+      predictors[b.predictor] = (predictors[b.predictor] ?? 0) + 1;
+      stored += b.length;
+      raw += b.raw_length;
+    }
+    const stats = mergeStats(f.type, footer.chunks.map((c) => c.stats[i]!));
+    const plan = header.columns[f.name]!;
+    return {
+      name: f.name,
+      type: f.type,
+      nullable: f.nullable,
+      ...(f.unit ? { unit: f.unit } : {}),
+      ...(f.timezone ? { timezone: f.timezone } : {}),
+      predictors,
+      depends_on: plan.deps,
+      quantization: plan.quantization,
+      stored_bytes: stored,
+      raw_bytes: raw,
+      ...stats,
+    };
+  });
+  const edek = header.encryption?.edek ?? null;
+  return {
+    path: index.path,
+    format_version: index.version,
+    file_bytes: index.file_bytes,
+    rows: footer.rows,
+    chunk_count: footer.chunks.length,
+    chunk_rows: header.chunk_rows,
+    codec: header.codec,
+    auto_reason: header.auto_reason,
+    header_sha256: index.header_sha256,
+    payload_sha256: footer.payload_sha256,
+    payload_bytes: footer.payload_length,
+    raw_bytes: footer.raw_bytes,
+    lossy_columns: header.lossy_columns,
+    primary_key: header.primary_key,
+    partition: header.partition,
+    encrypted: header.encryption !== null,
+    edek_size: edek === null ? null : Math.floor(edek.length * 3 / 4) - (edek.endsWith("==") ? 2 : edek.endsWith("=") ? 1 : 0),
+    metadata: header.metadata,
+    columns,
+    chunks: footer.chunks.map((c, i) => ({
+      index: i,
+      row_start: c.row_start,
+      row_end: c.row_end,
+      offset: c.offset,
+      length: c.length,
+      sha256: c.sha256,
+    })),
+  };
+}
+
+/**
+ * Checks the header, the payload and every chunk against their SHA-256.
+ *
+ * @param path Archive path.
+ * @param options `onProgress` with bytes checked and the payload size.
+ * @returns The report; `ok` is false and `first_bad_chunk` set when a chunk is damaged.
+ * @throws {FormatError} When the header or footer itself is damaged (nothing to check against).
+ */
+export async function verify(
+  path: string,
+  options: { onProgress?: (checked: number, total: number) => void } = {},
+): Promise<VerifyReport> {
+  const reader = await ArchiveReader.open(path);
+  try {
+    const total = reader.index.footer.payload_length;
+    return await reader.verify((n) => options.onProgress?.(n, total));
+  } finally {
+    reader.close();
+  }
+}
+
+/** What `peek` returns. */
+export interface PeekResult {
+  columns: string[];
+  types: string[];
+  rows: (string | number | boolean | null)[][];
+  total_rows: number;
+}
+
+/**
+ * Reads the first rows of an archive (only the chunks they lie in).
+ *
+ * @param path Archive path.
+ * @param options `rows` (default 10), `columns`.
+ * @returns Column names, types and rows as JSON-safe cells (int64 beyond 2^53 as strings).
+ */
+export async function peek(path: string, options: { rows?: number; columns?: string[] } = {}): Promise<PeekResult> {
+  const reader = await ArchiveReader.open(path);
+  try {
+    const want = options.rows ?? 10;
+    const out: PeekResult = { columns: [], types: [], rows: [], total_rows: reader.index.footer.rows };
+    const fields = options.columns
+      ? options.columns.map((n) => reader.index.schema.find((f) => f.name === n)).filter((f) => f !== undefined)
+      : reader.index.schema;
+    out.columns = fields.map((f) => f.name);
+    out.types = fields.map((f) => f.type);
+    for await (const batch of reader.read({ rows: { start: 0, end: want }, columns: options.columns })) {
+      for (let r = 0; r < batch.length; r++) {
+        out.rows.push(batch.columns.map((c, i) => displayCell(cellValue(c, r), batch.schema[i]!)));
+      }
+    }
+    return out;
+  } finally {
+    reader.close();
+  }
+}
+
+/** A cell as JSON-safe display value: timestamps and dates as ISO text, big ints as strings. */
+export function displayCell(v: bigint | number | boolean | string | null, field: Field): string | number | boolean | null {
+  if (v === null) return null;
+  if (typeof v === "bigint") {
+    if (field.type === "date") return new Date(Number(v) * 86_400_000).toISOString().slice(0, 10);
+    if (field.type === "timestamp") {
+      const perMs = { s: 1e-3, ms: 1, us: 1e3, ns: 1e6 }[field.unit ?? "us"];
+      const ms = Number(v) / perMs;
+      if (Number.isFinite(ms) && Math.abs(ms) < 8.64e15) {
+        return new Date(Math.floor(ms)).toISOString().replace(".000Z", "Z");
+      }
+      return String(v);
+    }
+    return Number.isSafeInteger(Number(v)) ? Number(v) : String(v);
+  }
+  if (typeof v === "number" && !Number.isFinite(v)) return String(v);
+  return v;
+}
+
+/**
+ * Formats peeked rows as an aligned text table.
+ *
+ * @param result What `peek` returned.
+ * @returns Lines of text.
+ */
+export function formatTable(result: PeekResult): string {
+  const cells = [result.columns, ...result.rows.map((r) => r.map((c) => (c === null ? "null" : String(c))))];
+  const widths = result.columns.map((_, i) => Math.max(...cells.map((r) => String(r[i]).length)));
+  const line = (r: readonly unknown[]) => r.map((c, i) => String(c).padEnd(widths[i]!)).join("  ").trimEnd();
+  return [line(cells[0]!), widths.map((w) => "-".repeat(w)).join("  "), ...cells.slice(1).map(line)].join("\n");
+}
