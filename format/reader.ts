@@ -186,9 +186,18 @@ export class ArchiveReader {
     }
   }
 
+  #lock: Promise<unknown> = Promise.resolve();
+
+  /** Reads a byte range; serialized, because seek + read share the file's cursor. */
+  #readAt(offset: number, length: number): Promise<Uint8Array> {
+    const next = this.#lock.then(() => readExact(this.#file, this.index.path, offset, length));
+    this.#lock = next.catch(() => {});
+    return next;
+  }
+
   async #decodeBlock(c: number, chunk: ChunkEntry, i: number, field: Field, deps: Column[]): Promise<Column> {
     const block = chunk.blocks[i]!;
-    const stored = await readExact(this.#file, this.index.path, block.offset, block.length);
+    const stored = await this.#readAt(block.offset, block.length);
     this.#bytesRead += block.length;
     if (sha256Hex(stored) !== block.sha256) {
       throw new FormatError(
@@ -223,7 +232,7 @@ export class ArchiveReader {
     let bytes = 0;
     for (let c = 0; c < footer.chunks.length; c++) {
       const chunk = footer.chunks[c]!;
-      const stored = await readExact(this.#file, path, chunk.offset, chunk.length);
+      const stored = await this.#readAt(chunk.offset, chunk.length);
       payload.update(stored);
       bytes += stored.length;
       onProgress?.(bytes);
@@ -265,7 +274,7 @@ export class ArchiveReader {
   async readChunkBytes(c: number): Promise<Uint8Array> {
     const chunk = this.index.footer.chunks[c];
     if (!chunk) throw new FormatError("BAD_ARGUMENT", `Cannot read chunk ${c}: the archive has ${this.index.footer.chunks.length}`);
-    const stored = await readExact(this.#file, this.index.path, chunk.offset, chunk.length);
+    const stored = await this.#readAt(chunk.offset, chunk.length);
     if (sha256Hex(stored) !== chunk.sha256) {
       throw new FormatError("HASH_MISMATCH", `Chunk ${c} does not match its SHA-256`, { chunk: c, path: this.index.path });
     }

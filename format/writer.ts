@@ -63,7 +63,7 @@ export class ArchiveWriter {
     this.#file = file;
     this.#path = path;
     this.#temp = temp;
-    this.#offset = headerSize;
+    this.#offset = 0;
     this.#payloadOffset = headerSize;
     this.#headerSha = headerSha;
     this.#columns = columns;

@@ -354,7 +354,11 @@ export function writeVarint(out: Uint8Array, at: number, v: number): number {
  * @param words Unsigned values to store as byte planes.
  * @returns The block.
  */
-export function planesBlock(count: number, header: readonly bigint[], words: Uint32Array): Uint8Array {
+export function planesBlock(
+  count: number,
+  header: readonly bigint[],
+  words: Uint32Array,
+): Uint8Array {
   const width = planeWidth(words);
   const out = new Uint8Array(varintSize(count) + 8 * header.length + planesSize(words, width));
   let at = writeVarint(out, 0, count);

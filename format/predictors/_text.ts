@@ -42,7 +42,9 @@ export function utf8Length(s: string): number {
     if (c < 0x80) continue;
     if (c < 0x800) {
       n += 1;
-    } else if ((c & 0xfc00) === 0xd800 && i + 1 < len && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+    } else if (
+      (c & 0xfc00) === 0xd800 && i + 1 < len && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00
+    ) {
       n += 2; // a surrogate pair: 2 units, 4 bytes
       i++;
     } else {

@@ -82,7 +82,8 @@ function encode(column: Column, context: EncodeContext): Uint8Array {
   if (decrease >= 0) {
     context.warn({
       code: "NON_MONOTONIC_TIMESTAMPS",
-      message: `Timestamps of column '${context.field.name}' go backwards at row ${decrease} of the block; ${ID} still stores them exactly`,
+      message:
+        `Timestamps of column '${context.field.name}' go backwards at row ${decrease} of the block; ${ID} still stores them exactly`,
       column: context.field.name,
     });
   }

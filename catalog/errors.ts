@@ -1,0 +1,51 @@
+/**
+ * `CatalogError`: every failure of the catalog (`Catalog` and its server).
+ *
+ * Codes, with the HTTP status the server answers (see `app.ts`):
+ * - `NOT_FOUND` (404): no dataset (or version) of that name.
+ * - `CONFLICT` (409): the name and version are registered with other content.
+ * - `INVALID_ARGUMENT` (400): a bad name, version, storage class, path or option.
+ * - `PATH_OUTSIDE_ROOT` (403): a path outside the catalog's configured root.
+ * - `ARCHIVE_UNREADABLE` (422): the file is missing or not a readable archive;
+ *   `cause` holds the `FormatError`.
+ * - `SQL_REFUSED` (400): a `/sql` query the sandbox does not run (not one SELECT,
+ *   a table function, a table outside the catalog, ...).
+ * - `SQL_FAILED` (400): DuckDB rejected the query (syntax, binder, runtime error).
+ * - `SQL_TIMEOUT` (408): the query ran past the time limit and was interrupted.
+ * - `DB_LOCKED` (409 when it reaches HTTP): another process or `Catalog` owns the database file.
+ * - `DB_FAILED` (500): the database could not be opened or written.
+ * - `THAW_UNAVAILABLE` (501): `thaw` was called on a catalog built without a thaw function.
+ * - `CLOSED` (503): the catalog was closed.
+ *
+ * @module
+ */
+import { PermafrostError } from "../internal/errors.ts";
+
+/** Closed list of catalog error codes. Never rename or reuse one. */
+export type CatalogErrorCode =
+  | "NOT_FOUND"
+  | "CONFLICT"
+  | "INVALID_ARGUMENT"
+  | "PATH_OUTSIDE_ROOT"
+  | "ARCHIVE_UNREADABLE"
+  | "SQL_REFUSED"
+  | "SQL_FAILED"
+  | "SQL_TIMEOUT"
+  | "DB_LOCKED"
+  | "DB_FAILED"
+  | "THAW_UNAVAILABLE"
+  | "CLOSED";
+
+/**
+ * A catalog failure.
+ *
+ * @example Check the code of a catalog error
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { CatalogError } from "./errors.ts";
+ * assert.equal(new CatalogError("NOT_FOUND", "No dataset named 'x'").code, "NOT_FOUND");
+ * ```
+ */
+export class CatalogError extends PermafrostError<CatalogErrorCode> {
+  override name = "CatalogError";
+}

@@ -1,0 +1,97 @@
+/**
+ * The predictor registry: every predictor an archive may name, by id.
+ *
+ * A predictor is registered by one import and one entry in `PREDICTORS`,
+ * nothing else: no self-registration on import, no mutable global. The list
+ * is frozen when the module loads, and its order is the order in which
+ * {@linkcode predictorsFor} offers candidates to the writer's per-block trial.
+ * An id that is not here is a `FormatError` `UNKNOWN_PREDICTOR` naming the
+ * known ones.
+ *
+ * Implements FORMAT.md §4 (predictors).
+ *
+ * @module
+ */
+import type { Field } from "../column.ts";
+import { FormatError } from "../errors.ts";
+import { boolBits } from "./bool_bits.ts";
+import { categoryU8 } from "./category_u8.ts";
+import { deltaZigzag } from "./delta_zigzag.ts";
+import { float64Planes } from "./float64_planes.ts";
+import { floatQuantHigh, floatQuantLow, floatQuantMedium } from "./float_quant.ts";
+import { frameZigzag } from "./frame_zigzag.ts";
+import { keyedRank } from "./keyed_rank.ts";
+import { lag1Zigzag } from "./lag1_zigzag.ts";
+import type { Predictor } from "./predictor.ts";
+import { rawText } from "./raw_text.ts";
+import { tsDeltaS } from "./ts_delta_s.ts";
+
+/** Every registered predictor, in trial order. Frozen. */
+export const PREDICTORS: readonly Predictor[] = Object.freeze([
+  deltaZigzag,
+  lag1Zigzag,
+  frameZigzag,
+  tsDeltaS,
+  categoryU8,
+  rawText,
+  float64Planes,
+  floatQuantHigh,
+  floatQuantMedium,
+  floatQuantLow,
+  boolBits,
+  keyedRank,
+]);
+
+/** The ids of every registered predictor, in the order of {@linkcode PREDICTORS}. Frozen. */
+export const PREDICTOR_IDS: readonly string[] = Object.freeze(PREDICTORS.map((p) => p.id));
+
+const BY_ID: ReadonlyMap<string, Predictor> = new Map(PREDICTORS.map((p) => [p.id, p]));
+
+/**
+ * Looks a predictor up by the id an archive footer records.
+ *
+ * @param id A predictor id such as `delta_zigzag`.
+ * @returns The registered predictor.
+ * @throws {FormatError} `UNKNOWN_PREDICTOR` if no predictor has this id.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { predictorById } from "./registry.ts";
+ * assert.equal(predictorById("raw_text").id, "raw_text");
+ * assert.throws(() => predictorById("gorilla"), { code: "UNKNOWN_PREDICTOR" });
+ * ```
+ */
+export function predictorById(id: string): Predictor {
+  const predictor = BY_ID.get(id);
+  if (predictor === undefined) {
+    throw new FormatError(
+      "UNKNOWN_PREDICTOR",
+      `Cannot find predictor '${id}': known predictors are ${
+        PREDICTOR_IDS.map((known) => `'${known}'`).join(", ")
+      }`,
+    );
+  }
+  return predictor;
+}
+
+/**
+ * Returns the lossless, self-contained predictors that can encode a field, in
+ * registry order: the candidates of the writer's per-block trial. Quantizers
+ * (chosen by the column's quantization level, see `QUANTIZER_FOR`) and
+ * predictors that need dependency columns (chosen by the schema) are left out.
+ *
+ * @param field The column's field.
+ * @returns The candidates (a new array; may be empty).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { predictorsFor } from "./registry.ts";
+ * const ids = predictorsFor({ name: "s", type: "string", nullable: false }).map((p) => p.id);
+ * assert.deepEqual(ids, ["category_u8", "raw_text"]);
+ * ```
+ */
+export function predictorsFor(field: Field): Predictor[] {
+  return PREDICTORS.filter((p) => !p.lossy && !p.usesDeps && p.matches(field));
+}
