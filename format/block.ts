@@ -88,14 +88,19 @@ export function predictBlock(
   }
   let best: { predictor: Predictor; bytes: Uint8Array; size: number } | null = null;
   const candidates = predictorsFor(field);
+  // A warning is about the data (e.g. timestamps going backwards), so it is
+  // issued whichever predictor wins the trial — once per code.
+  const warned = new Set<string>();
+  const onWarning = (w: FormatWarning) => {
+    if (warned.has(w.code)) return;
+    warned.add(w.code);
+    warn(w);
+  };
   for (const predictor of candidates) {
-    // Warnings only from the predictor that is kept, so each is issued once.
-    const seen: FormatWarning[] = [];
-    const bytes = predictor.encode(values, { field, deps: [], warn: (w) => seen.push(w) });
+    const bytes = predictor.encode(values, { field, deps: [], warn: onWarning });
     if (!bytes) continue;
     const size = candidates.length === 1 ? 0 : trialSize(bytes);
     if (!best || size < best.size) best = { predictor, bytes, size };
-    if (best.predictor === predictor) for (const w of seen) warn(w);
   }
   if (!best) throw new Error(`No predictor encodes column "${field.name}" of type ${field.type}`);
   return { predictor: best.predictor, bytes: best.bytes };

@@ -20,14 +20,19 @@
  * NaN (payload included), ±Infinity, +0 and -0 are stored bit for bit.
  * {@linkcode maxQuantizationError} returns the bound for any value.
  *
- * Layout (FORMAT.md §4): `[varint n][planes p..7 of the rounded bit patterns]`
- * where `p = floor((52 - k) / 8)`: planes 2..7 (high), 3..7 (medium), 5..7 (low).
+ * Layout (FORMAT.md §4): `[varint n][planes p..7 of the rounded bit patterns]
+ * [varint e][e × (varint row, p bytes: planes 0..p-1 of that row)]`, where
+ * `p = floor((52 - k) / 8)`: planes 2..7 (high), 3..7 (medium), 5..7 (low).
+ * Rounding zeroes planes 0..p-1 of every value but a NaN, which keeps its
+ * payload: the `e` rows (in increasing order) whose skipped planes are not
+ * zero carry those bytes on the side, so the payload survives.
  *
  * Pure: no I/O, no globals.
  *
  * @module
  */
 import type { Column, Field, FloatColumn } from "../column.ts";
+import { FormatError } from "../errors.ts";
 import { checkDecodeField, expectColumn, openBlock } from "./_common.ts";
 import {
   floatsFromWords,
@@ -135,8 +140,12 @@ function quantizeInPlace(words: Uint32Array, drop: number): void {
 
 function makeQuantizer(id: string, quantization: Quantization): Predictor {
   const drop = 52 - QUANT_MANTISSA_BITS[quantization];
-  const planes = [Math.floor(drop / 8), 8] as const;
+  const skipped = Math.floor(drop / 8);
+  const planes = [skipped, 8] as const;
   const planeCount = planes[1] - planes[0];
+  // Bits of the skipped planes, in the low and high words.
+  const lowMask = skipped >= 4 ? 0xffffffff : 2 ** (8 * skipped) - 1;
+  const highMask = skipped > 4 ? 2 ** (8 * (skipped - 4)) - 1 : 0;
 
   function matches(field: Field): boolean {
     return field.type === "float64";
@@ -147,8 +156,22 @@ function makeQuantizer(id: string, quantization: Quantization): Predictor {
     const n = values.length;
     const words = wordsOf(values).slice();
     quantizeInPlace(words, drop);
-    const out = new Uint8Array(varintSize(n) + planeCount * n);
-    writePlaneRange(words, planes, out, writeVarint(out, 0, n));
+    // Rows whose skipped planes are not zero: NaNs with a low payload.
+    const exceptions: number[] = [];
+    for (let i = 0; i < n; i++) {
+      if (((words[2 * i]! & lowMask) | (words[2 * i + 1]! & highMask)) !== 0) exceptions.push(i);
+    }
+    let size = varintSize(n) + planeCount * n + varintSize(exceptions.length);
+    for (const row of exceptions) size += varintSize(row) + skipped;
+    const out = new Uint8Array(size);
+    let at = writePlaneRange(words, planes, out, writeVarint(out, 0, n));
+    at = writeVarint(out, at, exceptions.length);
+    for (const row of exceptions) {
+      at = writeVarint(out, at, row);
+      for (let p = 0; p < skipped; p++) {
+        out[at++] = words[2 * row + (p < 4 ? 0 : 1)]! >>> ((p & 3) * 8);
+      }
+    }
     return out;
   }
 
@@ -156,9 +179,35 @@ function makeQuantizer(id: string, quantization: Quantization): Predictor {
     checkDecodeField(id, context.field, matches(context.field));
     const reader = openBlock(id, bytes, length, context.field);
     const src = reader.bytes(planeCount * length, `${planeCount} byte planes`);
-    reader.end();
     const words = new Uint32Array(2 * length);
     readPlaneRange(src, planes, words);
+    const countAt = reader.offset;
+    const count = reader.varint("NaN payload count");
+    if (count > length) {
+      throw new FormatError(
+        "CORRUPT",
+        `Cannot decode ${id} block of column '${context.field.name}': expected at most ${length} NaN payloads, found ${count}`,
+        { column: context.field.name, offset: countAt },
+      );
+    }
+    let previous = -1;
+    for (let e = 0; e < count; e++) {
+      const rowAt = reader.offset;
+      const row = reader.varint("NaN payload row");
+      if (row <= previous || row >= length) {
+        throw new FormatError(
+          "CORRUPT",
+          `Cannot decode ${id} block of column '${context.field.name}': expected a NaN payload row from ${
+            previous + 1
+          } to ${length - 1}, found ${row}`,
+          { column: context.field.name, offset: rowAt },
+        );
+      }
+      previous = row;
+      const low = reader.bytes(skipped, "NaN payload");
+      for (let p = 0; p < skipped; p++) words[2 * row + (p < 4 ? 0 : 1)]! |= low[p]! << ((p & 3) * 8);
+    }
+    reader.end();
     return { type: "float64", values: floatsFromWords(words), validity: null };
   }
 
