@@ -8,14 +8,18 @@
  * @module
  */
 
-/** One column of a dataset, as the archive header's Arrow-schema JSON gives it. */
+/** One column of a dataset, as the archive's schema gives it. */
 export interface ColumnInfo {
   /** Column name. */
   name: string;
-  /** Arrow type name (`int`, `floatingpoint`, `utf8`, `bool`, `timestamp`, `date`). */
+  /** Logical type: `int64`, `float64`, `bool`, `timestamp`, `date`, `string`. */
   type: string;
   /** Whether the column may hold nulls. */
   nullable: boolean;
+  /** Tick unit of a timestamp (`s`, `ms`, `us`, `ns`). */
+  unit?: string;
+  /** Timezone of a timestamp, when the source had one. */
+  timezone?: string;
 }
 
 /** One registered version of a dataset (a row of the `datasets` table). */

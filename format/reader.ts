@@ -25,6 +25,7 @@ import {
   PREAMBLE_SIZE,
   TAIL_SIZE,
   VERSION_MAJOR,
+  VERSION_MINOR,
 } from "./constants.ts";
 import { FormatError } from "./errors.ts";
 import type { ArchiveFooter, ArchiveHeader, ChunkEntry } from "./header.ts";
@@ -324,6 +325,10 @@ async function readIndex(file: Deno.FsFile, path: string): Promise<ArchiveIndex>
   const minor = view.getUint8(9);
   if (major !== VERSION_MAJOR) {
     throw fail("UNSUPPORTED_VERSION", `format version ${major}.${minor} is not supported (this reader reads ${VERSION_MAJOR}.x)`, 8);
+  }
+  // Reserved preamble flags are zero up to this minor version; a later minor may use them.
+  if (minor <= VERSION_MINOR && view.getUint16(10, true) !== 0) {
+    throw fail("CORRUPT", `reserved preamble flags are 0x${view.getUint16(10, true).toString(16)}, expected 0`, 10);
   }
   // 3. Tail: a missing end magic means the file was cut short (or overwritten).
   const tail = await readExact(file, path, size - TAIL_SIZE, TAIL_SIZE);

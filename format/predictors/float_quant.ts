@@ -205,7 +205,9 @@ function makeQuantizer(id: string, quantization: Quantization): Predictor {
       }
       previous = row;
       const low = reader.bytes(skipped, "NaN payload");
-      for (let p = 0; p < skipped; p++) words[2 * row + (p < 4 ? 0 : 1)]! |= low[p]! << ((p & 3) * 8);
+      for (let p = 0; p < skipped; p++) {
+        words[2 * row + (p < 4 ? 0 : 1)]! |= low[p]! << ((p & 3) * 8);
+      }
     }
     reader.end();
     return { type: "float64", values: floatsFromWords(words), validity: null };

@@ -56,18 +56,56 @@ Deno.test("QUANTIZER_FOR maps each level to its lossy predictor", () => {
 });
 
 Deno.test("float quantizers keep NaN payloads, infinities and zeros bit for bit", () => {
-  const special = new Float64Array(
-    BigUint64Array.of(0x7ff8000000000001n, 0xfff0000000000123n).buffer,
+  const column = new Float64Array(
+    BigUint64Array.of(
+      0x0000000000000000n, // +0
+      0x8000000000000000n, // -0
+      0x7ff0000000000000n, // +Infinity
+      0xfff0000000000000n, // -Infinity
+      0x7ff8000000000000n, // NaN
+      0x7ff8000000000001n, // NaN, payload in plane 0
+      0xfff0000000000123n, // negative signalling NaN, payload in planes 0-1
+      0x7ff0000000000001n, // signalling NaN that would read as Infinity without its payload
+      0x7ff7ffffffffffffn, // every payload bit set
+    ).buffer,
   );
-  const values = [0, -0, Infinity, -Infinity, NaN, special[0]!, special[1]!];
   for (const [level] of LEVELS) {
-    const column = Float64Array.from(values);
-    column[5] = special[0]!;
-    column[6] = special[1]!;
     const out =
       roundTrip(QUANTIZER_FOR[level]!, { type: "float64", values: column, validity: null }).decoded;
     assert.deepEqual(floatBits(out.values as Float64Array), floatBits(column), level);
   }
+});
+
+Deno.test("float quantizers store low NaN payloads after the planes", () => {
+  const column = new Float64Array(BigUint64Array.of(0n, 0x7ff0000000000201n).buffer);
+  const { bytes } = encodeWith(floatQuantLow, { type: "float64", values: column, validity: null });
+  // [n=2][planes 5..7 × 2][e=1][row 1][planes 0..4 of row 1]
+  assert.deepEqual([...bytes!], [2, 0, 0, 0, 0xf0, 0, 0x7f, 1, 1, 0x01, 0x02, 0, 0, 0]);
+});
+
+Deno.test("float quantizers' decode() throws CORRUPT on bad NaN payload rows", () => {
+  const field = fieldOf("float64");
+  const head = [2, 0, 0, 0, 0xf0, 0, 0x7f];
+  const payload = [0x01, 0x02, 0, 0, 0];
+  assertFormatError(
+    () => floatQuantLow.decode(Uint8Array.of(...head, 1, 2, ...payload), 2, { field, deps: [] }),
+    "CORRUPT",
+    /row from 0 to 1, found 2/,
+  );
+  assertFormatError(
+    () =>
+      floatQuantLow.decode(Uint8Array.of(...head, 2, 1, ...payload, 1, ...payload), 2, {
+        field,
+        deps: [],
+      }),
+    "CORRUPT",
+    /row from 2 to 1, found 1/,
+  );
+  assertFormatError(
+    () => floatQuantLow.decode(Uint8Array.of(...head, 3), 2, { field, deps: [] }),
+    "CORRUPT",
+    /at most 2 NaN payloads, found 3/,
+  );
 });
 
 Deno.test("float quantizers stay within the documented error", () => {

@@ -1,0 +1,79 @@
+/**
+ * Tests of `registry.ts`: what is registered, and lookups that fail.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { FormatError } from "../errors.ts";
+import { fieldOf } from "./_test_utils.ts";
+import { QUANTIZER_FOR } from "./float_quant.ts";
+import { PREDICTOR_IDS, predictorById, PREDICTORS, predictorsFor } from "./registry.ts";
+
+/** Ids are written into archives: this list only ever grows, at the end. */
+const PINNED_IDS = [
+  "delta_zigzag",
+  "lag1_zigzag",
+  "frame_zigzag",
+  "ts_delta_s",
+  "category_u8",
+  "raw_text",
+  "float64_planes",
+  "float_quant_high",
+  "float_quant_medium",
+  "float_quant_low",
+  "bool_bits",
+  "keyed_rank",
+];
+
+Deno.test("PREDICTORS lists every predictor once, with its pinned id", () => {
+  assert.deepEqual(PREDICTORS.map((p) => p.id), PINNED_IDS);
+  assert.deepEqual(PREDICTOR_IDS, PINNED_IDS);
+  assert.equal(new Set(PREDICTORS).size, PREDICTORS.length);
+  assert.equal(new Set(PREDICTOR_IDS).size, PREDICTOR_IDS.length);
+  for (const id of PREDICTOR_IDS) assert.match(id, /^[a-z][a-z0-9_]*$/);
+});
+
+Deno.test("PREDICTORS is frozen, and so is each predictor", () => {
+  assert.ok(Object.isFrozen(PREDICTORS));
+  assert.ok(Object.isFrozen(PREDICTOR_IDS));
+  assert.throws(() => (PREDICTORS as unknown as unknown[]).push(PREDICTORS[0]), TypeError);
+  for (const p of PREDICTORS) assert.ok(Object.isFrozen(p), p.id);
+});
+
+Deno.test("PREDICTORS holds every quantizer of QUANTIZER_FOR", () => {
+  for (const q of Object.values(QUANTIZER_FOR)) {
+    if (q !== null) assert.ok(PREDICTORS.includes(q), q.id);
+  }
+});
+
+Deno.test("predictorById() returns each registered predictor", () => {
+  for (const p of PREDICTORS) assert.equal(predictorById(p.id), p);
+});
+
+Deno.test("predictorById() throws UNKNOWN_PREDICTOR naming the id and the known ones", () => {
+  assert.throws(() => predictorById("gorilla"), (err: unknown) => {
+    assert.ok(err instanceof FormatError);
+    assert.equal(err.code, "UNKNOWN_PREDICTOR");
+    assert.equal(
+      err.message,
+      `Cannot find predictor 'gorilla': known predictors are ${
+        PINNED_IDS.map((id) => `'${id}'`).join(", ")
+      }`,
+    );
+    return true;
+  });
+  for (const id of ["", "RAW_TEXT", "toString", "__proto__", "constructor"]) {
+    assert.throws(() => predictorById(id), { name: "FormatError", code: "UNKNOWN_PREDICTOR" });
+  }
+});
+
+Deno.test("predictorsFor() returns the lossless, self-contained candidates of each type", () => {
+  const ids = (type: Parameters<typeof fieldOf>[0]) =>
+    predictorsFor(fieldOf(type)).map((p) => p.id);
+  assert.deepEqual(ids("int64"), ["delta_zigzag", "lag1_zigzag", "frame_zigzag"]);
+  assert.deepEqual(ids("date"), ["delta_zigzag", "lag1_zigzag", "frame_zigzag"]);
+  assert.deepEqual(ids("timestamp"), ["delta_zigzag", "lag1_zigzag", "frame_zigzag", "ts_delta_s"]);
+  assert.deepEqual(ids("string"), ["category_u8", "raw_text"]);
+  assert.deepEqual(ids("float64"), ["float64_planes"]);
+  assert.deepEqual(ids("bool"), ["bool_bits"]);
+});
