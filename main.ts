@@ -43,7 +43,11 @@ function err(text: string): void {
 
 function positionals(args: string[], count: number, names: string): string[] {
   if (args.length !== count) {
-    throw new UsageError(`Expected ${names}, got ${args.length === 0 ? "nothing" : args.map((a) => `'${a}'`).join(" ")}`);
+    throw new UsageError(
+      `Expected ${names}, got ${
+        args.length === 0 ? "nothing" : args.map((a) => `'${a}'`).join(" ")
+      }`,
+    );
   }
   return args;
 }
@@ -64,7 +68,10 @@ async function cmdFreeze(argv: string[]): Promise<number> {
   const settingArgs = flagNames.flatMap((name) =>
     parsed.flags[name] === undefined ? [] : [`--${name}=${String(parsed.flags[name])}`]
   );
-  const config = loadConfig(FREEZE_SETTINGS, { args: settingArgs, env: processEnv(FREEZE_SETTINGS) });
+  const config = loadConfig(FREEZE_SETTINGS, {
+    args: settingArgs,
+    env: processEnv(FREEZE_SETTINGS),
+  });
   const bar = new ProgressBar("freeze");
   const summary = await freeze(source!, archive!, {
     codec: config.codec,
@@ -74,7 +81,12 @@ async function cmdFreeze(argv: string[]): Promise<number> {
     primaryKey: parsed.flags["primary-key"] as string | undefined,
     format: parsed.flags.format as "csv" | undefined,
     onProgress: (p) =>
-      bar.update(null, `${formatCount(p.rows)} rows  ${(p.raw_bytes / 1e6 / Math.max(p.seconds, 1e-3)).toFixed(1)} MB/s`),
+      bar.update(
+        null,
+        `${formatCount(p.rows)} rows  ${
+          (p.raw_bytes / 1e6 / Math.max(p.seconds, 1e-3)).toFixed(1)
+        } MB/s`,
+      ),
     onWarning: (w) => {
       bar.done();
       err(`warning: ${w.message}`);
@@ -86,11 +98,11 @@ async function cmdFreeze(argv: string[]): Promise<number> {
   }
   const ratio = summary.ratio === null ? "" : ` (${summary.ratio.toFixed(2)}x)`;
   err(
-    `froze ${formatCount(summary.rows)} rows: ${summary.input_bytes === null ? "?" : formatBytes(summary.input_bytes)} -> ${
-      formatBytes(summary.archive_bytes)
-    }${ratio} in ${summary.seconds.toFixed(2)} s, codec ${summary.codec}${
-      summary.auto_reason ? ` (${summary.auto_reason})` : ""
-    }`,
+    `froze ${formatCount(summary.rows)} rows: ${
+      summary.input_bytes === null ? "?" : formatBytes(summary.input_bytes)
+    } -> ${formatBytes(summary.archive_bytes)}${ratio} in ${
+      summary.seconds.toFixed(2)
+    } s, codec ${summary.codec}${summary.auto_reason ? ` (${summary.auto_reason})` : ""}`,
   );
   return 0;
 }
@@ -100,14 +112,16 @@ async function cmdThaw(argv: string[]): Promise<number> {
   const [archive, output] = positionals(parsed._, 2, "<archive> <output>");
   const summary = await thaw(archive!, output!, {
     rows: parsed.flags.rows === undefined ? undefined : parseRows(String(parsed.flags.rows)),
-    columns: parsed.flags.columns === undefined ? undefined : String(parsed.flags.columns).split(","),
+    columns: parsed.flags.columns === undefined
+      ? undefined
+      : String(parsed.flags.columns).split(","),
     format: parsed.flags.format as "csv" | undefined,
     delimiter: parsed.flags.delimiter as string | undefined,
   });
   err(
-    `thawed ${formatCount(summary.rows)} rows to ${summary.path} (${formatBytes(summary.output_bytes)}) in ${
-      summary.seconds.toFixed(2)
-    } s, ${summary.chunks_read} chunk(s) read`,
+    `thawed ${formatCount(summary.rows)} rows to ${summary.path} (${
+      formatBytes(summary.output_bytes)
+    }) in ${summary.seconds.toFixed(2)} s, ${summary.chunks_read} chunk(s) read`,
   );
   return 0;
 }
@@ -129,12 +143,20 @@ async function cmdVerify(argv: string[]): Promise<number> {
   bar.done();
   if (parsed.flags.json) out(JSON.stringify(report, null, 2));
   if (report.ok) {
-    err(`ok: ${archive}: header, payload and ${report.chunks} chunk hashes match (${formatBytes(report.bytes_checked)})`);
+    err(
+      `ok: ${archive}: header, payload and ${report.chunks} chunk hashes match (${
+        formatBytes(report.bytes_checked)
+      })`,
+    );
     return 0;
   }
   for (const e of report.errors) err(`error: ${e.message}`);
   err(
-    `FAILED: ${archive}: ${report.first_bad_chunk === null ? "payload hash mismatch" : `first bad chunk is ${report.first_bad_chunk}`}`,
+    `FAILED: ${archive}: ${
+      report.first_bad_chunk === null
+        ? "payload hash mismatch"
+        : `first bad chunk is ${report.first_bad_chunk}`
+    }`,
   );
   return 1;
 }
@@ -143,10 +165,14 @@ async function cmdPeek(argv: string[]): Promise<number> {
   const parsed = parseArgs(argv, { string: ["rows", "columns"], boolean: ["json"] });
   const [archive] = positionals(parsed._, 1, "<archive>");
   const rows = parsed.flags.rows === undefined ? 10 : Number(parsed.flags.rows);
-  if (!Number.isSafeInteger(rows) || rows < 0) throw new UsageError(`--rows must be a count, got '${parsed.flags.rows}'`);
+  if (!Number.isSafeInteger(rows) || rows < 0) {
+    throw new UsageError(`--rows must be a count, got '${parsed.flags.rows}'`);
+  }
   const result = await peek(archive!, {
     rows,
-    columns: parsed.flags.columns === undefined ? undefined : String(parsed.flags.columns).split(","),
+    columns: parsed.flags.columns === undefined
+      ? undefined
+      : String(parsed.flags.columns).split(","),
   });
   out(parsed.flags.json ? JSON.stringify(result) : formatTable(result));
   if (!parsed.flags.json) err(`(${result.rows.length} of ${formatCount(result.total_rows)} rows)`);
@@ -181,7 +207,10 @@ export async function run(args: string[]): Promise<number> {
   try {
     return await handler(rest);
   } catch (e) {
-    if (e instanceof UsageError || e instanceof ConfigError || (e instanceof OpsError && e.code === "BAD_OPTION")) {
+    if (
+      e instanceof UsageError || e instanceof ConfigError ||
+      (e instanceof OpsError && e.code === "BAD_OPTION")
+    ) {
       err(`error: ${e.message}\n(run 'permafrost help' for usage)`);
       return 2;
     }

@@ -51,9 +51,14 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
-async function run(cmd: string, args: string[], cwd?: string): Promise<{ ok: boolean; stderr: string }> {
+async function run(
+  cmd: string,
+  args: string[],
+  cwd?: string,
+): Promise<{ ok: boolean; stderr: string }> {
   try {
-    const out = await new Deno.Command(cmd, { args, cwd, stdout: "null", stderr: "piped" }).output();
+    const out = await new Deno.Command(cmd, { args, cwd, stdout: "null", stderr: "piped" })
+      .output();
     return { ok: out.success, stderr: new TextDecoder().decode(out.stderr) };
   } catch (e) {
     return { ok: false, stderr: String(e) };
@@ -102,7 +107,9 @@ async function anchor(csv: string, tool: "zstd" | "xz"): Promise<number | null> 
   const out = `${csv}.${tool === "zstd" ? "zst" : "xz"}`;
   if (!(await exists(out))) {
     say(`  anchor: ${tool} of ${csv} (cached after the first run)...`);
-    const args = tool === "zstd" ? ["-19", "-q", "-f", "-T1", "-o", out, csv] : ["-9e", "-k", "-f", "-T1", csv];
+    const args = tool === "zstd"
+      ? ["-19", "-q", "-f", "-T1", "-o", out, csv]
+      : ["-9e", "-k", "-f", "-T1", csv];
     const r = await run(tool, args);
     if (!r.ok) {
       say(`  ${tool} unavailable or failed: ${r.stderr.trim()}`);
@@ -149,20 +156,25 @@ async function main(): Promise<void> {
         say(`  freeze --codec ${codec}...`);
         const { value: s, seconds } = await timeIt(() => freeze(source, archive, { codec }));
         ours[codec] = s.archive_bytes;
-        const { seconds: thawSeconds } = await timeIt(() => thaw(archive, join(work, `${ds.name}.${codec}.csv`)));
+        const { seconds: thawSeconds } = await timeIt(() =>
+          thaw(archive, join(work, `${ds.name}.${codec}.csv`))
+        );
         await Deno.remove(join(work, `${ds.name}.${codec}.csv`));
         speedRows.push(
-          `| ${ds.name} | ${codec} | ${s.rows.toLocaleString("en-US")} | ${(csvBytes / 1e6 / seconds).toFixed(1)} | ${
-            (csvBytes / 1e6 / thawSeconds).toFixed(1)
-          } |`,
+          `| ${ds.name} | ${codec} | ${s.rows.toLocaleString("en-US")} | ${
+            (csvBytes / 1e6 / seconds).toFixed(1)
+          } | ${(csvBytes / 1e6 / thawSeconds).toFixed(1)} |`,
         );
       }
       const best = Math.min(...Object.values(ours).filter((v): v is number => v !== null));
-      const vs = (anchorBytes: number | null) => anchorBytes === null ? "n/a" : `${(anchorBytes / best).toFixed(2)}×`;
+      const vs = (anchorBytes: number | null) =>
+        anchorBytes === null ? "n/a" : `${(anchorBytes / best).toFixed(2)}×`;
       sizeRows.push(
-        `| ${ds.name} | ${mb(csvBytes)} | ${mb(shipped)} (${ds.file.split(".").pop()}) | ${mb(zst)} | ${mb(xz)} | ${
-          mb(ours.zstd ?? null)
-        } | ${mb(ours.lzma2 ?? null)} | ${mb(ours.zpaq ?? null)} | ${vs(shipped)} | ${vs(zst)} | ${vs(xz)} |`,
+        `| ${ds.name} | ${mb(csvBytes)} | ${mb(shipped)} (${ds.file.split(".").pop()}) | ${
+          mb(zst)
+        } | ${mb(xz)} | ${mb(ours.zstd ?? null)} | ${mb(ours.lzma2 ?? null)} | ${
+          mb(ours.zpaq ?? null)
+        } | ${vs(shipped)} | ${vs(zst)} | ${vs(xz)} |`,
       );
     }
 
@@ -174,17 +186,31 @@ async function main(): Promise<void> {
     const rows = (await audit(archive)).rows;
     const mid = Math.floor(rows / 2);
     const full = await timeIt(() => thaw(archive, join(work, "full.arrow")));
-    const slice = await timeIt(() => thaw(archive, join(work, "slice.arrow"), { rows: { start: mid, end: mid + 10 } }));
+    const slice = await timeIt(() =>
+      thaw(archive, join(work, "slice.arrow"), { rows: { start: mid, end: mid + 10 } })
+    );
     notes.push(
-      `- 10-row slice (rows ${mid}..${mid + 10}) of ${main.name} (zstd): ${slice.value.chunks_read} chunk(s) read, ` +
-        `${(slice.seconds * 1000).toFixed(1)} ms vs ${(full.seconds * 1000).toFixed(0)} ms for a full thaw to Arrow ` +
+      `- 10-row slice (rows ${mid}..${
+        mid + 10
+      }) of ${main.name} (zstd): ${slice.value.chunks_read} chunk(s) read, ` +
+        `${(slice.seconds * 1000).toFixed(1)} ms vs ${
+          (full.seconds * 1000).toFixed(0)
+        } ms for a full thaw to Arrow ` +
         `(**${(full.seconds / slice.seconds).toFixed(0)}× faster**).`,
     );
-    const t1 = await timeIt(() => freeze(source, join(work, "t1.pf"), { codec: "zstd", threads: 1 }));
-    const t2 = await timeIt(() => freeze(source, join(work, "t2.pf"), { codec: "zstd", threads: 2 }));
+    const t1 = await timeIt(() =>
+      freeze(source, join(work, "t1.pf"), { codec: "zstd", threads: 1 })
+    );
+    const t2 = await timeIt(() =>
+      freeze(source, join(work, "t2.pf"), { codec: "zstd", threads: 2 })
+    );
     notes.push(
-      `- Freeze of ${main.name} (zstd) with 1 encoder thread: ${t1.seconds.toFixed(1)} s; with 2: ${t2.seconds.toFixed(1)} s ` +
-        `(**${(t1.seconds / t2.seconds).toFixed(2)}×** on ${navigator.hardwareConcurrency} cores). ` +
+      `- Freeze of ${main.name} (zstd) with 1 encoder thread: ${t1.seconds.toFixed(1)} s; with 2: ${
+        t2.seconds.toFixed(1)
+      } s ` +
+        `(**${
+          (t1.seconds / t2.seconds).toFixed(2)
+        }×** on ${navigator.hardwareConcurrency} cores). ` +
         `Payload hashes equal: ${t1.value.payload_sha256 === t2.value.payload_sha256}.`,
     );
   } finally {
@@ -194,7 +220,9 @@ async function main(): Promise<void> {
   const md = [
     "# Benchmark results",
     "",
-    `Written by \`deno task bench\` on ${new Date().toISOString().slice(0, 10)} (vega-datasets ${VEGA_VERSION}, ` +
+    `Written by \`deno task bench\` on ${
+      new Date().toISOString().slice(0, 10)
+    } (vega-datasets ${VEGA_VERSION}, ` +
     `${navigator.hardwareConcurrency} cores, Deno ${Deno.version.deno}). Sizes in MB (10^6 bytes). ` +
     "Anchors: the file the package ships, and `zstd -19` / `xz -9e` of the same rows as CSV. " +
     "The last three columns are the anchor's size divided by our smallest archive (higher is better for us).",

@@ -25,6 +25,7 @@ import {
   DuckDBTypeId,
   type DuckDBValue,
   type DuckDBValueConverter,
+  type Json,
   JsonDuckDBValueConverter,
 } from "@duckdb/node-api";
 import { realpathSync } from "node:fs";
@@ -241,5 +242,5 @@ export const toJsonValue: DuckDBValueConverter<unknown> = function toJsonValue(
     const n = Number(String(value));
     return Number.isFinite(n) ? n : String(value);
   }
-  return JsonDuckDBValueConverter(value, type, converter);
+  return JsonDuckDBValueConverter(value, type, converter as DuckDBValueConverter<Json>);
 };

@@ -23,7 +23,11 @@ scope.onmessage = async (event) => {
     scope.postMessage({
       id,
       ok: false,
-      error: { name: e?.name ?? "Error", code: e?.code ?? null, message: e?.message ?? String(err) },
+      error: {
+        name: e?.name ?? "Error",
+        code: e?.code ?? null,
+        message: e?.message ?? String(err),
+      },
     });
   }
 };

@@ -172,9 +172,13 @@ export class ByteReader {
       if (b < 0x80) return result;
       scale *= 0x80;
     }
-    throw new FormatError("CORRUPT", `Cannot read ${field} of ${this.#what}: varint longer than 8 bytes`, {
-      offset: this.#pos,
-    });
+    throw new FormatError(
+      "CORRUPT",
+      `Cannot read ${field} of ${this.#what}: varint longer than 8 bytes`,
+      {
+        offset: this.#pos,
+      },
+    );
   }
 
   /** Reads `n` raw bytes (a view). */

@@ -37,8 +37,29 @@ export const ALL_TYPES: Schema = [
   { name: "cat", type: "string", nullable: false },
 ];
 
-const WORDS = ["", "a", "héllo", "日本語", "emoji 🧊", "comma,quote\"", "line\nbreak", "NULL", "null"];
-const FLOATS = [0, -0, NaN, Infinity, -Infinity, 5e-324, -5e-324, 1.7976931348623157e308, 0.1, -2.5];
+const WORDS = [
+  "",
+  "a",
+  "héllo",
+  "日本語",
+  "emoji 🧊",
+  'comma,quote"',
+  "line\nbreak",
+  "NULL",
+  "null",
+];
+const FLOATS = [
+  0,
+  -0,
+  NaN,
+  Infinity,
+  -Infinity,
+  5e-324,
+  -5e-324,
+  1.7976931348623157e308,
+  0.1,
+  -2.5,
+];
 
 /**
  * Random rows for a schema.
@@ -56,7 +77,9 @@ export function randomBatch(schema: Schema, rows: number, seed: number, nullRate
 }
 
 function randomColumn(field: Field, n: number, rand: () => number, nullRate: number): Column {
-  const validity = nullRate > 0 ? Uint8Array.from({ length: n }, () => (rand() < nullRate ? 0 : 1)) : null;
+  const validity = nullRate > 0
+    ? Uint8Array.from({ length: n }, () => (rand() < nullRate ? 0 : 1))
+    : null;
   const isNull = (i: number) => validity !== null && validity[i] === 0;
   switch (field.type) {
     case "int64":
@@ -82,18 +105,27 @@ function randomColumn(field: Field, n: number, rand: () => number, nullRate: num
       const values = new Float64Array(n);
       for (let i = 0; i < n; i++) {
         if (isNull(i)) continue;
-        values[i] = rand() < 0.3 ? FLOATS[Math.floor(rand() * FLOATS.length)]! : (rand() - 0.5) * 1e6;
+        values[i] = rand() < 0.3
+          ? FLOATS[Math.floor(rand() * FLOATS.length)]!
+          : (rand() - 0.5) * 1e6;
       }
       return { type: "float64", values, validity };
     }
     case "bool":
-      return { type: "bool", values: Uint8Array.from({ length: n }, (_, i) => (isNull(i) ? 0 : rand() < 0.5 ? 1 : 0)), validity };
+      return {
+        type: "bool",
+        values: Uint8Array.from({ length: n }, (_, i) => (isNull(i) ? 0 : rand() < 0.5 ? 1 : 0)),
+        validity,
+      };
     case "string": {
       const values: string[] = [];
       for (let i = 0; i < n; i++) {
         if (isNull(i)) values.push("");
         else if (field.name === "cat") values.push(`k${Math.floor(rand() * 7)}`);
-        else values.push(WORDS[Math.floor(rand() * WORDS.length)]! + (rand() < 0.5 ? String(Math.floor(rand() * 1e6)) : ""));
+        else {values.push(
+            WORDS[Math.floor(rand() * WORDS.length)]! +
+              (rand() < 0.5 ? String(Math.floor(rand() * 1e6)) : ""),
+          );}
       }
       return { type: "string", values, validity };
     }
@@ -157,7 +189,9 @@ export async function writeTestArchive(
   };
   const writer = await ArchiveWriter.create(path, header);
   for (let at = 0; at < batch.length; at += chunkRows) {
-    await writer.writeChunk(await encodeChunk(sliceBatch(batch, at, at + chunkRows), { plans, codec }));
+    await writer.writeChunk(
+      await encodeChunk(sliceBatch(batch, at, at + chunkRows), { plans, codec }),
+    );
   }
   return await writer.finish();
 }

@@ -56,7 +56,10 @@ export interface EncodeBlockOptions {
  * @param options Field, plan, dependency columns and codec.
  * @returns The stored bytes, raw length and predictor id.
  */
-export async function encodeBlock(column: Column, options: EncodeBlockOptions): Promise<EncodedBlock> {
+export async function encodeBlock(
+  column: Column,
+  options: EncodeBlockOptions,
+): Promise<EncodedBlock> {
   const { predictor, bytes } = predictBlock(column, options);
   const raw = frameRaw(column, bytes);
   const stored = await options.codec.encode(raw);
@@ -115,7 +118,11 @@ export function trialSize(bytes: Uint8Array): number {
 function zeroNulls(column: Column): Column {
   const validity = column.validity as Uint8Array;
   const values = column.values.slice() as typeof column.values;
-  const zero = column.type === "string" ? "" : column.type === "float64" || column.type === "bool" ? 0 : 0n;
+  const zero = column.type === "string"
+    ? ""
+    : column.type === "float64" || column.type === "bool"
+    ? 0
+    : 0n;
   for (let i = 0; i < validity.length; i++) {
     if (validity[i] === 0) (values as unknown[])[i] = zero;
   }
@@ -196,7 +203,10 @@ export async function decodeBlock(
     if (raw[0]! & FLAG_VALIDITY) {
       const bitmapLength = (rows + 7) >> 3;
       if (body.length < bitmapLength) {
-        throw new FormatError("CORRUPT", `validity bitmap needs ${bitmapLength} bytes, ${body.length} left`);
+        throw new FormatError(
+          "CORRUPT",
+          `validity bitmap needs ${bitmapLength} bytes, ${body.length} left`,
+        );
       }
       validity = new Uint8Array(rows);
       for (let i = 0; i < rows; i++) validity[i] = (body[i >> 3]! >> (i & 7)) & 1;
@@ -204,7 +214,10 @@ export async function decodeBlock(
     }
     const column = predictor.decode(body, rows, { field, deps: options.deps });
     if (column.values.length !== rows) {
-      throw new FormatError("CORRUPT", `predictor returned ${column.values.length} rows, expected ${rows}`);
+      throw new FormatError(
+        "CORRUPT",
+        `predictor returned ${column.values.length} rows, expected ${rows}`,
+      );
     }
     return validity ? ({ ...column, validity } as Column) : column;
   } catch (cause) {

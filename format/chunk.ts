@@ -64,7 +64,10 @@ export interface EncodeChunkOptions {
  * @param options Plans, codec, encoder.
  * @returns The encoded chunk.
  */
-export async function encodeChunk(batch: Batch, options: EncodeChunkOptions): Promise<EncodedChunk> {
+export async function encodeChunk(
+  batch: Batch,
+  options: EncodeChunkOptions,
+): Promise<EncodedChunk> {
   const encoder = options.encoder ?? INLINE_ENCODER;
   const { schema } = batch;
   const results = await Promise.all(schema.map((field, i) => {

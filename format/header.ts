@@ -21,7 +21,11 @@ export type ArrowTypeJson =
   | { name: "floatingpoint"; precision: "DOUBLE" }
   | { name: "bool" }
   | { name: "utf8" }
-  | { name: "timestamp"; unit: "SECOND" | "MILLISECOND" | "MICROSECOND" | "NANOSECOND"; timezone: string | null }
+  | {
+    name: "timestamp";
+    unit: "SECOND" | "MILLISECOND" | "MICROSECOND" | "NANOSECOND";
+    timezone: string | null;
+  }
   | { name: "date"; unit: "DAY" };
 
 /** One field of the Arrow-schema JSON. */
@@ -187,7 +191,11 @@ function typeToJson(f: Field): ArrowTypeJson {
     case "date":
       return { name: "date", unit: "DAY" };
     case "timestamp":
-      return { name: "timestamp", unit: UNIT_TO_ARROW[f.unit ?? "us"], timezone: f.timezone ?? null };
+      return {
+        name: "timestamp",
+        unit: UNIT_TO_ARROW[f.unit ?? "us"],
+        timezone: f.timezone ?? null,
+      };
   }
 }
 
@@ -263,7 +271,9 @@ export function decodeHeader(bytes: Uint8Array): { header: ArchiveHeader; schema
   if (typeof h.version !== "string") throw corrupt("header has no version");
   const schema = schemaFromJson(h.schema);
   if (typeof h.codec !== "string") throw corrupt("header has no codec");
-  if (!isCount(h.chunk_rows) || h.chunk_rows < 1) throw corrupt("header chunk_rows is not a positive integer");
+  if (!isCount(h.chunk_rows) || h.chunk_rows < 1) {
+    throw corrupt("header chunk_rows is not a positive integer");
+  }
   const columns = h.columns ?? {};
   if (typeof columns !== "object") throw corrupt("header columns is not an object");
   for (const f of schema) {
@@ -305,7 +315,11 @@ export function decodeHeader(bytes: Uint8Array): { header: ArchiveHeader; schema
  * @returns The footer.
  * @throws {FormatError} CORRUPT naming the first inconsistent member.
  */
-export function decodeFooter(bytes: Uint8Array, columns: number, payloadLimit: number): ArchiveFooter {
+export function decodeFooter(
+  bytes: Uint8Array,
+  columns: number,
+  payloadLimit: number,
+): ArchiveFooter {
   const f = parseJson(bytes, "footer") as Partial<ArchiveFooter>;
   if (!isCount(f.rows)) throw corrupt("footer rows is not a count");
   if (!isCount(f.payload_offset) || !isCount(f.payload_length)) {
@@ -313,7 +327,9 @@ export function decodeFooter(bytes: Uint8Array, columns: number, payloadLimit: n
   }
   if (f.payload_offset + f.payload_length !== payloadLimit) {
     throw corrupt(
-      `footer payload ends at ${f.payload_offset + f.payload_length}, footer starts at ${payloadLimit}`,
+      `footer payload ends at ${
+        f.payload_offset + f.payload_length
+      }, footer starts at ${payloadLimit}`,
     );
   }
   if (!isHex(f.payload_sha256)) throw corrupt("footer payload_sha256 is not a SHA-256 hex digest");
@@ -330,10 +346,14 @@ export function decodeFooter(bytes: Uint8Array, columns: number, payloadLimit: n
     }
     if (!isHex(c.sha256)) throw corrupt(`footer chunk ${i} sha256 is not a hex digest`);
     if (!Array.isArray(c.blocks) || c.blocks.length !== columns) {
-      throw corrupt(`footer chunk ${i} has ${c.blocks?.length} blocks, schema has ${columns} columns`);
+      throw corrupt(
+        `footer chunk ${i} has ${c.blocks?.length} blocks, schema has ${columns} columns`,
+      );
     }
     if (!Array.isArray(c.stats) || c.stats.length !== columns) {
-      throw corrupt(`footer chunk ${i} has ${c.stats?.length} stats, schema has ${columns} columns`);
+      throw corrupt(
+        `footer chunk ${i} has ${c.stats?.length} stats, schema has ${columns} columns`,
+      );
     }
     let at = c.offset;
     c.blocks.forEach((b: Partial<BlockEntry>, j) => {
@@ -346,12 +366,16 @@ export function decodeFooter(bytes: Uint8Array, columns: number, payloadLimit: n
       at += b.length;
       raw += b.raw_length;
     });
-    if (at !== c.offset + c.length) throw corrupt(`footer chunk ${i} blocks do not fill its byte range`);
+    if (at !== c.offset + c.length) {
+      throw corrupt(`footer chunk ${i} blocks do not fill its byte range`);
+    }
     row = c.row_end;
     offset += c.length;
   });
   if (row !== f.rows) throw corrupt(`footer chunks hold ${row} rows, footer says ${f.rows}`);
-  if (offset !== payloadLimit) throw corrupt(`footer chunks end at byte ${offset}, payload ends at ${payloadLimit}`);
+  if (offset !== payloadLimit) {
+    throw corrupt(`footer chunks end at byte ${offset}, payload ends at ${payloadLimit}`);
+  }
   return { ...(f as ArchiveFooter), raw_bytes: isCount(f.raw_bytes) ? f.raw_bytes : raw };
 }
 

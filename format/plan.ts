@@ -49,7 +49,7 @@ export function planColumns(sample: Batch, options: PlanOptions = {}): Record<st
   }
   if (options.conditioning === false || sample.length < 2 || schema.length < 2) return plans;
   const keys = schema
-    .map((f, i) => ({ i, distinct: distinctCount(sample.columns[i]!, MAX_KEY_CARDINALITY + 1) }))
+    .map((_f, i) => ({ i, distinct: distinctCount(sample.columns[i]!, MAX_KEY_CARDINALITY + 1) }))
     .filter((k) => k.distinct > 1 && k.distinct <= MAX_KEY_CARDINALITY)
     .sort((a, b) => a.distinct - b.distinct || a.i - b.i)
     .slice(0, MAX_KEY_CANDIDATES)
@@ -58,7 +58,9 @@ export function planColumns(sample: Batch, options: PlanOptions = {}): Record<st
   schema.forEach((field, t) => {
     if (!keyedRank.matches(field)) return;
     const column = sample.columns[t]!;
-    const plain = trialSize(predictBlock(column, { field, plan: plans[field.name]!, deps: [] }).bytes);
+    const plain = trialSize(
+      predictBlock(column, { field, plan: plans[field.name]!, deps: [] }).bytes,
+    );
     let best: { deps: number[]; size: number } | null = null;
     const others = keys.filter((k) => k !== t);
     const sets: number[][] = others.map((k) => [k]);

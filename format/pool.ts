@@ -46,10 +46,15 @@ export class BlockPool implements BlockEncoder {
    */
   constructor(threads: number = defaultThreads()) {
     if (!Number.isInteger(threads) || threads < 1) {
-      throw new FormatError("BAD_ARGUMENT", `Cannot start a block pool with ${threads} threads: give a positive integer`);
+      throw new FormatError(
+        "BAD_ARGUMENT",
+        `Cannot start a block pool with ${threads} threads: give a positive integer`,
+      );
     }
     for (let i = 0; i < threads; i++) {
-      const worker = new Worker(new URL("./_block_worker.ts", import.meta.url).href, { type: "module" });
+      const worker = new Worker(new URL("./_block_worker.ts", import.meta.url).href, {
+        type: "module",
+      });
       worker.onmessage = (event: MessageEvent<PoolReply>) => this.#reply(worker, event.data);
       worker.onerror = (event) => {
         event.preventDefault();
@@ -123,7 +128,9 @@ export class BlockPool implements BlockEncoder {
 }
 
 function reviveError(e: { name: string; code: string | null; message: string }): Error {
-  if (e.name === "FormatError" && e.code) return new FormatError(e.code as FormatErrorCode, e.message);
+  if (e.name === "FormatError" && e.code) {
+    return new FormatError(e.code as FormatErrorCode, e.message);
+  }
   if (e.name === "CodecError" && e.code) return new CodecError(e.code as CodecErrorCode, e.message);
   return new Error(e.message);
 }

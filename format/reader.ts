@@ -112,8 +112,13 @@ export class ArchiveReader {
     try {
       file = await Deno.open(path, { read: true });
     } catch (cause) {
-      const why = cause instanceof Deno.errors.NotFound ? "no such file" : String((cause as Error)?.message ?? cause);
-      throw new FormatError("BAD_ARGUMENT", `Cannot open archive '${path}': ${why}`, { path, cause });
+      const why = cause instanceof Deno.errors.NotFound
+        ? "no such file"
+        : String((cause as Error)?.message ?? cause);
+      throw new FormatError("BAD_ARGUMENT", `Cannot open archive '${path}': ${why}`, {
+        path,
+        cause,
+      });
     }
     try {
       const index = await readIndex(file, path);
@@ -149,7 +154,9 @@ export class ArchiveReader {
       if (i < 0) {
         throw new FormatError(
           "BAD_ARGUMENT",
-          `Cannot read column "${name}": the archive has ${schema.map((f) => `"${f.name}"`).join(", ")}`,
+          `Cannot read column "${name}": the archive has ${
+            schema.map((f) => `"${f.name}"`).join(", ")
+          }`,
           { column: name },
         );
       }
@@ -169,10 +176,16 @@ export class ArchiveReader {
         const known = decoded.get(i);
         if (known) return known;
         if (trail.includes(i)) {
-          throw new FormatError("CORRUPT", `Cannot read archive: column dependencies form a cycle`, { chunk: c });
+          throw new FormatError(
+            "CORRUPT",
+            `Cannot read archive: column dependencies form a cycle`,
+            { chunk: c },
+          );
         }
         const field = schema[i]!;
-        const depIdx = header.columns[field.name]!.deps.map((d) => schema.findIndex((f) => f.name === d));
+        const depIdx = header.columns[field.name]!.deps.map((d) =>
+          schema.findIndex((f) => f.name === d)
+        );
         const promise = Promise.all(depIdx.map((d) => decode(d, [...trail, i]))).then((deps) =>
           this.#decodeBlock(c, chunk, i, field, deps)
         );
@@ -196,7 +209,13 @@ export class ArchiveReader {
     return next;
   }
 
-  async #decodeBlock(c: number, chunk: ChunkEntry, i: number, field: Field, deps: Column[]): Promise<Column> {
+  async #decodeBlock(
+    c: number,
+    chunk: ChunkEntry,
+    i: number,
+    field: Field,
+    deps: Column[],
+  ): Promise<Column> {
     const block = chunk.blocks[i]!;
     const stored = await this.#readAt(block.offset, block.length);
     this.#bytesRead += block.length;
@@ -239,7 +258,9 @@ export class ArchiveReader {
       onProgress?.(bytes);
       if (sha256Hex(stored) !== chunk.sha256) {
         const bad = chunk.blocks.findIndex((b) =>
-          sha256Hex(stored.subarray(b.offset - chunk.offset, b.offset - chunk.offset + b.length)) !== b.sha256
+          sha256Hex(
+            stored.subarray(b.offset - chunk.offset, b.offset - chunk.offset + b.length),
+          ) !== b.sha256
         );
         const column = bad >= 0 ? ` (column "${this.index.schema[bad]!.name}")` : "";
         errors.push({
@@ -274,10 +295,18 @@ export class ArchiveReader {
   /** Reads the stored bytes of one chunk (hash-checked). Used by append and the cluster. */
   async readChunkBytes(c: number): Promise<Uint8Array> {
     const chunk = this.index.footer.chunks[c];
-    if (!chunk) throw new FormatError("BAD_ARGUMENT", `Cannot read chunk ${c}: the archive has ${this.index.footer.chunks.length}`);
+    if (!chunk) {
+      throw new FormatError(
+        "BAD_ARGUMENT",
+        `Cannot read chunk ${c}: the archive has ${this.index.footer.chunks.length}`,
+      );
+    }
     const stored = await this.#readAt(chunk.offset, chunk.length);
     if (sha256Hex(stored) !== chunk.sha256) {
-      throw new FormatError("HASH_MISMATCH", `Chunk ${c} does not match its SHA-256`, { chunk: c, path: this.index.path });
+      throw new FormatError("HASH_MISMATCH", `Chunk ${c} does not match its SHA-256`, {
+        chunk: c,
+        path: this.index.path,
+      });
     }
     return stored;
   }
@@ -305,39 +334,70 @@ export async function readArchiveIndex(path: string): Promise<ArchiveIndex> {
 
 async function readIndex(file: Deno.FsFile, path: string): Promise<ArchiveIndex> {
   const size = (await file.stat()).size;
-  const fail = (code: ConstructorParameters<typeof FormatError>[0], message: string, offset?: number) =>
-    new FormatError(code, `Cannot read archive '${path}': ${message}`, { path, offset });
+  const fail = (
+    code: ConstructorParameters<typeof FormatError>[0],
+    message: string,
+    offset?: number,
+  ) => new FormatError(code, `Cannot read archive '${path}': ${message}`, { path, offset });
   // 1. Magic first when there are enough bytes for it: a CSV given by mistake
   // should say "not an archive", not "truncated".
   const head = await readExact(file, path, 0, Math.min(size, PREAMBLE_SIZE));
   if (head.length < MAGIC.length || !startsWith(head, MAGIC)) {
     if (head.length < MAGIC.length && startsWith(MAGIC, head)) {
-      throw fail("TRUNCATED", `file is ${size} bytes, an archive is at least ${PREAMBLE_SIZE + HASH_SIZE + TAIL_SIZE}`);
+      throw fail(
+        "TRUNCATED",
+        `file is ${size} bytes, an archive is at least ${PREAMBLE_SIZE + HASH_SIZE + TAIL_SIZE}`,
+      );
     }
-    throw fail("BAD_MAGIC", `expected magic ${hexOf(MAGIC)}, found ${hexOf(head.subarray(0, MAGIC.length))}`, 0);
+    throw fail(
+      "BAD_MAGIC",
+      `expected magic ${hexOf(MAGIC)}, found ${hexOf(head.subarray(0, MAGIC.length))}`,
+      0,
+    );
   }
   if (size < PREAMBLE_SIZE + HASH_SIZE + TAIL_SIZE) {
-    throw fail("TRUNCATED", `file is ${size} bytes, an archive is at least ${PREAMBLE_SIZE + HASH_SIZE + TAIL_SIZE}`);
+    throw fail(
+      "TRUNCATED",
+      `file is ${size} bytes, an archive is at least ${PREAMBLE_SIZE + HASH_SIZE + TAIL_SIZE}`,
+    );
   }
   // 2. Version.
   const view = new DataView(head.buffer, head.byteOffset, head.byteLength);
   const major = view.getUint8(8);
   const minor = view.getUint8(9);
   if (major !== VERSION_MAJOR) {
-    throw fail("UNSUPPORTED_VERSION", `format version ${major}.${minor} is not supported (this reader reads ${VERSION_MAJOR}.x)`, 8);
+    throw fail(
+      "UNSUPPORTED_VERSION",
+      `format version ${major}.${minor} is not supported (this reader reads ${VERSION_MAJOR}.x)`,
+      8,
+    );
   }
   // Reserved preamble flags are zero up to this minor version; a later minor may use them.
   if (minor <= VERSION_MINOR && view.getUint16(10, true) !== 0) {
-    throw fail("CORRUPT", `reserved preamble flags are 0x${view.getUint16(10, true).toString(16)}, expected 0`, 10);
+    throw fail(
+      "CORRUPT",
+      `reserved preamble flags are 0x${view.getUint16(10, true).toString(16)}, expected 0`,
+      10,
+    );
   }
   // 3. Tail: a missing end magic means the file was cut short (or overwritten).
   const tail = await readExact(file, path, size - TAIL_SIZE, TAIL_SIZE);
   if (!startsWith(tail.subarray(40), MAGIC)) {
-    throw fail("TRUNCATED", `the end magic is missing (file is ${size} bytes): the archive was cut short or damaged`, size - 8);
+    throw fail(
+      "TRUNCATED",
+      `the end magic is missing (file is ${size} bytes): the archive was cut short or damaged`,
+      size - 8,
+    );
   }
   const tailView = new DataView(tail.buffer, tail.byteOffset, tail.byteLength);
   if (tailView.getUint8(36) !== major || tailView.getUint8(37) !== minor) {
-    throw fail("CORRUPT", `tail version ${tailView.getUint8(36)}.${tailView.getUint8(37)} differs from ${major}.${minor}`, size - 12);
+    throw fail(
+      "CORRUPT",
+      `tail version ${tailView.getUint8(36)}.${
+        tailView.getUint8(37)
+      } differs from ${major}.${minor}`,
+      size - 12,
+    );
   }
   // 4. Lengths must fit in what is there before anything is allocated.
   const headerLength = view.getUint32(12, true);
@@ -345,10 +405,18 @@ async function readIndex(file: Deno.FsFile, path: string): Promise<ArchiveIndex>
   const footerFlags = tailView.getUint16(38, true);
   const headerEnd = PREAMBLE_SIZE + headerLength + HASH_SIZE;
   if (headerLength > MAX_HEADER_SIZE || headerEnd > size - TAIL_SIZE) {
-    throw fail("TRUNCATED", `header length ${headerLength} does not fit in a ${size}-byte file`, 12);
+    throw fail(
+      "TRUNCATED",
+      `header length ${headerLength} does not fit in a ${size}-byte file`,
+      12,
+    );
   }
   if (footerLength > MAX_FOOTER_SIZE || headerEnd + footerLength > size - TAIL_SIZE) {
-    throw fail("TRUNCATED", `footer length ${footerLength} does not fit in a ${size}-byte file`, size - 16);
+    throw fail(
+      "TRUNCATED",
+      `footer length ${footerLength} does not fit in a ${size}-byte file`,
+      size - 16,
+    );
   }
   if ((footerFlags & ~FOOTER_FLAG_ZSTD) !== 0) {
     throw fail("CORRUPT", `unknown footer flags 0x${footerFlags.toString(16)}`, size - 10);
@@ -371,17 +439,24 @@ async function readIndex(file: Deno.FsFile, path: string): Promise<ArchiveIndex>
       footerJson = await zstd.decode(footerStored, declaredZstdSize(footerStored, path));
     } catch (cause) {
       if (cause instanceof FormatError) throw cause;
-      throw new FormatError("CORRUPT", `Cannot read archive '${path}': the footer does not decompress`, {
-        path,
-        cause,
-        offset: footerStart,
-      });
+      throw new FormatError(
+        "CORRUPT",
+        `Cannot read archive '${path}': the footer does not decompress`,
+        {
+          path,
+          cause,
+          offset: footerStart,
+        },
+      );
     }
   }
   const { header, schema } = decodeHeader(headerJson);
   const footer = decodeFooter(footerJson, schema.length, footerStart);
   if (footer.payload_offset !== headerEnd) {
-    throw fail("CORRUPT", `the payload starts at byte ${footer.payload_offset}, the header ends at ${headerEnd}`);
+    throw fail(
+      "CORRUPT",
+      `the payload starts at byte ${footer.payload_offset}, the header ends at ${headerEnd}`,
+    );
   }
   return {
     path,
@@ -397,7 +472,11 @@ async function readIndex(file: Deno.FsFile, path: string): Promise<ArchiveIndex>
 /** The content size a zstd frame declares (the writer always sets it), bounded. */
 function declaredZstdSize(frame: Uint8Array, path: string): number {
   // Frame header: magic (4), descriptor (1), [window (1)], [dict id], content size.
-  const bad = () => new FormatError("CORRUPT", `Cannot read archive '${path}': the footer frame has no content size`);
+  const bad = () =>
+    new FormatError(
+      "CORRUPT",
+      `Cannot read archive '${path}': the footer frame has no content size`,
+    );
   if (frame.length < 6) throw bad();
   const fhd = frame[4]!;
   const fcsFlag = fhd >> 6;
@@ -405,7 +484,7 @@ function declaredZstdSize(frame: Uint8Array, path: string): number {
   const dictFlag = fhd & 3;
   const fcsSize = [single ? 1 : 0, 2, 4, 8][fcsFlag]!;
   if (fcsSize === 0) throw bad();
-  let at = 5 + (single ? 0 : 1) + [0, 1, 2, 4][dictFlag]!;
+  const at = 5 + (single ? 0 : 1) + [0, 1, 2, 4][dictFlag]!;
   if (at + fcsSize > frame.length) throw bad();
   let value = 0;
   for (let i = fcsSize - 1; i >= 0; i--) value = value * 256 + frame[at + i]!;
@@ -417,7 +496,12 @@ function declaredZstdSize(frame: Uint8Array, path: string): number {
 /**
  * Reads exactly `length` bytes at `offset`, or throws TRUNCATED.
  */
-async function readExact(file: Deno.FsFile, path: string, offset: number, length: number): Promise<Uint8Array> {
+async function readExact(
+  file: Deno.FsFile,
+  path: string,
+  offset: number,
+  length: number,
+): Promise<Uint8Array> {
   const out = new Uint8Array(length);
   await file.seek(offset, Deno.SeekMode.Start);
   let at = 0;

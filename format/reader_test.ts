@@ -8,7 +8,10 @@ import { ALL_TYPES, assertColumnEqual, randomBatch, writeTestArchive } from "./_
 const TMP = ".tmp/format_reader";
 await Deno.mkdir(TMP, { recursive: true });
 
-async function readAll(path: string, options = {}): Promise<{ batch: Batch; reader: ArchiveReader }> {
+async function readAll(
+  path: string,
+  options = {},
+): Promise<{ batch: Batch; reader: ArchiveReader }> {
   const reader = await ArchiveReader.open(path);
   try {
     const parts: Batch[] = [];
@@ -52,7 +55,10 @@ Deno.test("ArchiveReader.read() touches only the chunks and columns asked for", 
   const batch = randomBatch(ALL_TYPES, 1000, 7);
   const path = `${TMP}/slice.pf`;
   await writeTestArchive(path, batch, { chunkRows: 100 });
-  const { batch: back, reader } = await readAll(path, { rows: { start: 455, end: 465 }, columns: ["s", "i"] });
+  const { batch: back, reader } = await readAll(path, {
+    rows: { start: 455, end: 465 },
+    columns: ["s", "i"],
+  });
   assert.equal(reader.chunksRead, 1);
   assert.deepEqual(back.schema.map((f) => f.name), ["s", "i"]);
   assert.equal(back.length, 10);
@@ -91,17 +97,26 @@ Deno.test("ArchiveReader.open() names what is wrong with a damaged file", async 
     await rejects(async () => ArchiveReader.open(await withBytes(new Uint8Array(0))), "TRUNCATED");
   });
   await t.step("a CSV is BAD_MAGIC", async () => {
-    await rejects(async () => ArchiveReader.open(await withBytes(new TextEncoder().encode("a,b\n1,2\n"))), "BAD_MAGIC");
+    await rejects(
+      async () => ArchiveReader.open(await withBytes(new TextEncoder().encode("a,b\n1,2\n"))),
+      "BAD_MAGIC",
+    );
   });
   await t.step("major version 2 is UNSUPPORTED_VERSION", async () => {
     const b = good.slice();
     b[8] = 2;
-    const err = await rejects(async () => ArchiveReader.open(await withBytes(b)), "UNSUPPORTED_VERSION");
+    const err = await rejects(
+      async () => ArchiveReader.open(await withBytes(b)),
+      "UNSUPPORTED_VERSION",
+    );
     assert.match(err.message, /2\.3/);
   });
   await t.step("every truncation is TRUNCATED", async () => {
     for (const keep of [1, 8, 16, 95, 200, good.length - 49, good.length - 1]) {
-      await rejects(async () => ArchiveReader.open(await withBytes(good.slice(0, keep))), "TRUNCATED");
+      await rejects(
+        async () => ArchiveReader.open(await withBytes(good.slice(0, keep))),
+        "TRUNCATED",
+      );
     }
   });
   await t.step("a flipped header byte is HASH_MISMATCH", async () => {
@@ -114,24 +129,27 @@ Deno.test("ArchiveReader.open() names what is wrong with a damaged file", async 
     b[good.length - 60]! ^= 0x40;
     await rejects(async () => ArchiveReader.open(await withBytes(b)), "HASH_MISMATCH");
   });
-  await t.step("a flipped payload byte fails the read of that block, and verify names the chunk", async () => {
-    const index = await readArchiveIndex(path);
-    const chunk = index.footer.chunks[1]!;
-    const b = good.slice();
-    b[chunk.blocks[2]!.offset]! ^= 0x80;
-    const reader = await ArchiveReader.open(await withBytes(b));
-    try {
-      await rejects(async () => {
-        for await (const _ of reader.read()) { /* drain */ }
-      }, "HASH_MISMATCH");
-      const report = await reader.verify();
-      assert.equal(report.ok, false);
-      assert.equal(report.first_bad_chunk, 1);
-      assert.match(report.errors[0]!.message, /Chunk 1 .*column "b"/);
-    } finally {
-      reader.close();
-    }
-  });
+  await t.step(
+    "a flipped payload byte fails the read of that block, and verify names the chunk",
+    async () => {
+      const index = await readArchiveIndex(path);
+      const chunk = index.footer.chunks[1]!;
+      const b = good.slice();
+      b[chunk.blocks[2]!.offset]! ^= 0x80;
+      const reader = await ArchiveReader.open(await withBytes(b));
+      try {
+        await rejects(async () => {
+          for await (const _ of reader.read()) { /* drain */ }
+        }, "HASH_MISMATCH");
+        const report = await reader.verify();
+        assert.equal(report.ok, false);
+        assert.equal(report.first_bad_chunk, 1);
+        assert.match(report.errors[0]!.message, /Chunk 1 .*column "b"/);
+      } finally {
+        reader.close();
+      }
+    },
+  );
 });
 
 Deno.test("ArchiveReader.verify() passes an intact archive", async () => {

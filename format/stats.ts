@@ -25,7 +25,7 @@ export function columnStats(column: Column): ColumnStats {
   const validity = column.validity;
   const n = column.values.length;
   let nulls = 0;
-  if (validity) for (let i = 0; i < n; i++) if (validity[i] === 0) nulls++;
+  if (validity) { for (let i = 0; i < n; i++) if (validity[i] === 0) nulls++; }
   const present = (i: number) => !validity || validity[i] === 1;
   switch (column.type) {
     case "int64":
@@ -40,7 +40,11 @@ export function columnStats(column: Column): ColumnStats {
         if (min === null || x < min) min = x;
         if (max === null || x > max) max = x;
       }
-      return { min: min === null ? null : String(min), max: max === null ? null : String(max), null_count: nulls };
+      return {
+        min: min === null ? null : String(min),
+        max: max === null ? null : String(max),
+        null_count: nulls,
+      };
     }
     case "float64": {
       let min = Infinity;
@@ -54,7 +58,11 @@ export function columnStats(column: Column): ColumnStats {
         if (x < min) min = x;
         if (x > max) max = x;
       }
-      return { min: any ? floatStat(min) : null, max: any ? floatStat(max) : null, null_count: nulls };
+      return {
+        min: any ? floatStat(min) : null,
+        max: any ? floatStat(max) : null,
+        null_count: nulls,
+      };
     }
     case "bool": {
       let min: boolean | null = null;
@@ -124,7 +132,11 @@ export function mergeStats(type: Column["type"], parts: readonly ColumnStats[]):
  * @param b Another.
  * @returns The comparison.
  */
-export function compareStat(type: Column["type"], a: NonNullable<ColumnStats["min"]>, b: NonNullable<ColumnStats["min"]>): number {
+export function compareStat(
+  type: Column["type"],
+  a: NonNullable<ColumnStats["min"]>,
+  b: NonNullable<ColumnStats["min"]>,
+): number {
   switch (type) {
     case "int64":
     case "timestamp":

@@ -59,7 +59,14 @@ export class ArchiveWriter {
   #columns: number;
   #closed = false;
 
-  private constructor(file: Deno.FsFile, path: string, temp: string, headerSize: number, headerSha: string, columns: number) {
+  private constructor(
+    file: Deno.FsFile,
+    path: string,
+    temp: string,
+    headerSize: number,
+    headerSha: string,
+    columns: number,
+  ) {
     this.#file = file;
     this.#path = path;
     this.#temp = temp;

@@ -94,7 +94,10 @@ export interface FreezeSummary {
 }
 
 /** What `freeze` accepts as a source. */
-export type FreezeSource = string | arrow.Table | { schema: Schema; batches: AsyncIterable<Batch> | Iterable<Batch> };
+export type FreezeSource = string | arrow.Table | {
+  schema: Schema;
+  batches: AsyncIterable<Batch> | Iterable<Batch>;
+};
 
 /**
  * Freezes a source into an archive.
@@ -105,10 +108,17 @@ export type FreezeSource = string | arrow.Table | { schema: Schema; batches: Asy
  * @returns A summary (rows, bytes, ratio, seconds, payload hash).
  * @throws {OpsError} BAD_OPTION for bad options; {FormatError}, {IoError}, {CodecError} from the layers below.
  */
-export async function freeze(source: FreezeSource, archive: string, options: FreezeOptions = {}): Promise<FreezeSummary> {
+export async function freeze(
+  source: FreezeSource,
+  archive: string,
+  options: FreezeOptions = {},
+): Promise<FreezeSummary> {
   const codecName = options.codec ?? "zstd";
   if (codecName !== "auto" && !CODEC_IDS.includes(codecName)) {
-    throw new OpsError("BAD_OPTION", `Unknown codec "${codecName}": use ${[...CODEC_IDS, "auto"].join(", ")}`);
+    throw new OpsError(
+      "BAD_OPTION",
+      `Unknown codec "${codecName}": use ${[...CODEC_IDS, "auto"].join(", ")}`,
+    );
   }
   const chunkRows = options.chunkRows ?? DEFAULT_CHUNK_ROWS;
   if (!Number.isSafeInteger(chunkRows) || chunkRows < 1) {
@@ -125,11 +135,18 @@ export async function freeze(source: FreezeSource, archive: string, options: Fre
   // column read as text (the safe fallback), never with a wrong value.
   for (;;) {
     try {
-      const summary = await freezeOnce(source, archive, { ...options, codec: codecName, chunkRows, threads, types });
+      const summary = await freezeOnce(source, archive, {
+        ...options,
+        codec: codecName,
+        chunkRows,
+        threads,
+        types,
+      });
       return { ...summary, widened_columns: widened };
     } catch (err) {
       if (
-        typeof source === "string" && err instanceof IoError && err.code === "SCHEMA_MISMATCH" && err.column &&
+        typeof source === "string" && err instanceof IoError && err.code === "SCHEMA_MISMATCH" &&
+        err.column &&
         types[err.column] !== "string"
       ) {
         types[err.column] = "string";
@@ -155,10 +172,20 @@ async function openAny(source: FreezeSource, options: FreezeOptions): Promise<Op
       types: options.types,
       batchRows: Math.min(options.chunkRows ?? DEFAULT_CHUNK_ROWS, 65536),
     });
-    return { schema: opened.schema, batches: opened.batches(), bytes: opened.bytes, close: () => opened.close() };
+    return {
+      schema: opened.schema,
+      batches: opened.batches(),
+      bytes: opened.bytes,
+      close: () => opened.close(),
+    };
   }
   if ("batches" in source && "schema" in source && !("numRows" in source)) {
-    return { schema: source.schema, batches: source.batches, bytes: null, close: () => Promise.resolve() };
+    return {
+      schema: source.schema,
+      batches: source.batches,
+      bytes: null,
+      close: () => Promise.resolve(),
+    };
   }
   const { schema, batches } = tableToBatches(source as arrow.Table);
   return { schema, batches, bytes: null, close: () => Promise.resolve() };
@@ -177,7 +204,9 @@ async function freezeOnce(
     await opened.close();
     throw new OpsError(
       "BAD_OPTION",
-      `Primary key "${options.primaryKey}" is not a column: the source has ${schema.map((f) => f.name).join(", ")}`,
+      `Primary key "${options.primaryKey}" is not a column: the source has ${
+        schema.map((f) => f.name).join(", ")
+      }`,
     );
   }
   const warnings: FormatWarning[] = [];
@@ -187,7 +216,9 @@ async function freezeOnce(
   };
   const pool = options.threads > 0 ? new BlockPool(options.threads) : undefined;
   let writer: ArchiveWriter | undefined;
-  const keys = options.primaryKey === undefined ? null : new PrimaryKeyCheck(schema, options.primaryKey);
+  const keys = options.primaryKey === undefined
+    ? null
+    : new PrimaryKeyCheck(schema, options.primaryKey);
   try {
     let plans: Record<string, ColumnPlan> | undefined;
     let codec = options.codec === "auto" ? "zstd" : options.codec;
@@ -218,7 +249,10 @@ async function freezeOnce(
         autoReason = choice.reason;
       }
       codecById(codec); // fails early (e.g. zpaq binary) before any work
-      writer = await ArchiveWriter.create(archive, header(schema, codec, autoReason, plans, options));
+      writer = await ArchiveWriter.create(
+        archive,
+        header(schema, codec, autoReason, plans, options),
+      );
     };
     for await (const batch of rechunk(schema, opened.batches, options.chunkRows)) {
       if (!writer) await start(batch);
@@ -272,7 +306,9 @@ export function header(
     auto_reason: autoReason,
     chunk_rows: options.chunkRows,
     columns: plans,
-    lossy_columns: schema.filter((f) => f.type === "float64" && plans[f.name]!.quantization !== "QUANT_NONE")
+    lossy_columns: schema.filter((f) =>
+      f.type === "float64" && plans[f.name]!.quantization !== "QUANT_NONE"
+    )
       .map((f) => f.name),
     primary_key: options.primaryKey ?? null,
     partition: null,
@@ -288,12 +324,19 @@ export function header(
  * @param plans The plan chosen for it.
  * @returns Codec id and the reason.
  */
-export async function autoCodec(first: Batch, plans: Record<string, ColumnPlan>): Promise<{ codec: string; reason: string }> {
+export async function autoCodec(
+  first: Batch,
+  plans: Record<string, ColumnPlan>,
+): Promise<{ codec: string; reason: string }> {
   const sample = sliceBatch(first, 0, AUTO_SAMPLE_ROWS);
-  if (sample.length === 0) return { codec: "zstd", reason: "zstd: empty source, nothing to compare" };
+  if (sample.length === 0) {
+    return { codec: "zstd", reason: "zstd: empty source, nothing to compare" };
+  }
   const blocks = sample.schema.map((field, i) => {
     const plan = plans[field.name]!;
-    const deps = plan.deps.map((d) => sample.columns[sample.schema.findIndex((f) => f.name === d)]!);
+    const deps = plan.deps.map((d) =>
+      sample.columns[sample.schema.findIndex((f) => f.name === d)]!
+    );
     return predictBlock(sample.columns[i]!, { field, plan, deps }).bytes;
   });
   const choice = await chooseCodec(blocks, undefined, { rows: sample.length });
@@ -333,7 +376,10 @@ function quantizationByColumn(
   if (q === undefined) return out;
   if (typeof q === "string") {
     if (!QUANTIZATIONS.includes(q)) {
-      throw new OpsError("BAD_OPTION", `Unknown quantization "${q}": use ${QUANTIZATIONS.join(", ")}`);
+      throw new OpsError(
+        "BAD_OPTION",
+        `Unknown quantization "${q}": use ${QUANTIZATIONS.join(", ")}`,
+      );
     }
     for (const f of schema) if (f.type === "float64") out[f.name] = q;
     return out;
@@ -342,10 +388,16 @@ function quantizationByColumn(
     const field = schema.find((f) => f.name === name);
     if (!field) throw new OpsError("BAD_OPTION", `Cannot quantize "${name}": no such column`);
     if (field.type !== "float64" && level !== "QUANT_NONE") {
-      throw new OpsError("BAD_OPTION", `Cannot quantize "${name}": it is ${field.type}, only float64 columns quantize`);
+      throw new OpsError(
+        "BAD_OPTION",
+        `Cannot quantize "${name}": it is ${field.type}, only float64 columns quantize`,
+      );
     }
     if (!QUANTIZATIONS.includes(level)) {
-      throw new OpsError("BAD_OPTION", `Unknown quantization "${level}": use ${QUANTIZATIONS.join(", ")}`);
+      throw new OpsError(
+        "BAD_OPTION",
+        `Unknown quantization "${level}": use ${QUANTIZATIONS.join(", ")}`,
+      );
     }
     out[name] = level;
   }
@@ -368,12 +420,17 @@ class PrimaryKeyCheck {
     for (let i = 0; i < batch.length; i++) {
       const v = cellValue(column, i);
       if (v === null) {
-        throw new OpsError("PRIMARY_KEY", `Primary key "${this.#name}" is null at row ${firstRow + i}`);
+        throw new OpsError(
+          "PRIMARY_KEY",
+          `Primary key "${this.#name}" is null at row ${firstRow + i}`,
+        );
       }
       if (this.#seen.has(v)) {
         throw new OpsError(
           "PRIMARY_KEY",
-          `Primary key "${this.#name}" repeats value ${JSON.stringify(String(v))} at row ${firstRow + i}`,
+          `Primary key "${this.#name}" repeats value ${JSON.stringify(String(v))} at row ${
+            firstRow + i
+          }`,
         );
       }
       this.#seen.add(v);

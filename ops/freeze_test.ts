@@ -23,8 +23,14 @@ async function readBack(path: string): Promise<Batch> {
 
 Deno.test("freeze() of batches round-trips every type, with and without the Worker pool", async () => {
   const batch = randomBatch(ALL_TYPES, 2500, 11);
-  const inline = await freeze({ schema: ALL_TYPES, batches: [batch] }, `${TMP}/inline.pf`, { chunkRows: 1000, threads: 0 });
-  const pooled = await freeze({ schema: ALL_TYPES, batches: [batch] }, `${TMP}/pooled.pf`, { chunkRows: 1000, threads: 2 });
+  const inline = await freeze({ schema: ALL_TYPES, batches: [batch] }, `${TMP}/inline.pf`, {
+    chunkRows: 1000,
+    threads: 0,
+  });
+  const pooled = await freeze({ schema: ALL_TYPES, batches: [batch] }, `${TMP}/pooled.pf`, {
+    chunkRows: 1000,
+    threads: 2,
+  });
   assert.equal(inline.rows, 2500);
   assert.equal(inline.chunks, 3);
   assert.equal(pooled.payload_sha256, inline.payload_sha256, "the pool writes the same bytes");
@@ -63,7 +69,11 @@ Deno.test("freeze() reads a column as text when a value past the type sample doe
 Deno.test("freeze() warns about non-monotonic timestamps and still round-trips them exactly", async () => {
   const ts = BigInt64Array.from([3n, 1n, 2n, 10n].map((x) => x * 60_000_000n));
   const schema = [{ name: "t", type: "timestamp" as const, nullable: false, unit: "us" as const }];
-  const batch: Batch = { schema, columns: [{ type: "timestamp", values: ts, validity: null }], length: 4 };
+  const batch: Batch = {
+    schema,
+    columns: [{ type: "timestamp", values: ts, validity: null }],
+    length: 4,
+  };
   const warnings: FormatWarning[] = [];
   const summary = await freeze({ schema, batches: [batch] }, `${TMP}/ts.pf`, {
     threads: 0,
@@ -89,26 +99,43 @@ Deno.test("freeze() quantizes floats only when asked, and audit lists the lossy 
   assert.deepEqual(back.columns[1]!.values, values, "y stays exact");
   const x = back.columns[0]!.values as Float64Array;
   assert.notDeepEqual(x, values);
-  for (let i = 0; i < values.length; i++) assert.ok(Math.abs(x[i]! - values[i]!) <= Math.abs(values[i]!) * 2 ** -23);
-  await assert.rejects(freeze(table, `${TMP}/bad.pf`, { quantization: "QUANT_HUGE" as "QUANT_LOW" }), OpsError);
+  for (let i = 0; i < values.length; i++) {
+    assert.ok(Math.abs(x[i]! - values[i]!) <= Math.abs(values[i]!) * 2 ** -23);
+  }
+  await assert.rejects(
+    freeze(table, `${TMP}/bad.pf`, { quantization: "QUANT_HUGE" as "QUANT_LOW" }),
+    OpsError,
+  );
 });
 
 Deno.test("freeze() refuses duplicate and null primary keys naming the first offender", async () => {
   await Deno.writeTextFile(`${TMP}/pk.csv`, "id,v\n1,a\n2,b\n2,c\n");
   await assert.rejects(
     freeze(`${TMP}/pk.csv`, `${TMP}/pk.pf`, { primaryKey: "id", threads: 0 }),
-    (e: unknown) => e instanceof OpsError && e.code === "PRIMARY_KEY" && /repeats value "2" at row 2/.test(e.message),
+    (e: unknown) =>
+      e instanceof OpsError && e.code === "PRIMARY_KEY" &&
+      /repeats value "2" at row 2/.test(e.message),
   );
-  await assert.rejects(Deno.stat(`${TMP}/pk.pf`), Deno.errors.NotFound, "no archive is left behind");
+  await assert.rejects(
+    Deno.stat(`${TMP}/pk.pf`),
+    Deno.errors.NotFound,
+    "no archive is left behind",
+  );
   await Deno.writeTextFile(`${TMP}/pk2.csv`, "id,v\n1,a\n2,b\n3,c\n");
   await freeze(`${TMP}/pk2.csv`, `${TMP}/pk2.pf`, { primaryKey: "id", threads: 0 });
   assert.equal((await audit(`${TMP}/pk2.pf`)).primary_key, "id");
-  await assert.rejects(freeze(`${TMP}/pk2.csv`, `${TMP}/pk3.pf`, { primaryKey: "nope" }), /not a column/);
+  await assert.rejects(
+    freeze(`${TMP}/pk2.csv`, `${TMP}/pk3.pf`, { primaryKey: "nope" }),
+    /not a column/,
+  );
 });
 
 Deno.test("freeze() with codec auto records why it chose", async () => {
   const batch = randomBatch(ALL_TYPES, 3000, 4);
-  const s = await freeze({ schema: ALL_TYPES, batches: [batch] }, `${TMP}/auto.pf`, { codec: "auto", threads: 0 });
+  const s = await freeze({ schema: ALL_TYPES, batches: [batch] }, `${TMP}/auto.pf`, {
+    codec: "auto",
+    threads: 0,
+  });
   assert.ok(["zstd", "lzma2"].includes(s.codec));
   assert.match(s.auto_reason ?? "", /1000-row sample/);
   const report = await audit(`${TMP}/auto.pf`);
@@ -118,7 +145,10 @@ Deno.test("freeze() with codec auto records why it chose", async () => {
 
 Deno.test("freeze() with zpaq round-trips", async () => {
   const batch = randomBatch(ALL_TYPES, 500, 8);
-  await freeze({ schema: ALL_TYPES, batches: [batch] }, `${TMP}/zpaq.pf`, { codec: "zpaq", threads: 0 });
+  await freeze({ schema: ALL_TYPES, batches: [batch] }, `${TMP}/zpaq.pf`, {
+    codec: "zpaq",
+    threads: 0,
+  });
   assert.equal((await audit(`${TMP}/zpaq.pf`)).codec, "zpaq");
   const back = await readBack(`${TMP}/zpaq.pf`);
   ALL_TYPES.forEach((f, i) => assertColumnEqual(back.columns[i]!, batch.columns[i]!, f.name));
@@ -134,7 +164,13 @@ Deno.test("freeze() of an empty source writes a valid empty archive", async () =
 });
 
 Deno.test("freeze() refuses bad options before touching the destination", async () => {
-  await assert.rejects(freeze(`${TMP}/pk2.csv`, `${TMP}/x.pf`, { codec: "gzip" }), /Unknown codec "gzip"/);
-  await assert.rejects(freeze(`${TMP}/pk2.csv`, `${TMP}/x.pf`, { chunkRows: 0 }), /positive integer/);
+  await assert.rejects(
+    freeze(`${TMP}/pk2.csv`, `${TMP}/x.pf`, { codec: "gzip" }),
+    /Unknown codec "gzip"/,
+  );
+  await assert.rejects(
+    freeze(`${TMP}/pk2.csv`, `${TMP}/x.pf`, { chunkRows: 0 }),
+    /positive integer/,
+  );
   await assert.rejects(Deno.stat(`${TMP}/x.pf`), Deno.errors.NotFound);
 });

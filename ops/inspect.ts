@@ -8,7 +8,12 @@
 import type { Field } from "../format/column.ts";
 import { cellValue } from "../format/column.ts";
 import type { ColumnStats } from "../format/header.ts";
-import { ArchiveReader, type ArchiveIndex, readArchiveIndex, type VerifyReport } from "../format/reader.ts";
+import {
+  type ArchiveIndex,
+  ArchiveReader,
+  readArchiveIndex,
+  type VerifyReport,
+} from "../format/reader.ts";
 import { mergeStats } from "../format/stats.ts";
 
 /** One column in an audit report. */
@@ -51,7 +56,14 @@ export interface AuditReport {
   edek_size: number | null;
   metadata: Record<string, string>;
   columns: AuditColumn[];
-  chunks: { index: number; row_start: number; row_end: number; offset: number; length: number; sha256: string }[];
+  chunks: {
+    index: number;
+    row_start: number;
+    row_end: number;
+    offset: number;
+    length: number;
+    sha256: string;
+  }[];
 }
 
 /**
@@ -117,7 +129,9 @@ export function auditIndex(index: ArchiveIndex): AuditReport {
     primary_key: header.primary_key,
     partition: header.partition,
     encrypted: header.encryption !== null,
-    edek_size: edek === null ? null : Math.floor(edek.length * 3 / 4) - (edek.endsWith("==") ? 2 : edek.endsWith("=") ? 1 : 0),
+    edek_size: edek === null
+      ? null
+      : Math.floor(edek.length * 3 / 4) - (edek.endsWith("==") ? 2 : edek.endsWith("=") ? 1 : 0),
     metadata: header.metadata,
     columns,
     chunks: footer.chunks.map((c, i) => ({
@@ -167,17 +181,29 @@ export interface PeekResult {
  * @param options `rows` (default 10), `columns`.
  * @returns Column names, types and rows as JSON-safe cells (int64 beyond 2^53 as strings).
  */
-export async function peek(path: string, options: { rows?: number; columns?: string[] } = {}): Promise<PeekResult> {
+export async function peek(
+  path: string,
+  options: { rows?: number; columns?: string[] } = {},
+): Promise<PeekResult> {
   const reader = await ArchiveReader.open(path);
   try {
     const want = options.rows ?? 10;
-    const out: PeekResult = { columns: [], types: [], rows: [], total_rows: reader.index.footer.rows };
+    const out: PeekResult = {
+      columns: [],
+      types: [],
+      rows: [],
+      total_rows: reader.index.footer.rows,
+    };
     const fields = options.columns
-      ? options.columns.map((n) => reader.index.schema.find((f) => f.name === n)).filter((f) => f !== undefined)
+      ? options.columns.map((n) => reader.index.schema.find((f) => f.name === n)).filter((f) =>
+        f !== undefined
+      )
       : reader.index.schema;
     out.columns = fields.map((f) => f.name);
     out.types = fields.map((f) => f.type);
-    for await (const batch of reader.read({ rows: { start: 0, end: want }, columns: options.columns })) {
+    for await (
+      const batch of reader.read({ rows: { start: 0, end: want }, columns: options.columns })
+    ) {
       for (let r = 0; r < batch.length; r++) {
         out.rows.push(batch.columns.map((c, i) => displayCell(cellValue(c, r), batch.schema[i]!)));
       }
@@ -189,7 +215,10 @@ export async function peek(path: string, options: { rows?: number; columns?: str
 }
 
 /** A cell as JSON-safe display value: timestamps and dates as ISO text, big ints as strings. */
-export function displayCell(v: bigint | number | boolean | string | null, field: Field): string | number | boolean | null {
+export function displayCell(
+  v: bigint | number | boolean | string | null,
+  field: Field,
+): string | number | boolean | null {
   if (v === null) return null;
   if (typeof v === "bigint") {
     if (field.type === "date") return new Date(Number(v) * 86_400_000).toISOString().slice(0, 10);
@@ -214,8 +243,13 @@ export function displayCell(v: bigint | number | boolean | string | null, field:
  * @returns Lines of text.
  */
 export function formatTable(result: PeekResult): string {
-  const cells = [result.columns, ...result.rows.map((r) => r.map((c) => (c === null ? "null" : String(c))))];
+  const cells = [
+    result.columns,
+    ...result.rows.map((r) => r.map((c) => (c === null ? "null" : String(c)))),
+  ];
   const widths = result.columns.map((_, i) => Math.max(...cells.map((r) => String(r[i]).length)));
-  const line = (r: readonly unknown[]) => r.map((c, i) => String(c).padEnd(widths[i]!)).join("  ").trimEnd();
-  return [line(cells[0]!), widths.map((w) => "-".repeat(w)).join("  "), ...cells.slice(1).map(line)].join("\n");
+  const line = (r: readonly unknown[]) =>
+    r.map((c, i) => String(c).padEnd(widths[i]!)).join("  ").trimEnd();
+  return [line(cells[0]!), widths.map((w) => "-".repeat(w)).join("  "), ...cells.slice(1).map(line)]
+    .join("\n");
 }

@@ -46,7 +46,11 @@ export interface ThawSummary {
  * @returns Rows and bytes written, chunks and bytes read.
  * @throws {FormatError} HASH_MISMATCH or CORRUPT on damaged bytes (nothing is written); {IoError} on output failures.
  */
-export async function thaw(archive: string, output: string, options: ThawOptions = {}): Promise<ThawSummary> {
+export async function thaw(
+  archive: string,
+  output: string,
+  options: ThawOptions = {},
+): Promise<ThawSummary> {
   const started = performance.now();
   checkRows(options.rows);
   const reader = await ArchiveReader.open(archive);
@@ -105,7 +109,13 @@ function selectSchema(schema: Schema, columns: readonly string[] | undefined): S
 
 function checkRows(rows: RowRange | undefined): void {
   if (!rows) return;
-  if (!Number.isSafeInteger(rows.start) || !Number.isSafeInteger(rows.end) || rows.start < 0 || rows.end < rows.start) {
-    throw new OpsError("BAD_OPTION", `Row range ${rows.start}:${rows.end} is not START:END with 0 <= START <= END`);
+  if (
+    !Number.isSafeInteger(rows.start) || !Number.isSafeInteger(rows.end) || rows.start < 0 ||
+    rows.end < rows.start
+  ) {
+    throw new OpsError(
+      "BAD_OPTION",
+      `Row range ${rows.start}:${rows.end} is not START:END with 0 <= START <= END`,
+    );
   }
 }

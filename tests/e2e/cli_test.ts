@@ -9,7 +9,16 @@ await Deno.mkdir(TMP, { recursive: true });
 
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-read", "--allow-write", "--allow-env", "--allow-ffi", "--allow-run=zpaq", "main.ts", ...args],
+    args: [
+      "run",
+      "--allow-read",
+      "--allow-write",
+      "--allow-env",
+      "--allow-ffi",
+      "--allow-run=zpaq",
+      "main.ts",
+      ...args,
+    ],
     stdout: "piped",
     stderr: "piped",
   }).output();
@@ -19,15 +28,26 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
 
 const CSV = [
   "ts,sensor,reading,ok,note",
-  ...Array.from({ length: 3000 }, (_, i) =>
-    `2024-01-0${1 + (i % 9)} 00:${String(i % 60).padStart(2, "0")}:00,s${i % 5},${i}.${(i % 9) + 1},${
-      i % 3 === 0
-    },"note ${i}, with comma"`),
+  ...Array.from(
+    { length: 3000 },
+    (_, i) =>
+      `2024-01-0${1 + (i % 9)} 00:${String(i % 60).padStart(2, "0")}:00,s${i % 5},${i}.${
+        (i % 9) + 1
+      },${i % 3 === 0},"note ${i}, with comma"`,
+  ),
 ].join("\n") + "\n";
 
 Deno.test("CLI freeze → audit → verify → peek → thaw round-trips a CSV", async () => {
   await Deno.writeTextFile(`${TMP}/in.csv`, CSV);
-  const frozen = await cli("freeze", `${TMP}/in.csv`, `${TMP}/a.pf`, "--codec", "lzma2", "--chunk-rows", "1000");
+  const frozen = await cli(
+    "freeze",
+    `${TMP}/in.csv`,
+    `${TMP}/a.pf`,
+    "--codec",
+    "lzma2",
+    "--chunk-rows",
+    "1000",
+  );
   assert.equal(frozen.code, 0, frozen.stderr);
   assert.match(frozen.stderr, /froze 3,000 rows: .* -> .* in [\d.]+ s, codec lzma2/);
 
@@ -37,7 +57,13 @@ Deno.test("CLI freeze → audit → verify → peek → thaw round-trips a CSV",
   assert.equal(report.rows, 3000);
   assert.equal(report.chunk_count, 3);
   assert.equal(report.codec, "lzma2");
-  assert.deepEqual(report.columns.map((c: { name: string }) => c.name), ["ts", "sensor", "reading", "ok", "note"]);
+  assert.deepEqual(report.columns.map((c: { name: string }) => c.name), [
+    "ts",
+    "sensor",
+    "reading",
+    "ok",
+    "note",
+  ]);
 
   const verified = await cli("verify", `${TMP}/a.pf`);
   assert.equal(verified.code, 0, verified.stderr);
@@ -52,10 +78,20 @@ Deno.test("CLI freeze → audit → verify → peek → thaw round-trips a CSV",
   assert.equal(thawed.code, 0, thawed.stderr);
   assert.equal(await Deno.readTextFile(`${TMP}/back.csv`), CSV);
 
-  const slice = await cli("thaw", `${TMP}/a.pf`, `${TMP}/slice.jsonl`, "--rows", "1500:1503", "--columns", "reading,sensor");
+  const slice = await cli(
+    "thaw",
+    `${TMP}/a.pf`,
+    `${TMP}/slice.jsonl`,
+    "--rows",
+    "1500:1503",
+    "--columns",
+    "reading,sensor",
+  );
   assert.equal(slice.code, 0, slice.stderr);
   assert.match(slice.stderr, /1 chunk\(s\) read/);
-  const lines = (await Deno.readTextFile(`${TMP}/slice.jsonl`)).trim().split("\n").map((l) => JSON.parse(l));
+  const lines = (await Deno.readTextFile(`${TMP}/slice.jsonl`)).trim().split("\n").map((l) =>
+    JSON.parse(l)
+  );
   assert.deepEqual(lines, [
     { reading: 1500.7, sensor: "s0" },
     { reading: 1501.8, sensor: "s1" },
@@ -65,7 +101,10 @@ Deno.test("CLI freeze → audit → verify → peek → thaw round-trips a CSV",
 
 Deno.test("CLI verify exits 1 naming the first bad chunk", async () => {
   await Deno.writeTextFile(`${TMP}/in2.csv`, CSV);
-  assert.equal((await cli("freeze", `${TMP}/in2.csv`, `${TMP}/b.pf`, "--chunk-rows", "1000")).code, 0);
+  assert.equal(
+    (await cli("freeze", `${TMP}/in2.csv`, `${TMP}/b.pf`, "--chunk-rows", "1000")).code,
+    0,
+  );
   const report = JSON.parse((await cli("audit", `${TMP}/b.pf`)).stdout);
   const bytes = await Deno.readFile(`${TMP}/b.pf`);
   bytes[report.chunks[2].offset + 5]! ^= 0xff;
@@ -76,7 +115,11 @@ Deno.test("CLI verify exits 1 naming the first bad chunk", async () => {
   const thawed = await cli("thaw", `${TMP}/b.pf`, `${TMP}/b.csv`);
   assert.equal(thawed.code, 1);
   assert.match(thawed.stderr, /HASH_MISMATCH/);
-  await assert.rejects(Deno.stat(`${TMP}/b.csv`), Deno.errors.NotFound, "no output from a damaged archive");
+  await assert.rejects(
+    Deno.stat(`${TMP}/b.csv`),
+    Deno.errors.NotFound,
+    "no output from a damaged archive",
+  );
 });
 
 Deno.test("CLI exits 2 on usage errors and 1 on failures, with a message", async () => {

@@ -9,7 +9,13 @@ import { concatBatches } from "../../format/column.ts";
 import type { Batch } from "../../format/column.ts";
 import { FormatError } from "../../format/errors.ts";
 import { ArchiveReader } from "../../format/reader.ts";
-import { ALL_TYPES, assertColumnEqual, prng, randomBatch, writeTestArchive } from "../../format/_test_utils.ts";
+import {
+  ALL_TYPES,
+  assertColumnEqual,
+  prng,
+  randomBatch,
+  writeTestArchive,
+} from "../../format/_test_utils.ts";
 
 const TMP = ".tmp/fuzz";
 await Deno.mkdir(TMP, { recursive: true });
@@ -32,7 +38,9 @@ async function attempt(path: string, original: Batch): Promise<Outcome> {
       const verified = await reader.verify();
       const back = concatBatches(reader.index.schema, parts);
       assert.equal(back.length, original.length, "row count");
-      original.schema.forEach((f, i) => assertColumnEqual(back.columns[i]!, original.columns[i]!, f.name));
+      original.schema.forEach((f, i) =>
+        assertColumnEqual(back.columns[i]!, original.columns[i]!, f.name)
+      );
       assert.ok(verified.ok, "data read back exactly, so verify must pass");
       return "same";
     } catch (err) {
@@ -44,7 +52,10 @@ async function attempt(path: string, original: Batch): Promise<Outcome> {
   })();
   let timer: ReturnType<typeof setTimeout> | undefined;
   const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`reader hung over ${ATTEMPT_LIMIT_MS} ms on ${path}`)), ATTEMPT_LIMIT_MS);
+    timer = setTimeout(
+      () => reject(new Error(`reader hung over ${ATTEMPT_LIMIT_MS} ms on ${path}`)),
+      ATTEMPT_LIMIT_MS,
+    );
   });
   try {
     return await Promise.race([work, timeout]);
@@ -91,14 +102,19 @@ Deno.test("ArchiveReader survives random damage and truncation with only typed e
         } else if (kind === 1) {
           b = good.slice(0, Math.floor(rand() * good.length));
         } else {
-          const extra = Uint8Array.from({ length: 1 + Math.floor(rand() * 64) }, () => Math.floor(rand() * 256));
+          const extra = Uint8Array.from(
+            { length: 1 + Math.floor(rand() * 64) },
+            () => Math.floor(rand() * 256),
+          );
           b = new Uint8Array(good.length + extra.length);
           b.set(good);
           b.set(extra, good.length);
         }
         await Deno.writeFile(bad, b);
         const outcome = await attempt(bad, batch);
-        if (kind !== 0) assert.equal(outcome, "format-error", `mutation ${i} (kind ${kind}) was not detected`);
+        if (kind !== 0) {
+          assert.equal(outcome, "format-error", `mutation ${i} (kind ${kind}) was not detected`);
+        }
       }
     });
   }

@@ -22,7 +22,9 @@ Deno.test("golden tiny_v1_3.pf thaws to its rows", async () => {
     for await (const b of reader.read()) parts.push(b);
     const back = concatBatches(reader.index.schema, parts);
     const expected = tinyBatch();
-    expected.schema.forEach((f, i) => assertColumnEqual(back.columns[i]!, expected.columns[i]!, f.name));
+    expected.schema.forEach((f, i) =>
+      assertColumnEqual(back.columns[i]!, expected.columns[i]!, f.name)
+    );
     assert.equal((await reader.verify()).ok, true);
   } finally {
     reader.close();

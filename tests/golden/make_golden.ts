@@ -29,5 +29,7 @@ export function tinyBatch(): Batch {
 if (import.meta.main) {
   const path = new URL("./tiny_v1_3.pf", import.meta.url).pathname;
   const written = await writeTestArchive(path, tinyBatch(), { codec: "zstd", chunkRows: 2 });
-  Deno.stdout.writeSync(new TextEncoder().encode(`${path}: ${written.bytes} B, payload ${written.payload_sha256}\n`));
+  Deno.stdout.writeSync(
+    new TextEncoder().encode(`${path}: ${written.bytes} B, payload ${written.payload_sha256}\n`),
+  );
 }
