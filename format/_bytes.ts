@@ -10,7 +10,7 @@
 import { FormatError } from "./errors.ts";
 
 const ENCODER = new TextEncoder();
-const DECODER = new TextDecoder("utf-8", { fatal: true });
+const DECODER = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
 /** A growable little-endian byte buffer. */
 export class ByteWriter {

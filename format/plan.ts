@@ -50,6 +50,8 @@ export function planColumns(sample: Batch, options: PlanOptions = {}): Record<st
   if (options.conditioning === false || sample.length < 2 || schema.length < 2) return plans;
   const keys = schema
     .map((_f, i) => ({ i, distinct: distinctCount(sample.columns[i]!, MAX_KEY_CARDINALITY + 1) }))
+    // A quantized column cannot be a key: the reader would see its rounded values.
+    .filter((k) => plans[schema[k.i]!.name]!.quantization === "QUANT_NONE")
     .filter((k) => k.distinct > 1 && k.distinct <= MAX_KEY_CARDINALITY)
     .sort((a, b) => a.distinct - b.distinct || a.i - b.i)
     .slice(0, MAX_KEY_CANDIDATES)

@@ -1,6 +1,6 @@
 /**
  * Private helpers every predictor shares: the row-count prefix of each block,
- * type checks on the way in and out, and sizing rules.
+ * and type checks on the way in and out.
  *
  * Every predictor's output starts with `varint row count` (FORMAT.md §4), so
  * a block decoded with the wrong length is refused before anything is

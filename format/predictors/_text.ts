@@ -6,8 +6,8 @@
  * [the UTF-8 bytes of every string, concatenated]`. The count is not stored:
  * the caller knows it.
  *
- * Encoding measures each string's UTF-8 length in JS, then encodes all of
- * them with one `TextEncoder` call (per-string calls cost more than the data).
+ * Encoding encodes all strings with one `TextEncoder` call (per-string calls
+ * cost more than the data), then reads each string's byte length off the bytes.
  * Decoding validates the whole byte run with one fatal `TextDecoder` call,
  * then cuts the decoded text at the string boundaries, after checking that no
  * boundary falls inside a UTF-8 sequence.
@@ -28,92 +28,106 @@ const ENCODER = new TextEncoder();
 // ignoreBOM: true keeps a leading U+FEFF; the default would silently drop it.
 const DECODER = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 
-/**
- * Returns the number of bytes `TextEncoder` writes for `s`.
- *
- * @param s Any string (a lone surrogate counts as U+FFFD, 3 bytes).
- * @returns Its UTF-8 length.
- */
-export function utf8Length(s: string): number {
-  const len = s.length;
-  let n = len;
-  for (let i = 0; i < len; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) continue;
-    if (c < 0x800) {
-      n += 1;
-    } else if (
-      (c & 0xfc00) === 0xd800 && i + 1 < len && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00
-    ) {
-      n += 2; // a surrogate pair: 2 units, 4 bytes
-      i++;
-    } else {
-      n += 2;
-    }
-  }
-  return n;
-}
-
-/** The measured UTF-8 lengths of a list of strings. */
+/** The measured and encoded strings of a text stream. */
 export interface TextPlan {
   /** UTF-8 length of each string. */
   readonly lengths: Float64Array;
-  /** Sum of `lengths`. */
-  readonly textBytes: number;
+  /** Every string's UTF-8 bytes, concatenated. */
+  readonly text: Uint8Array;
   /** Size of the whole text stream (varints + text). */
   readonly size: number;
 }
 
 /**
- * Measures a text stream before writing it.
+ * Encodes the strings of a text stream and measures each one.
+ *
+ * One `TextEncoder` call encodes them all; each string's byte length is then
+ * read off the encoded bytes (it spans `s.length` UTF-16 units). Only when a
+ * lone high surrogate at the end of one string and a lone low one at the
+ * start of the next fuse into one character are the strings encoded one by one.
  *
  * @param values The strings.
- * @returns Their lengths and the stream size.
+ * @returns Their lengths, their bytes and the stream size.
  */
 export function planTexts(values: readonly string[]): TextPlan {
-  const lengths = new Float64Array(values.length);
-  let textBytes = 0;
-  let varints = 0;
-  for (let i = 0; i < values.length; i++) {
-    const n = utf8Length(values[i]!);
-    lengths[i] = n;
-    textBytes += n;
-    varints += n < 0x80 ? 1 : varintSize(n);
+  const n = values.length;
+  const lengths = new Float64Array(n);
+  const joined = values.join("");
+  let text = ENCODER.encode(joined);
+  if (text.length === joined.length) {
+    // Pure ASCII: one byte per unit.
+    for (let i = 0; i < n; i++) lengths[i] = values[i]!.length;
+  } else if (!measureEncoded(values, text, lengths)) {
+    const parts = values.map((v) => ENCODER.encode(v));
+    let total = 0;
+    for (let i = 0; i < n; i++) total += lengths[i] = parts[i]!.length;
+    text = new Uint8Array(total);
+    let at = 0;
+    for (const part of parts) {
+      text.set(part, at);
+      at += part.length;
+    }
   }
-  return { lengths, textBytes, size: varints + textBytes };
+  let varints = 0;
+  for (let i = 0; i < n; i++) {
+    const len = lengths[i]!;
+    varints += len < 0x80 ? 1 : varintSize(len);
+  }
+  return { lengths, text, size: varints + text.length };
+}
+
+/**
+ * Splits the UTF-8 of the joined strings back into per-string byte lengths.
+ * Returns false when a 4-byte character straddles two strings.
+ */
+function measureEncoded(
+  values: readonly string[],
+  text: Uint8Array,
+  lengths: Float64Array,
+): boolean {
+  let b = 0;
+  for (let i = 0; i < values.length; i++) {
+    const start = b;
+    let units = values[i]!.length;
+    while (units > 0) {
+      const lead = text[b]!;
+      if (lead < 0x80) {
+        b += 1;
+        units -= 1;
+      } else if (lead < 0xe0) {
+        b += 2;
+        units -= 1;
+      } else if (lead < 0xf0) {
+        b += 3;
+        units -= 1;
+      } else {
+        b += 4;
+        units -= 2;
+      }
+    }
+    if (units < 0) return false;
+    lengths[i] = b - start;
+  }
+  return true;
 }
 
 /**
  * Writes a text stream.
  *
- * @param values The strings.
- * @param plan Their {@linkcode planTexts}.
+ * @param plan The strings' {@linkcode planTexts}.
  * @param out Destination with room for `plan.size` bytes at `at`.
  * @param at Where to start.
  * @returns The offset after the stream.
  */
-export function writeTexts(
-  values: readonly string[],
-  plan: TextPlan,
-  out: Uint8Array,
-  at: number,
-): number {
-  const { lengths, textBytes } = plan;
+export function writeTexts(plan: TextPlan, out: Uint8Array, at: number): number {
+  const { lengths, text } = plan;
   for (let i = 0; i < lengths.length; i++) {
     const n = lengths[i]!;
     if (n < 0x80) out[at++] = n;
     else at = writeVarint(out, at, n);
   }
-  const dest = out.subarray(at, at + textBytes);
-  const joined = values.join("");
-  const r = ENCODER.encodeInto(joined, dest);
-  // Joining can pair a trailing lone high surrogate with the next string's
-  // lone low one (4 bytes instead of 3 + 3); then encode string by string.
-  if (r.read !== joined.length || r.written !== textBytes) {
-    let p = 0;
-    for (const s of values) p += ENCODER.encodeInto(s, dest.subarray(p)).written;
-  }
-  return at + textBytes;
+  out.set(text, at);
+  return at + text.length;
 }
 
 /**

@@ -50,7 +50,7 @@ function encode(column: Column): Uint8Array | null {
   const out = new Uint8Array(varintSize(n) + varintSize(dictionary.length) + plan.size + n);
   let at = writeVarint(out, 0, n);
   at = writeVarint(out, at, dictionary.length);
-  at = writeTexts(dictionary, plan, out, at);
+  at = writeTexts(plan, out, at);
   out.set(codes, at);
   return out;
 }

@@ -52,14 +52,19 @@ function scaleOf(values: Float64Array): number {
 
 function makeDecimal(id: string, inner: Predictor): Predictor {
   function encode(column: Column, context: EncodeContext): Uint8Array | null {
-    const values = (expectColumn(id, column, FLOAT_TYPES as ReadonlySet<Column["type"]>) as { values: Float64Array })
+    const values = (expectColumn(id, column, FLOAT_TYPES as ReadonlySet<Column["type"]>) as {
+      values: Float64Array;
+    })
       .values;
     const k = scaleOf(values);
     if (k < 0) return null;
     const p = POW10[k]!;
     const ints = new BigInt64Array(values.length);
     for (let i = 0; i < values.length; i++) ints[i] = BigInt(Math.round(values[i]! * p));
-    const body = inner.encode({ type: "int64", values: ints, validity: null }, { ...context, field: INT_FIELD });
+    const body = inner.encode({ type: "int64", values: ints, validity: null }, {
+      ...context,
+      field: INT_FIELD,
+    });
     if (!body) return null;
     const out = new Uint8Array(1 + body.length);
     out[0] = k;
@@ -69,16 +74,32 @@ function makeDecimal(id: string, inner: Predictor): Predictor {
 
   function decode(bytes: Uint8Array, length: number, context: DecodeContext): Column {
     checkDecodeField(id, context.field, matches(context.field));
-    if (bytes.length < 1) throw new FormatError("CORRUPT", `${id}: block is empty, expected a scale byte`);
+    if (bytes.length < 1) {
+      throw new FormatError(
+        "CORRUPT",
+        `Cannot decode ${id} block: it is empty, expected a scale byte`,
+      );
+    }
     const k = bytes[0]!;
-    if (k > MAX_SCALE) throw new FormatError("CORRUPT", `${id}: scale is ${k}, at most ${MAX_SCALE} is valid`);
-    const ints = inner.decode(bytes.subarray(1), length, { field: INT_FIELD, deps: [] }).values as BigInt64Array;
+    if (k > MAX_SCALE) {
+      throw new FormatError(
+        "CORRUPT",
+        `Cannot decode ${id} block: scale is ${k}, at most ${MAX_SCALE} is valid`,
+      );
+    }
+    const ints = inner.decode(bytes.subarray(1), length, { field: INT_FIELD, deps: [] })
+      .values as BigInt64Array;
     const p = POW10[k]!;
     const values = new Float64Array(length);
     for (let i = 0; i < length; i++) {
       const m = Number(ints[i]!);
       if (!Number.isSafeInteger(m)) {
-        throw new FormatError("CORRUPT", `${id}: row ${i} holds ${ints[i]}, beyond the exact range of a decimal`);
+        throw new FormatError(
+          "CORRUPT",
+          `Cannot decode ${id} block: row ${i} holds ${
+            ints[i]
+          }, beyond the exact range of a decimal`,
+        );
       }
       values[i] = m / p;
     }

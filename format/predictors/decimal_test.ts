@@ -33,15 +33,28 @@ Deno.test("decimalFrame and decimalDelta round-trip short decimals bit for bit",
 
 Deno.test("decimalFrame returns null for values that are not short decimals", () => {
   for (const bad of [[NaN], [Infinity], [-0], [Math.PI], [0.1 + 0.2], [1e300]]) {
-    assert.equal(decimalFrame.encode({ type: "float64", values: Float64Array.from(bad), validity: null }, ctx), null);
+    assert.equal(
+      decimalFrame.encode({ type: "float64", values: Float64Array.from(bad), validity: null }, ctx),
+      null,
+    );
   }
 });
 
 Deno.test("decimalFrame.decode() rejects a bad scale or truncated bytes with FormatError", () => {
-  const bytes = decimalFrame.encode({ type: "float64", values: Float64Array.from([1.5, 2.5]), validity: null }, ctx)!;
+  const bytes = decimalFrame.encode({
+    type: "float64",
+    values: Float64Array.from([1.5, 2.5]),
+    validity: null,
+  }, ctx)!;
   const bad = bytes.slice();
   bad[0] = 42;
   assert.throws(() => decimalFrame.decode(bad, 2, { field: FIELD, deps: [] }), FormatError);
-  assert.throws(() => decimalFrame.decode(bytes.subarray(0, 3), 2, { field: FIELD, deps: [] }), FormatError);
-  assert.throws(() => decimalFrame.decode(new Uint8Array(0), 2, { field: FIELD, deps: [] }), FormatError);
+  assert.throws(
+    () => decimalFrame.decode(bytes.subarray(0, 3), 2, { field: FIELD, deps: [] }),
+    FormatError,
+  );
+  assert.throws(
+    () => decimalFrame.decode(new Uint8Array(0), 2, { field: FIELD, deps: [] }),
+    FormatError,
+  );
 });

@@ -4,6 +4,10 @@
  * exponent and top mantissa bytes of real-world series repeat across rows,
  * so their planes compress far better than interleaved doubles do.
  *
+ * No XOR with the previous value first: on 50,000-row test series (random
+ * walks, sensor curves, counts, coordinates; zstd level 19) XOR won on one of
+ * seven by under 3% and lost up to 20% elsewhere.
+ *
  * Bit-exact: the bits are moved as integers and never read as numbers, so
  * NaN payloads, -0.0, subnormals and ±Infinity all round-trip.
  *

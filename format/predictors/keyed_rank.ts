@@ -21,15 +21,20 @@
  * then UTF-8), for integers `[u8 width][byte planes of zigzag(v)]`.
  * Decoding refuses a rank above its key's list length.
  *
- * Keys: each dependency value becomes a primitive token and keys are looked
- * up in nested `Map`s (one level per dependency), so two different tuples can
- * never share a list. Tokens: strings themselves; bools 0/1; integers their
- * exact `number` when within ±2^53, else the string `"<high>:<low>"` of their
- * two 32-bit halves; floats their `number` unless NaN or ±0, else the string
- * of their bit halves (so NaN payloads and -0 stay distinct). Within one level
- * all tokens come from one column, and a `Map` never equates a number with a
- * string, so the mapping is injective. A null dependency slot (validity 0)
- * gets the token of its type's zero, whatever the slot holds.
+ * Keys: each dependency value becomes a primitive token: strings themselves;
+ * bools 0/1; integers their exact `number` when within ±2^53, else the string
+ * `"<high>:<low>"` of their two 32-bit halves; floats their `number` unless
+ * NaN or ±0, else the string of their bit halves (so NaN payloads and -0 stay
+ * distinct). All tokens of one column come from one type and a `Map` never
+ * equates a number with a string, so equal tokens mean equal values. Each
+ * dependency's tokens are numbered densely (one `Map` lookup per row), and a
+ * pair of numbers is combined arithmetically, so two different tuples never
+ * share a list and no separator can collide. A null dependency slot
+ * (validity 0) gets the token of its type's zero, whatever the slot holds.
+ *
+ * Encoding a value that is not in a long list skips the scan thanks to a set
+ * of the (key, value) pairs currently listed, so the cost per row stays near
+ * one `Map` lookup per column even when every list is full.
  *
  * The reader must pass the dependencies exactly as it will decode them: for a
  * quantized float dependency, the writer must key on the quantized values.
@@ -60,6 +65,8 @@ const ID = "keyed_rank";
 const KEYED: ReadonlySet<Field["type"]> = new Set(["int64", "date", "string"]);
 /** Longest MTF list per key, so that every rank fits one byte. */
 const MAX_LIST = 255;
+/** Lists shorter than this are scanned without asking the presence set first. */
+const SHORT_LIST = 16;
 const TWO_32 = 4294967296;
 /** High words in `[-2^21, 2^21)`: the int64 is within ±2^53, exact as a number. */
 const SAFE_HI = 0x200000;
@@ -146,60 +153,110 @@ function depKeys(
   return [depTokens(deps[0]!), deps[1] === undefined ? null : depTokens(deps[1])];
 }
 
-/** Returns a function giving the MTF list of a row's key, creating it on first use. */
-function listLookup<T>(a: readonly Token[], b: readonly Token[] | null): (row: number) => T[] {
-  if (b === null) {
-    const lists = new Map<Token, T[]>();
-    return (row) => {
-      const key = a[row]!;
-      let list = lists.get(key);
-      if (list === undefined) {
-        list = [];
-        lists.set(key, list);
-      }
-      return list;
-    };
+/** Numbers each distinct token from 0, in order of first appearance. */
+function denseIds(tokens: readonly Token[]): { ids: Int32Array; count: number } {
+  const idOf = new Map<Token, number>();
+  const ids = new Int32Array(tokens.length);
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i]!;
+    let id = idOf.get(t);
+    if (id === undefined) {
+      id = idOf.size;
+      idOf.set(t, id);
+    }
+    ids[i] = id;
   }
-  const outer = new Map<Token, Map<Token, T[]>>();
-  return (row) => {
-    const k1 = a[row]!;
-    let inner = outer.get(k1);
-    if (inner === undefined) {
-      inner = new Map();
-      outer.set(k1, inner);
+  return { ids, count: idOf.size };
+}
+
+/**
+ * One key id per row, numbered from 0 in order of first appearance: rows with
+ * the same dependency tuple get the same id. With two dependencies the pair of
+ * their dense ids `(x, y)` is numbered through `x * count(y) + y`, exact below
+ * 2^53 (blocks under 94 million rows); encoder and decoder derive the same ids
+ * either way, so correctness never depends on it.
+ */
+function keyIds(
+  a: readonly Token[],
+  b: readonly Token[] | null,
+): { ids: Int32Array; count: number } {
+  const first = denseIds(a);
+  if (b === null) return first;
+  const second = denseIds(b);
+  const n = a.length;
+  const wide = second.count;
+  const ids = new Int32Array(n);
+  let count = 0;
+  if (first.count * wide <= 4 * n + 1024) {
+    // A table proportional to the block: no hashing at all.
+    const slot = new Int32Array(first.count * wide).fill(-1);
+    for (let i = 0; i < n; i++) {
+      const pair = first.ids[i]! * wide + second.ids[i]!;
+      let id = slot[pair]!;
+      if (id < 0) {
+        id = count++;
+        slot[pair] = id;
+      }
+      ids[i] = id;
     }
-    const k2 = b[row]!;
-    let list = inner.get(k2);
-    if (list === undefined) {
-      list = [];
-      inner.set(k2, list);
+    return { ids, count };
+  }
+  const idOf = new Map<number, number>();
+  for (let i = 0; i < n; i++) {
+    const pair = first.ids[i]! * wide + second.ids[i]!;
+    let id = idOf.get(pair);
+    if (id === undefined) {
+      id = count++;
+      idOf.set(pair, id);
     }
-    return list;
-  };
+    ids[i] = id;
+  }
+  return { ids, count };
 }
 
 function encode(column: Column, context: EncodeContext): Uint8Array {
   const col = expectColumn(ID, column, KEYED) as BigIntColumn | StringColumn;
   const n = col.values.length;
   const [a, b] = depKeys(context.deps, n, context.field, true);
-  const tokens: readonly Token[] = col.type === "string" ? col.values : intTokens(col.values, null);
-  const listOf = listLookup<Token>(a, b);
+  const keys = keyIds(a, b).ids;
+  const { ids: valueIds, count: valueCount } = denseIds(
+    col.type === "string" ? col.values : intTokens(col.values, null),
+  );
+  const lists: number[][] = [];
+  // The (key, value) pairs of every list of SHORT_LIST entries or more, so a
+  // new value skips the scan of a long list. Lists never shrink, so a list is
+  // tracked from the moment it reaches SHORT_LIST. Only a hint: the scan
+  // decides, and the decoder mirrors whatever the encoder did, so even an
+  // inexact pair number (blocks over 94 million rows) costs compression, never
+  // correctness.
+  const present = new Set<number>();
   const ranks = new Uint8Array(n);
   const literalRows: number[] = [];
   for (let i = 0; i < n; i++) {
-    const list = listOf(i);
-    const t = tokens[i]!;
+    const key = keys[i]!;
+    const v = valueIds[i]!;
+    const list = lists[key] ??= [];
     const len = list.length;
-    let j = 0;
-    while (j < len && list[j] !== t) j++;
-    if (j === len) {
-      literalRows.push(i);
-      if (len === MAX_LIST) list.pop();
-      list.unshift(t);
-    } else {
+    const pair = key * valueCount + v;
+    let j = len;
+    if (len < SHORT_LIST || present.has(pair)) {
+      j = 0;
+      while (j < len && list[j] !== v) j++;
+    }
+    if (j < len) {
       ranks[i] = j + 1;
       for (let k = j; k > 0; k--) list[k] = list[k - 1]!;
-      list[0] = t;
+      list[0] = v;
+      continue;
+    }
+    literalRows.push(i);
+    if (len < SHORT_LIST) {
+      list.unshift(v);
+      if (len + 1 === SHORT_LIST) { for (const x of list) present.add(key * valueCount + x); }
+    } else {
+      if (len === MAX_LIST) present.delete(key * valueCount + list.pop()!);
+      list.unshift(v);
+      present.add(pair);
     }
   }
   const head = varintSize(n);
@@ -209,7 +266,7 @@ function encode(column: Column, context: EncodeContext): Uint8Array {
     const out = new Uint8Array(head + n + plan.size);
     writeVarint(out, 0, n);
     out.set(ranks, head);
-    writeTexts(literals, plan, out, head + n);
+    writeTexts(plan, out, head + n);
     return out;
   }
   const src = wordsOf(col.values);
@@ -243,11 +300,12 @@ function decode(bytes: Uint8Array, length: number, context: DecodeContext): Colu
   reader.end();
   if (ints !== null) unzigzagInPlace(ints);
   const [a, b] = depKeys(context.deps, length, field, false);
-  const listOf = listLookup<number>(a, b);
+  const keys = keyIds(a, b).ids;
+  const lists: number[][] = [];
   const literalOfRow = new Uint32Array(length);
   let next = 0;
   for (let i = 0; i < length; i++) {
-    const list = listOf(i);
+    const list = lists[keys[i]!] ??= [];
     const r = ranks[i]!;
     let lit: number;
     if (r === 0) {

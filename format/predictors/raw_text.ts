@@ -28,7 +28,7 @@ function encode(column: Column): Uint8Array {
   const { values } = expectColumn(ID, column, STRING) as StringColumn;
   const plan = planTexts(values);
   const out = new Uint8Array(varintSize(values.length) + plan.size);
-  writeTexts(values, plan, out, writeVarint(out, 0, values.length));
+  writeTexts(plan, out, writeVarint(out, 0, values.length));
   return out;
 }
 

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { rawText } from "./raw_text.ts";
-import { utf8Length } from "./_text.ts";
+import { planTexts } from "./_text.ts";
 import { assertFormatError, encodeWith, fieldOf, roundTrip, strings } from "./_test_utils.ts";
 
 const field = fieldOf("string");
@@ -42,20 +42,19 @@ Deno.test("rawText.encode() stores a lone surrogate as U+FFFD", () => {
   assert.deepEqual(decoded.values, ["a\uFFFD", "\uFFFDb", "ok"]);
 });
 
-Deno.test("utf8Length() agrees with TextEncoder", () => {
+Deno.test("planTexts() measures each string as TextEncoder encodes it alone", () => {
   const samples = [
-    "",
-    "a",
-    "é",
-    "€",
-    "🧊",
-    "\uD800",
-    "\uDC00",
-    "\uD800\uDC00",
-    "a\uD800b",
-    "\uDBFF",
+    ["", "a", "é", "€", "🧊", "\uD800", "\uDC00", "\uD800\uDC00", "a\uD800b", "\uDBFF"],
+    ["ascii", "only"],
+    // A lone high surrogate then a lone low one would fuse into one character if joined.
+    ["x\uD83D", "\uDE00y", "é"],
   ];
-  for (const s of samples) assert.equal(utf8Length(s), new TextEncoder().encode(s).length, s);
+  for (const values of samples) {
+    const plan = planTexts(values);
+    const alone = values.map((s) => new TextEncoder().encode(s));
+    assert.deepEqual([...plan.lengths], alone.map((b) => b.length));
+    assert.deepEqual(plan.text, Uint8Array.from(alone.flatMap((b) => [...b])));
+  }
 });
 
 Deno.test("rawText.decode() throws CORRUPT on broken text", async (t) => {

@@ -20,6 +20,7 @@ import { deltaZigzag } from "./delta_zigzag.ts";
 import { float64Planes } from "./float64_planes.ts";
 import { floatQuantHigh, floatQuantLow, floatQuantMedium } from "./float_quant.ts";
 import { frameZigzag } from "./frame_zigzag.ts";
+import { decimalDelta, decimalFrame } from "./decimal.ts";
 import { keyedRank } from "./keyed_rank.ts";
 import { lag1Zigzag } from "./lag1_zigzag.ts";
 import type { Predictor } from "./predictor.ts";
@@ -40,6 +41,8 @@ export const PREDICTORS: readonly Predictor[] = Object.freeze([
   floatQuantLow,
   boolBits,
   keyedRank,
+  decimalFrame,
+  decimalDelta,
 ]);
 
 /** The ids of every registered predictor, in the order of {@linkcode PREDICTORS}. Frozen. */

@@ -23,6 +23,8 @@ const PINNED_IDS = [
   "float_quant_low",
   "bool_bits",
   "keyed_rank",
+  "decimal_frame",
+  "decimal_delta",
 ];
 
 Deno.test("PREDICTORS lists every predictor once, with its pinned id", () => {
@@ -74,6 +76,6 @@ Deno.test("predictorsFor() returns the lossless, self-contained candidates of ea
   assert.deepEqual(ids("date"), ["delta_zigzag", "lag1_zigzag", "frame_zigzag"]);
   assert.deepEqual(ids("timestamp"), ["delta_zigzag", "lag1_zigzag", "frame_zigzag", "ts_delta_s"]);
   assert.deepEqual(ids("string"), ["category_u8", "raw_text"]);
-  assert.deepEqual(ids("float64"), ["float64_planes"]);
+  assert.deepEqual(ids("float64"), ["float64_planes", "decimal_frame", "decimal_delta"]);
   assert.deepEqual(ids("bool"), ["bool_bits"]);
 });
