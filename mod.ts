@@ -31,7 +31,27 @@ export { thaw, thawTable } from "./ops/thaw.ts";
 export type { ThawOptions, ThawSummary } from "./ops/thaw.ts";
 export { audit, formatTable, peek, verify } from "./ops/inspect.ts";
 export type { AuditColumn, AuditReport, PeekResult } from "./ops/inspect.ts";
-export type { VerifyReport } from "./format/reader.ts";
+export type { RowRange, VerifyReport } from "./format/reader.ts";
+export type {
+  Batch,
+  BigIntColumn,
+  BoolColumn,
+  Column,
+  ColumnType,
+  Field,
+  FloatColumn,
+  Schema,
+  StringColumn,
+  TimeUnit,
+} from "./format/column.ts";
+export type { ColumnStats } from "./format/header.ts";
+export type { SourceFormat } from "./io/types.ts";
+export type { OutputFormat } from "./io/output.ts";
+export type { CodecChoiceName, OpsErrorCode } from "./ops/errors.ts";
+export type { FormatErrorCode } from "./format/errors.ts";
+export type { CodecErrorCode } from "./codecs/errors.ts";
+export type { IoErrorCode } from "./io/errors.ts";
+export type { ErrorDetails } from "./internal/errors.ts";
 export type { FormatWarning, Quantization } from "./format/predictors/predictor.ts";
 export { PermafrostError } from "./internal/errors.ts";
 export { FormatError } from "./format/errors.ts";

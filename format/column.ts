@@ -44,26 +44,38 @@ export type Schema = readonly Field[];
 
 /** A column of 64-bit integers, timestamps or dates. */
 export interface BigIntColumn {
+  /** The column type. */
   readonly type: "int64" | "timestamp" | "date";
+  /** One value per row (the type's zero in null slots). */
   readonly values: BigInt64Array;
+  /** One byte per row, 1 = present, 0 = null; `null` when no row is null. */
   readonly validity: Uint8Array | null;
 }
 /** A column of 64-bit floats. */
 export interface FloatColumn {
+  /** The column type. */
   readonly type: "float64";
+  /** One value per row (the type's zero in null slots). */
   readonly values: Float64Array;
+  /** One byte per row, 1 = present, 0 = null; `null` when no row is null. */
   readonly validity: Uint8Array | null;
 }
 /** A column of booleans stored as 0/1 bytes. */
 export interface BoolColumn {
+  /** The column type. */
   readonly type: "bool";
+  /** One value per row (the type's zero in null slots). */
   readonly values: Uint8Array;
+  /** One byte per row, 1 = present, 0 = null; `null` when no row is null. */
   readonly validity: Uint8Array | null;
 }
 /** A column of strings. */
 export interface StringColumn {
+  /** The column type. */
   readonly type: "string";
+  /** One value per row (the type's zero in null slots). */
   readonly values: string[];
+  /** One byte per row, 1 = present, 0 = null; `null` when no row is null. */
   readonly validity: Uint8Array | null;
 }
 
@@ -72,8 +84,11 @@ export type Column = BigIntColumn | FloatColumn | BoolColumn | StringColumn;
 
 /** A set of equally long columns with their schema. */
 export interface Batch {
+  /** The batch's schema. */
   readonly schema: Schema;
+  /** Columns. */
   readonly columns: readonly Column[];
+  /** Number of rows. */
   readonly length: number;
 }
 

@@ -33,5 +33,6 @@ export type FormatErrorCode =
  * ```
  */
 export class FormatError extends PermafrostError<FormatErrorCode> {
+  /** Always `"FormatError"`. */
   override name = "FormatError";
 }

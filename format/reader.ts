@@ -48,7 +48,9 @@ export interface ArchiveIndex {
 
 /** A row range, 0-based, half-open. */
 export interface RowRange {
+  /** First row (inclusive). */
   start: number;
+  /** Row after the last one (exclusive). */
   end: number;
 }
 
@@ -64,14 +66,21 @@ export interface ReadOptions {
 
 /** What `verify` found. */
 export interface VerifyReport {
+  /** True when every hash matched. */
   ok: boolean;
+  /** The file this concerns. */
   path: string;
+  /** Chunks. */
   chunks: number;
+  /** Payload bytes read and hashed. */
   bytes_checked: number;
+  /** SHA-256 (hex) of the header. */
   header_sha256: string;
+  /** SHA-256 (hex) of the payload. */
   payload_sha256: string;
   /** First chunk whose bytes do not match the footer, or null. */
   first_bad_chunk: number | null;
+  /** Every mismatch found, in file order. */
   errors: { chunk: number | null; code: string; message: string }[];
 }
 

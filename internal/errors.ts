@@ -36,6 +36,7 @@ export interface ErrorDetails {
  * ```
  */
 export class PermafrostError<Code extends string = string> extends Error {
+  /** Always `"PermafrostError"`. */
   override name = "PermafrostError";
   /** Stable machine-readable code; see each layer's `errors.ts`. */
   readonly code: Code;
@@ -49,6 +50,8 @@ export class PermafrostError<Code extends string = string> extends Error {
   readonly path?: string;
 
   /**
+   * Creates an error with a code, a message and structured details.
+   *
    * @param code Stable code from the layer's closed union.
    * @param message Sentence-case message naming the action and the state, no final period.
    * @param details Cause and structured fields.

@@ -25,5 +25,6 @@ export type IoErrorCode =
  * ```
  */
 export class IoError extends PermafrostError<IoErrorCode> {
+  /** Always `"IoError"`. */
   override name = "IoError";
 }

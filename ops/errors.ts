@@ -24,5 +24,6 @@ export type CodecChoiceName = "zstd" | "lzma2" | "zpaq" | "auto" | (string & Rec
  * ```
  */
 export class OpsError extends PermafrostError<OpsErrorCode> {
+  /** Always `"OpsError"`. */
   override name = "OpsError";
 }

@@ -38,6 +38,7 @@ export const AUTO_SAMPLE_ROWS = 1000;
 
 /** Progress of a running freeze. */
 export interface FreezeProgress {
+  /** Rows. */
   rows: number;
   /** Raw (predicted, uncompressed) bytes encoded so far. */
   raw_bytes: number;
@@ -45,6 +46,7 @@ export interface FreezeProgress {
   archive_bytes: number;
   /** Input size when known (file sources). */
   input_bytes: number | null;
+  /** Wall-clock seconds. */
   seconds: number;
 }
 
@@ -76,20 +78,31 @@ export interface FreezeOptions {
 
 /** What `freeze` did. */
 export interface FreezeSummary {
+  /** The file this concerns. */
   path: string;
+  /** Rows. */
   rows: number;
+  /** Chunks. */
   chunks: number;
+  /** Columns. */
   columns: number;
+  /** Codec id of every block. */
   codec: string;
+  /** Why `auto` chose the codec (null when the codec was given). */
   auto_reason: string | null;
+  /** Size of the source file, when the source was a file. */
   input_bytes: number | null;
+  /** Size of the archive file in bytes. */
   archive_bytes: number;
   /** input_bytes / archive_bytes, when the input size is known. */
   ratio: number | null;
+  /** Wall-clock seconds. */
   seconds: number;
+  /** SHA-256 (hex) of the payload. */
   payload_sha256: string;
   /** Columns forced to string because a value beyond the sample did not fit. */
   widened_columns: string[];
+  /** Warnings issued while encoding. */
   warnings: FormatWarning[];
 }
 

@@ -18,44 +18,75 @@ import { mergeStats } from "../format/stats.ts";
 
 /** One column in an audit report. */
 export interface AuditColumn {
+  /** Column name. */
   name: string;
+  /** Logical column type. */
   type: Field["type"];
+  /** Whether the column may hold nulls. */
   nullable: boolean;
+  /** Tick unit of a timestamp column. */
   unit?: string;
+  /** Timezone of a timestamp column, when it has one. */
   timezone?: string;
   /** Predictors used by its blocks, with how many blocks each. */
   predictors: Record<string, number>;
   /** Columns it is conditioned on. */
   depends_on: string[];
+  /** Float quantization level (`QUANT_NONE` when lossless). */
   quantization: string;
+  /** Bytes of its blocks after the codec. */
   stored_bytes: number;
+  /** Bytes before the codec (after prediction). */
   raw_bytes: number;
+  /** Smallest non-null value (see FORMAT.md §6 for the wire form). */
   min: ColumnStats["min"];
+  /** Largest non-null value (see FORMAT.md §6 for the wire form). */
   max: ColumnStats["max"];
+  /** Number of null slots. */
   null_count: number;
 }
 
 /** The JSON `audit` prints. */
 export interface AuditReport {
+  /** The file this concerns. */
   path: string;
+  /** Format version of the file (`major.minor`). */
   format_version: string;
+  /** Size of the archive file in bytes. */
   file_bytes: number;
+  /** Rows. */
   rows: number;
+  /** Number of chunks. */
   chunk_count: number;
+  /** Rows per chunk (the last may hold fewer). */
   chunk_rows: number;
+  /** Codec id of every block. */
   codec: string;
+  /** Why `auto` chose the codec (null when the codec was given). */
   auto_reason: string | null;
+  /** SHA-256 (hex) of the header. */
   header_sha256: string;
+  /** SHA-256 (hex) of the payload. */
   payload_sha256: string;
+  /** Bytes of the payload (all chunks). */
   payload_bytes: number;
+  /** Bytes before the codec (after prediction). */
   raw_bytes: number;
+  /** Columns stored with a lossy float quantizer. */
   lossy_columns: string[];
+  /** Primary-key column, if declared. */
   primary_key: string | null;
+  /** Partition values of this archive, when written by a partitioned freeze. */
   partition: Record<string, string> | null;
+  /** Whether the blocks are encrypted. */
   encrypted: boolean;
+  /** Size in bytes of the wrapped data key, when encrypted with envelope keys. */
   edek_size: number | null;
+  /** Free-form metadata from the header. */
   metadata: Record<string, string>;
+  /** Columns. */
   columns: AuditColumn[];
+  /** Chunks. */
   chunks: {
     index: number;
     row_start: number;
@@ -168,9 +199,13 @@ export async function verify(
 
 /** What `peek` returns. */
 export interface PeekResult {
+  /** Columns. */
   columns: string[];
+  /** Column types, in the order of `columns`. */
   types: string[];
+  /** Rows. */
   rows: (string | number | boolean | null)[][];
+  /** Rows in the archive. */
   total_rows: number;
 }
 

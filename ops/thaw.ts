@@ -27,13 +27,17 @@ export interface ThawOptions {
 
 /** What `thaw` did. */
 export interface ThawSummary {
+  /** The file this concerns. */
   path: string;
+  /** Rows. */
   rows: number;
+  /** Size of the output file in bytes. */
   output_bytes: number;
   /** Chunks decoded. */
   chunks_read: number;
   /** Archive payload bytes read. */
   bytes_read: number;
+  /** Wall-clock seconds. */
   seconds: number;
 }
 
