@@ -16,8 +16,10 @@ const scope = self as unknown as Scope;
 scope.onmessage = async (event) => {
   const { id, job } = event.data;
   try {
-    const { block, warnings } = await INLINE_ENCODER.encode(job);
-    scope.postMessage({ id, ok: true, block, warnings }, [block.bytes.buffer as ArrayBuffer]);
+    const { block, warnings, stats } = await INLINE_ENCODER.encode(job);
+    scope.postMessage({ id, ok: true, block, warnings, stats }, [
+      block.bytes.buffer as ArrayBuffer,
+    ]);
   } catch (err) {
     const e = err as { name?: string; code?: string; message?: string };
     scope.postMessage({

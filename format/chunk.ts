@@ -9,7 +9,7 @@
 import { codecById } from "../codecs/registry.ts";
 import { encodeBlock, type EncodedBlock } from "./block.ts";
 import type { Batch, Column, Field } from "./column.ts";
-import type { ColumnPlan } from "./header.ts";
+import type { ColumnPlan, ColumnStats } from "./header.ts";
 import type { FormatWarning } from "./predictors/predictor.ts";
 import { columnStats } from "./stats.ts";
 import type { EncodedChunk } from "./writer.ts";
@@ -23,9 +23,19 @@ export interface BlockJob {
   codec: string;
 }
 
+/** An encoded block with its warnings and footer statistics. */
+export interface BlockResult {
+  /** The stored block. */
+  block: EncodedBlock;
+  /** Warnings the predictors issued. */
+  warnings: FormatWarning[];
+  /** The column's statistics (computed beside the encoding, off the main thread). */
+  stats: ColumnStats;
+}
+
 /** Something that turns block jobs into stored blocks. */
 export interface BlockEncoder {
-  encode(job: BlockJob): Promise<{ block: EncodedBlock; warnings: FormatWarning[] }>;
+  encode(job: BlockJob): Promise<BlockResult>;
   close(): void;
 }
 
@@ -40,7 +50,7 @@ export const INLINE_ENCODER: BlockEncoder = Object.freeze({
       codec: codecById(job.codec),
       warn: (w) => warnings.push(w),
     });
-    return { block, warnings };
+    return { block, warnings, stats: columnStats(job.column) };
   },
   close() {},
 });
@@ -79,6 +89,6 @@ export async function encodeChunk(
   return {
     rows: batch.length,
     blocks: results.map((r) => r.block),
-    stats: batch.columns.map(columnStats),
+    stats: results.map((r) => r.stats),
   };
 }

@@ -10,18 +10,19 @@
  */
 import { CodecError, type CodecErrorCode } from "../codecs/errors.ts";
 import type { EncodedBlock } from "./block.ts";
-import type { BlockEncoder, BlockJob } from "./chunk.ts";
+import type { BlockEncoder, BlockJob, BlockResult } from "./chunk.ts";
+import type { ColumnStats } from "./header.ts";
 import { FormatError, type FormatErrorCode } from "./errors.ts";
 import type { FormatWarning } from "./predictors/predictor.ts";
 
 /** A Worker's answer to one job. */
 export type PoolReply =
-  | { id: number; ok: true; block: EncodedBlock; warnings: FormatWarning[] }
+  | { id: number; ok: true; block: EncodedBlock; warnings: FormatWarning[]; stats: ColumnStats }
   | { id: number; ok: false; error: { name: string; code: string | null; message: string } };
 
 interface Pending {
   job: BlockJob;
-  resolve: (value: { block: EncodedBlock; warnings: FormatWarning[] }) => void;
+  resolve: (value: BlockResult) => void;
   reject: (reason: unknown) => void;
 }
 
@@ -71,7 +72,7 @@ export class BlockPool implements BlockEncoder {
   }
 
   /** Encodes one block on the next free Worker. */
-  encode(job: BlockJob): Promise<{ block: EncodedBlock; warnings: FormatWarning[] }> {
+  encode(job: BlockJob): Promise<BlockResult> {
     if (this.#closed) return Promise.reject(new Error("Cannot encode: the block pool is closed"));
     return new Promise((resolve, reject) => {
       this.#queue.push({ id: this.#nextId++, pending: { job, resolve, reject } });
@@ -97,8 +98,9 @@ export class BlockPool implements BlockEncoder {
     this.#busy.delete(worker);
     this.#idle.push(worker);
     if (pending) {
-      if (reply.ok) pending.resolve({ block: reply.block, warnings: reply.warnings });
-      else pending.reject(reviveError(reply.error));
+      if (reply.ok) {
+        pending.resolve({ block: reply.block, warnings: reply.warnings, stats: reply.stats });
+      } else pending.reject(reviveError(reply.error));
     }
     this.#pump();
   }
