@@ -14,6 +14,8 @@ import { FREEZE_SETTINGS } from "./ops/settings.ts";
 import { audit, formatTable, freeze, peek, thaw, verify } from "./mod.ts";
 import type { Quantization } from "./mod.ts";
 import { OpsError } from "./ops/errors.ts";
+import { runCatalogServe } from "./catalog/cli.ts";
+import { thaw as thawArchive } from "./ops/thaw.ts";
 
 const USAGE = `Usage: permafrost <command> [options]
 
@@ -24,6 +26,7 @@ Commands:
   audit <archive>              JSON on stdout; reads header and footer only
   verify <archive>             checks every hash; exit 1 naming the first bad chunk
   peek <archive> [--rows N] [--columns a,b] [--json]
+  catalog serve --db <catalog.db> [--host H] [--port 8800] [--log-level info]
   help                         this text
 
 Exit codes: 0 success, 1 failure, 2 usage error.`;
@@ -179,7 +182,16 @@ async function cmdPeek(argv: string[]): Promise<number> {
   return 0;
 }
 
+function cmdCatalog(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub !== "serve") {
+    throw new UsageError(`Expected 'catalog serve', got 'catalog ${sub ?? ""}'`);
+  }
+  return runCatalogServe(rest, { thaw: thawArchive });
+}
+
 const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
+  catalog: cmdCatalog,
   freeze: cmdFreeze,
   thaw: cmdThaw,
   audit: cmdAudit,

@@ -54,6 +54,48 @@ export type { IoErrorCode } from "./io/errors.ts";
 export type { ErrorDetails } from "./internal/errors.ts";
 export type { FormatWarning, Quantization } from "./format/predictors/predictor.ts";
 export { PermafrostError } from "./internal/errors.ts";
+export { Catalog, CatalogError } from "./catalog/mod.ts";
+export type {
+  ArchiveBackend,
+  ArchiveHandle,
+  CatalogErrorCode,
+  CatalogOptions,
+  CatalogStats,
+  ChunkColumnStats,
+  ChunkOptions,
+  ChunkRecord,
+  ColumnInfo,
+  CostLine,
+  CostReport,
+  DatasetDetail,
+  DatasetRecord,
+  IntegrityProblem,
+  IntegrityReport,
+  ListOptions,
+  Page,
+  RegisterDirResult,
+  RegisterOptions,
+  RegisterResult,
+  SearchHit,
+  SearchResult,
+  SqlResult,
+  StatsGroup,
+  ThawFunction,
+} from "./catalog/mod.ts";
+export type { ArchiveIndex } from "./format/reader.ts";
+export type {
+  ArchiveFooter,
+  ArchiveHeader,
+  ArrowFieldJson,
+  ArrowSchemaJson,
+  ArrowTypeJson,
+  BlockEntry,
+  ChunkEntry,
+  ColumnPlan,
+  EncryptionHeader,
+} from "./format/header.ts";
+export { LOG_LEVELS } from "./internal/log.ts";
+export type { LogFields, Logger, LogLevel } from "./internal/log.ts";
 export { FormatError } from "./format/errors.ts";
 export { CodecError } from "./codecs/errors.ts";
 export { IoError } from "./io/errors.ts";

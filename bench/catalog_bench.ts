@@ -3,6 +3,10 @@
  * with 1,000 datasets registered. Target (issue 4): at least 1,000 req/s with p99 at
  * most 50 ms on this machine.
  *
+ * Two rows: the latest version as served (records are cached in memory once read,
+ * and the latest of each name is preloaded when the catalog opens), and the
+ * uncached path (`?version=v1`, first read of each name, one DuckDB query each).
+ *
  * The catalog is filled in-process (1,000 versions described in memory), then served
  * by a real `catalog/cli.ts` process, so the load generator (this process: 32
  * `fetch` loops over keep-alive connections) does not share the server's event
@@ -32,7 +36,9 @@ const db = join(dir, "catalog.db");
 
 const fill = await Catalog.open(db);
 for (let i = 0; i < DATASETS; i++) {
-  await fill.registerIndex(fakeIndex(`ds${i}`, { columns: ["origin", "dest"], rows: 5_000, chunkRows: 500 }));
+  await fill.registerIndex(
+    fakeIndex(`ds${i}`, { columns: ["origin", "dest"], rows: 5_000, chunkRows: 500 }),
+  );
 }
 await fill.close();
 
@@ -66,7 +72,10 @@ const url = await (async () => {
   throw new Error(`server did not start: ${log}`);
 })();
 
-async function run(total: number): Promise<{ seconds: number; latencies: Float64Array; errors: number }> {
+async function run(
+  total: number,
+  query = "",
+): Promise<{ seconds: number; latencies: Float64Array; errors: number }> {
   const latencies = new Float64Array(total);
   let next = 0;
   let errors = 0;
@@ -77,7 +86,7 @@ async function run(total: number): Promise<{ seconds: number; latencies: Float64
         const i = next++;
         if (i >= total) return;
         const t0 = performance.now();
-        const res = await fetch(`${url}/datasets/ds${i % DATASETS}`);
+        const res = await fetch(`${url}/datasets/ds${i % DATASETS}${query}`);
         await res.arrayBuffer();
         latencies[i] = performance.now() - t0;
         if (res.status !== 200) errors++;
@@ -87,21 +96,38 @@ async function run(total: number): Promise<{ seconds: number; latencies: Float64
   return { seconds: (performance.now() - started) / 1000, latencies, errors };
 }
 
-try {
-  await run(Math.min(2_000, REQUESTS));
-  const { seconds, latencies, errors } = await run(REQUESTS);
-  const sorted = latencies.slice().sort();
+function row(
+  label: string,
+  total: number,
+  r: Awaited<ReturnType<typeof run>>,
+  judged = true,
+): string {
+  const sorted = r.latencies.slice().sort();
   const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor(p * sorted.length))]!;
-  const rps = REQUESTS / seconds;
+  const rps = total / r.seconds;
   const p99 = pct(0.99);
-  const verdict = rps >= 1000 && p99 <= 50 && errors === 0 ? "pass" : "FAIL";
-  const row = `| GET /datasets/{name} | ${DATASETS} datasets | ${CONCURRENCY} | ${REQUESTS} | ${
+  const verdict = !judged
+    ? "(reference)"
+    : rps >= 1000 && p99 <= 50 && r.errors === 0
+    ? "pass"
+    : "FAIL";
+  return `| GET /datasets/{name}, ${label} | ${DATASETS} datasets | ${CONCURRENCY} | ${total} | ${
     Math.round(rps)
-  } req/s | ${pct(0.5).toFixed(1)} ms | ${p99.toFixed(1)} ms | ${pct(1 - 1e-9).toFixed(1)} ms | ${errors} | ${verdict} |`;
+  } req/s | ${pct(0.5).toFixed(1)} ms | ${p99.toFixed(1)} ms | ${
+    sorted[sorted.length - 1]!.toFixed(1)
+  } ms | ${r.errors} | ${verdict} |`;
+}
+
+try {
+  // `?version=v1` is not preloaded at open: the first read of each name is a DuckDB query.
+  const cold = await run(DATASETS, "?version=v1");
+  await run(Math.min(2_000, REQUESTS));
+  const warm = await run(REQUESTS);
   const out = [
     "| endpoint | catalog | connections | requests | throughput | p50 | p99 | max | errors | target (≥1,000 req/s, p99 ≤ 50 ms) |",
     "|---|---|---|---|---|---|---|---|---|---|",
-    row,
+    row("uncached (first ?version=v1 read of each name: a DuckDB query)", DATASETS, cold, false),
+    row("latest version, as served (records cached)", REQUESTS, warm),
   ].join("\n");
   await Deno.stdout.write(new TextEncoder().encode(out + "\n"));
 } finally {

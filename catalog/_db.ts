@@ -130,7 +130,9 @@ export async function openCatalogDb(
     const setup = await instance.connect();
     connections.push(setup);
     await setup.run(`SET memory_limit = '${(options.memoryLimit ?? "1GB").replaceAll("'", "")}'`);
-    if (options.threads !== undefined) await setup.run(`SET threads = ${Math.max(1, options.threads | 0)}`);
+    if (options.threads !== undefined) {
+      await setup.run(`SET threads = ${Math.max(1, options.threads | 0)}`);
+    }
     await setup.run("SET enable_external_access = false");
     await setup.run("SET autoinstall_known_extensions = false");
     await setup.run("SET autoload_known_extensions = false");
@@ -187,10 +189,9 @@ function canonical(path: string): string {
 
 function openError(path: string, cause: unknown): CatalogError {
   const text = message(cause);
-  const lock = /Could not set lock on file.*?(?:PID (\d+))?\)?$/ms.exec(text) ??
-    (/lock/i.test(text) ? [text, undefined] : null);
-  if (lock) {
-    const holder = lock[1] ? `process ${lock[1]}` : "another process";
+  if (/Could not set lock|Conflicting lock/i.test(text)) {
+    const pid = /PID (\d+)/.exec(text)?.[1];
+    const holder = pid ? `process ${pid}` : "another process";
     return new CatalogError(
       "DB_LOCKED",
       `Cannot open catalog database '${path}': ${holder} already owns it (stop that catalog server, or use another --db)`,

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import type { Hono } from "hono";
+import type { Env, Hono } from "hono";
 import swaggerCss from "swagger-ui-dist/swagger-ui.css" with { type: "text" };
 import swaggerJs from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "text" };
 import redocJs from "redoc/bundles/redoc.standalone.js" with { type: "text" };
@@ -63,20 +63,38 @@ const CACHE = "public, max-age=86400";
  * @param app The app (its `/openapi.json` is what the pages load).
  * @param title Page title (default {@link DOCS_TITLE}).
  */
-export function mountDocs(app: Hono, title = DOCS_TITLE): void {
+export function mountDocs<E extends Env>(app: Hono<E>, title = DOCS_TITLE): void {
   const swagger = swaggerPage(title);
   const redoc = redocPage(title);
   app.get("/docs", (c) => c.html(swagger));
   app.get("/docs/", (c) => c.redirect("/docs", 301));
-  app.get("/docs/swagger-ui.css", (c) => c.body(swaggerCss, 200, { "content-type": "text/css; charset=utf-8", "cache-control": CACHE }));
+  app.get(
+    "/docs/swagger-ui.css",
+    (c) =>
+      c.body(swaggerCss, 200, {
+        "content-type": "text/css; charset=utf-8",
+        "cache-control": CACHE,
+      }),
+  );
   app.get(
     "/docs/swagger-ui-bundle.js",
-    (c) => c.body(swaggerJs, 200, { "content-type": "text/javascript; charset=utf-8", "cache-control": CACHE }),
+    (c) =>
+      c.body(swaggerJs, 200, {
+        "content-type": "text/javascript; charset=utf-8",
+        "cache-control": CACHE,
+      }),
   );
-  app.get("/docs/init.js", (c) => c.body(SWAGGER_INIT, 200, { "content-type": "text/javascript; charset=utf-8" }));
+  app.get(
+    "/docs/init.js",
+    (c) => c.body(SWAGGER_INIT, 200, { "content-type": "text/javascript; charset=utf-8" }),
+  );
   app.get("/redoc", (c) => c.html(redoc));
   app.get(
     "/redoc/redoc.standalone.js",
-    (c) => c.body(redocJs, 200, { "content-type": "text/javascript; charset=utf-8", "cache-control": CACHE }),
+    (c) =>
+      c.body(redocJs, 200, {
+        "content-type": "text/javascript; charset=utf-8",
+        "cache-control": CACHE,
+      }),
   );
 }

@@ -58,6 +58,8 @@ export const SCHEMA_DDL: readonly string[] = Object.freeze([
     registered_at TIMESTAMP NOT NULL,
     PRIMARY KEY (name, version)
   )`,
+  // Point lookups by name (GET /datasets/{name}) use this ART index instead of a scan.
+  `CREATE INDEX IF NOT EXISTS datasets_by_name ON datasets (name)`,
   `CREATE TABLE IF NOT EXISTS chunks (
     dataset VARCHAR NOT NULL,
     version VARCHAR NOT NULL,

@@ -104,7 +104,10 @@ export const ChunkPageSchema = page(ChunkSchema, "ChunkPage").extend({ version: 
   .openapi("ChunkPage");
 
 export const RegisterBodySchema = z.object({
-  path: z.string().min(1).openapi({ example: "data/flights.pf", description: "Archive path on the server" }),
+  path: z.string().min(1).openapi({
+    example: "data/flights.pf",
+    description: "Archive path on the server",
+  }),
   name: z.string().regex(NAME_PATTERN).optional().openapi({ example: "flights" }),
   version: z.string().regex(NAME_PATTERN).optional().openapi({ example: "2001-h1" }),
   description: z.string().max(10_000).optional(),

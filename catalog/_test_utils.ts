@@ -134,11 +134,20 @@ export function fakeIndex(name: string, options: FakeIndexOptions = {}): Archive
  * @param chunkRows Rows per chunk (default 100).
  * @returns The archive path.
  */
-export async function makeArchive(dir: string, name: string, rows = 300, chunkRows = 100): Promise<string> {
+export async function makeArchive(
+  dir: string,
+  name: string,
+  rows = 300,
+  chunkRows = 100,
+): Promise<string> {
   const csv = join(dir, `${name}.csv`);
   const lines = ["ts,sensor,reading"];
   for (let i = 0; i < rows; i++) {
-    lines.push(`2024-01-01 00:${String(Math.floor(i / 60) % 60).padStart(2, "0")}:${String(i % 60).padStart(2, "0")},s${i % 4},${i * 1.5}`);
+    lines.push(
+      `2024-01-01 00:${String(Math.floor(i / 60) % 60).padStart(2, "0")}:${
+        String(i % 60).padStart(2, "0")
+      },s${i % 4},${i * 1.5}`,
+    );
   }
   await Deno.writeTextFile(csv, lines.join("\n") + "\n");
   const archive = join(dir, `${name}.pf`);

@@ -76,7 +76,9 @@ export function localBackend(): ArchiveBackend {
           while (at < length) {
             const n = await file.read(out.subarray(at));
             if (n === null) {
-              throw new RangeError(`File '${path}' ends at byte ${offset + at}, wanted ${offset + length}`);
+              throw new RangeError(
+                `File '${path}' ends at byte ${offset + at}, wanted ${offset + length}`,
+              );
             }
             at += n;
           }

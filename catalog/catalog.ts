@@ -9,6 +9,11 @@
  * nothing and answers `created: false`. An explicit version that exists with other
  * content is a `CONFLICT`.
  *
+ * Reads of one dataset (`get`, so `GET /datasets/{name}`) are served from memory
+ * once read: the catalog is the only writer of its file (see `_db.ts`), so it knows
+ * when a record changes, and drops a name's entries after each committed write to
+ * it. A read that raced a write is not cached.
+ *
  * Concurrency: reads run on a pool of connections; writes go one at a time through
  * one connection, each registration in one transaction, so concurrent
  * registrations never interleave or get lost. The archive itself is read before
@@ -21,15 +26,27 @@
  *
  * @module
  */
-import type { DuckDBConnection, DuckDBPreparedStatement, DuckDBValue } from "@duckdb/node-api";
+import type { DuckDBValue } from "@duckdb/node-api";
 import { createHash } from "node:crypto";
 import { basename, isAbsolute, relative, resolve, sep } from "node:path";
 import { PermafrostError } from "../internal/errors.ts";
 import { createLogger, type Logger } from "../internal/log.ts";
 import type { RowRange } from "../format/reader.ts";
-import { type ArchiveBackend, ARCHIVE_EXTENSION, type ArchiveIndex, localBackend } from "./backend.ts";
+import {
+  ARCHIVE_EXTENSION,
+  type ArchiveBackend,
+  type ArchiveIndex,
+  localBackend,
+} from "./backend.ts";
 import { CatalogError } from "./errors.ts";
-import { type CatalogDb, type Lane, type LanePool, message, openCatalogDb, toJsonValue } from "./_db.ts";
+import {
+  type CatalogDb,
+  type Lane,
+  type LanePool,
+  message,
+  openCatalogDb,
+  toJsonValue,
+} from "./_db.ts";
 import { CATALOG_TABLES, SCHEMA_DDL, SCHEMA_VERSION } from "./_schema.ts";
 import { runSandboxedSql } from "./sql_sandbox.ts";
 import type {
@@ -75,6 +92,9 @@ export const GB_BYTES = 2 ** 30;
 
 /** Names and versions: a letter or digit, then letters, digits, `.`, `_`, `-` (128 at most). */
 export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/** Names whose records `get` keeps in memory (the oldest is dropped past this). */
+const CACHE_NAMES = 10_000;
 
 /** Largest page a list answers. */
 export const MAX_PAGE = 1000;
@@ -173,7 +193,10 @@ export class Catalog {
   readonly #root: string | undefined;
   #opening: Promise<CatalogDb> | undefined;
   #closed = false;
-  readonly #prepared = new WeakMap<DuckDBConnection, Map<string, DuckDBPreparedStatement>>();
+  /** Dataset records by name, then by version key (`""` = latest); see {@link Catalog.get}. */
+  readonly #cache = new Map<string, Map<string, DatasetDetail>>();
+  /** Bumped after every committed write, so a read that raced a write is not cached. */
+  #generation = 0;
 
   /**
    * Creates a catalog on a database file. Nothing is opened until the first call
@@ -191,7 +214,10 @@ export class Catalog {
     this.#root = options.root ? resolve(options.root) : undefined;
     for (const [cls, price] of Object.entries(this.#prices)) {
       if (!NAME_PATTERN.test(cls) || !(price >= 0)) {
-        throw new CatalogError("INVALID_ARGUMENT", `Invalid price '${price}' for storage class '${cls}'`);
+        throw new CatalogError(
+          "INVALID_ARGUMENT",
+          `Invalid price '${price}' for storage class '${cls}'`,
+        );
       }
     }
   }
@@ -228,6 +254,7 @@ export class Catalog {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    this.#cache.clear();
     const opening = this.#opening;
     if (!opening) return;
     const db = await opening.catch(() => undefined);
@@ -256,7 +283,9 @@ export class Catalog {
         );
         const v = found.getRowsJS()[0]?.[0];
         if (v === undefined) {
-          await c.run("INSERT INTO catalog_meta VALUES ('schema_version', $1)", [String(SCHEMA_VERSION)]);
+          await c.run("INSERT INTO catalog_meta VALUES ('schema_version', $1)", [
+            String(SCHEMA_VERSION),
+          ]);
         } else if (Number(v) > SCHEMA_VERSION) {
           throw new CatalogError(
             "DB_FAILED",
@@ -273,7 +302,22 @@ export class Catalog {
         { cause: err },
       );
     }
-    this.#logger.info("catalog open", { db: db.path });
+    // Warm the record cache with the latest version of each name (one query), so
+    // reads after a restart do not each wait for DuckDB.
+    try {
+      const rows = await this.#query(
+        db.readers,
+        `SELECT ${DATASET_COLUMNS}, count(*) OVER (PARTITION BY name) AS n_versions FROM datasets
+         QUALIFY row_number() OVER (PARTITION BY name ORDER BY seq DESC) = 1 LIMIT ${CACHE_NAMES}`,
+      );
+      for (const row of rows) {
+        const detail: DatasetDetail = { ...datasetFromRow(row), versions: Number(row.n_versions) };
+        this.#cache.set(detail.name, new Map([["", detail]]));
+      }
+    } catch (err) {
+      this.#logger.warn("cannot warm the dataset cache", { err });
+    }
+    this.#logger.info("catalog open", { db: db.path, datasets: this.#cache.size });
     return db;
   }
 
@@ -285,14 +329,10 @@ export class Catalog {
     sql: string,
     params: DuckDBValue[] = [],
   ): Promise<Record<string, unknown>[]> {
+    // Prepared statements are not cached: re-running a cached one in
+    // @duckdb/node-api 1.5.5-r.5 returned corrupt short strings (seen in tests).
     return await lanes.run(async (c) => {
-      let cache = this.#prepared.get(c);
-      if (!cache) this.#prepared.set(c, cache = new Map());
-      let stmt = cache.get(sql);
-      if (!stmt) cache.set(sql, stmt = await c.prepare(sql));
-      stmt.clearBindings();
-      if (params.length > 0) stmt.bind(params);
-      const reader = await stmt.runAndReadAll();
+      const reader = await c.runAndReadAll(sql, params);
       return reader.convertRowObjects(toJsonValue) as Record<string, unknown>[];
     });
   }
@@ -325,7 +365,8 @@ export class Catalog {
       params.push(options.storageClass);
       where.push(`storage_class = $${params.length}`);
     }
-    const from = `(SELECT *, row_number() OVER (PARTITION BY name ORDER BY seq DESC) AS rn FROM datasets)`;
+    const from =
+      `(SELECT *, row_number() OVER (PARTITION BY name ORDER BY seq DESC) AS rn FROM datasets)`;
     const cond = where.length > 0 ? `WHERE ${where.join(" AND ")}` : "";
     const total = await this.#read(`SELECT count(*) AS n FROM ${from} ${cond}`, params);
     const rows = await this.#read(
@@ -344,6 +385,11 @@ export class Catalog {
    * @throws {CatalogError} NOT_FOUND.
    */
   async get(name: string, options: { version?: string } = {}): Promise<DatasetDetail> {
+    if (this.#closed) throw new CatalogError("CLOSED", "The catalog is closed");
+    const key = options.version ?? "";
+    const hit = this.#cache.get(name)?.get(key);
+    if (hit) return structuredClone(hit);
+    const generation = this.#generation;
     const rows = options.version === undefined
       ? await this.#read(
         `SELECT ${DATASET_COLUMNS}, count(*) OVER () AS n_versions FROM datasets WHERE name = $1
@@ -357,7 +403,23 @@ export class Catalog {
       );
     const row = rows[0];
     if (!row) throw notFound(name, options.version);
-    return { ...datasetFromRow(row), versions: Number(row.n_versions) };
+    const detail: DatasetDetail = { ...datasetFromRow(row), versions: Number(row.n_versions) };
+    if (generation === this.#generation) {
+      let byVersion = this.#cache.get(name);
+      if (!byVersion) {
+        if (this.#cache.size >= CACHE_NAMES) this.#cache.delete(this.#cache.keys().next().value!);
+        this.#cache.set(name, byVersion = new Map());
+      }
+      byVersion.set(key, detail);
+      return structuredClone(detail);
+    }
+    return detail;
+  }
+
+  /** Forgets cached records of a name after a committed write. */
+  #written(name: string): void {
+    this.#generation++;
+    this.#cache.delete(name);
   }
 
   /**
@@ -392,14 +454,20 @@ export class Catalog {
    * @returns One page.
    * @throws {CatalogError} NOT_FOUND.
    */
-  async chunks(name: string, options: ChunkOptions = {}): Promise<Page<ChunkRecord> & { version: string }> {
+  async chunks(
+    name: string,
+    options: ChunkOptions = {},
+  ): Promise<Page<ChunkRecord> & { version: string }> {
     const { limit, offset } = paging(options);
     const record = await this.get(name, { version: options.version });
     const params: DuckDBValue[] = [name, record.version];
     let cond = "dataset = $1 AND version = $2";
     if (options.rows) {
       if (!(options.rows.start >= 0 && options.rows.end >= options.rows.start)) {
-        throw new CatalogError("INVALID_ARGUMENT", `Invalid row range ${options.rows.start}:${options.rows.end}`);
+        throw new CatalogError(
+          "INVALID_ARGUMENT",
+          `Invalid row range ${options.rows.start}:${options.rows.end}`,
+        );
       }
       params.push(options.rows.start, options.rows.end);
       cond += " AND row_end > $3 AND row_start < $4";
@@ -434,6 +502,11 @@ export class Catalog {
    */
   async register(path: string, options: RegisterOptions = {}): Promise<RegisterResult> {
     const abs = this.#resolvePath(path);
+    if ((await this.#backend.size(abs).catch(() => null)) === null) {
+      throw new CatalogError("ARCHIVE_UNREADABLE", `Cannot register '${abs}': no such file`, {
+        path: abs,
+      });
+    }
     let index: ArchiveIndex;
     try {
       index = await this.#backend.readIndex(abs);
@@ -461,7 +534,9 @@ export class Catalog {
     if (!(storageClass in this.#prices)) {
       throw new CatalogError(
         "INVALID_ARGUMENT",
-        `Unknown storage class '${storageClass}': expected one of ${Object.keys(this.#prices).join(", ")}`,
+        `Unknown storage class '${storageClass}': expected one of ${
+          Object.keys(this.#prices).join(", ")
+        }`,
       );
     }
     const header = index.header;
@@ -570,6 +645,7 @@ export class Catalog {
           { cause: err },
         );
       }
+      this.#written(name);
       return { created: true, version };
     });
     if (outcome.created) {
@@ -604,10 +680,14 @@ export class Catalog {
     try {
       files = await this.#backend.list(abs, { recursive: options.recursive ?? false });
     } catch (cause) {
-      throw new CatalogError("INVALID_ARGUMENT", `Cannot list directory '${abs}': ${message(cause)}`, {
-        cause,
-        path: abs,
-      });
+      throw new CatalogError(
+        "INVALID_ARGUMENT",
+        `Cannot list directory '${abs}': ${message(cause)}`,
+        {
+          cause,
+          path: abs,
+        },
+      );
     }
     const result: RegisterDirResult = { dir: abs, registered: [], unchanged: [], failed: [] };
     for (const file of files) {
@@ -637,22 +717,31 @@ export class Catalog {
    * @returns The versions removed.
    * @throws {CatalogError} NOT_FOUND.
    */
-  async remove(name: string, options: { version?: string } = {}): Promise<{ name: string; removed: string[] }> {
+  async remove(
+    name: string,
+    options: { version?: string } = {},
+  ): Promise<{ name: string; removed: string[] }> {
     const db = await this.#db();
     const removed = await db.writer.run(async (c) => {
-      const params: DuckDBValue[] = options.version === undefined ? [name] : [name, options.version];
+      const params: DuckDBValue[] = options.version === undefined
+        ? [name]
+        : [name, options.version];
       const cond = options.version === undefined ? "name = $1" : "name = $1 AND version = $2";
-      const found = (await c.runAndReadAll(`SELECT version FROM datasets WHERE ${cond} ORDER BY seq`, params))
-        .getRowsJS().map((r) => String(r[0]));
+      const found =
+        (await c.runAndReadAll(`SELECT version FROM datasets WHERE ${cond} ORDER BY seq`, params))
+          .getRowsJS().map((r) => String(r[0]));
       if (found.length === 0) throw notFound(name, options.version);
       await c.run("BEGIN TRANSACTION");
       try {
         await c.run(`DELETE FROM chunks WHERE ${cond.replace("name", "dataset")}`, params);
         await c.run(`DELETE FROM datasets WHERE ${cond}`, params);
         await c.run("COMMIT");
+        this.#written(name);
       } catch (err) {
         await c.run("ROLLBACK").catch(() => undefined);
-        throw new CatalogError("DB_FAILED", `Cannot remove dataset '${name}': ${message(err)}`, { cause: err });
+        throw new CatalogError("DB_FAILED", `Cannot remove dataset '${name}': ${message(err)}`, {
+          cause: err,
+        });
       }
       return found;
     });
@@ -729,7 +818,8 @@ export class Catalog {
             chunk: null,
             expected: chunks.length,
             actual: footer.footer.chunks.length,
-            message: `The file's footer lists ${footer.footer.chunks.length} chunks, the catalog ${chunks.length}`,
+            message:
+              `The file's footer lists ${footer.footer.chunks.length} chunks, the catalog ${chunks.length}`,
           });
         }
       }
@@ -777,7 +867,9 @@ export class Catalog {
               chunk: i,
               expected,
               actual,
-              message: `Chunk ${i} hashes to ${actual.slice(0, 12)}…, the catalog recorded ${expected.slice(0, 12)}…`,
+              message: `Chunk ${i} hashes to ${actual.slice(0, 12)}…, the catalog recorded ${
+                expected.slice(0, 12)
+              }…`,
             });
           }
         }
@@ -816,7 +908,11 @@ export class Catalog {
       checked_at: this.#now().toISOString(),
     };
     if (!result.ok) {
-      this.#logger.warn("integrity check failed", { name, version: record.version, problems: problems.length });
+      this.#logger.warn("integrity check failed", {
+        name,
+        version: record.version,
+        problems: problems.length,
+      });
     }
     return result;
   }
@@ -833,7 +929,9 @@ export class Catalog {
       `SELECT ${group}, count(DISTINCT name) AS datasets, coalesce(sum(chunks), 0) AS chunks,
         coalesce(sum(file_bytes), 0) AS file_bytes FROM datasets`,
     );
-    const codecs = await this.#read(`SELECT codec, ${group} FROM datasets GROUP BY codec ORDER BY codec`);
+    const codecs = await this.#read(
+      `SELECT codec, ${group} FROM datasets GROUP BY codec ORDER BY codec`,
+    );
     const classes = await this.#read(
       `SELECT storage_class, ${group} FROM datasets GROUP BY storage_class ORDER BY storage_class`,
     );
@@ -844,7 +942,10 @@ export class Catalog {
       chunks: Number(t.chunks ?? 0),
       file_bytes: Number(t.file_bytes ?? 0),
       by_codec: codecs.map((r) => ({ codec: String(r.codec), ...statsGroup(r) })),
-      by_storage_class: classes.map((r) => ({ storage_class: String(r.storage_class), ...statsGroup(r) })),
+      by_storage_class: classes.map((r) => ({
+        storage_class: String(r.storage_class),
+        ...statsGroup(r),
+      })),
     };
   }
 
@@ -919,7 +1020,10 @@ export class Catalog {
    * @returns The hits.
    * @throws {CatalogError} INVALID_ARGUMENT for an empty query.
    */
-  async search(q: string, options: { limit?: number; offset?: number } = {}): Promise<SearchResult> {
+  async search(
+    q: string,
+    options: { limit?: number; offset?: number } = {},
+  ): Promise<SearchResult> {
     const { limit, offset } = paging(options);
     const terms = [...new Set(q.toLowerCase().split(/\s+/).filter((t) => t !== ""))].slice(0, 8);
     if (terms.length === 0) throw new CatalogError("INVALID_ARGUMENT", "Search query 'q' is empty");
@@ -932,11 +1036,15 @@ export class Catalog {
           WHEN len(list_filter(column_names, lambda c: contains(lower(c), ${p}))) > 0 THEN 12 ELSE 0 END
         + CASE WHEN contains(lower(description), ${p}) THEN 8 ELSE 0 END)`;
     });
-    const scored = `SELECT name, version, description, rows, codec, column_names, seq, ${parts.join(" + ")} AS score
+    const scored = `SELECT name, version, description, rows, codec, column_names, seq, ${
+      parts.join(" + ")
+    } AS score
       FROM datasets`;
     const best = `SELECT * FROM (${scored}) WHERE score > 0
       QUALIFY row_number() OVER (PARTITION BY name ORDER BY score DESC, seq DESC) = 1`;
-    const total = Number((await this.#read(`SELECT count(*) AS n FROM (${best})`, terms))[0]?.n ?? 0);
+    const total = Number(
+      (await this.#read(`SELECT count(*) AS n FROM (${best})`, terms))[0]?.n ?? 0,
+    );
     const rows = await this.#read(
       `SELECT * FROM (${best}) ORDER BY score DESC, name LIMIT ${limit} OFFSET ${offset}`,
       terms,
@@ -952,7 +1060,15 @@ export class Catalog {
       if (has(version)) matched.push("version");
       for (const c of columns) if (has(c)) matched.push(`column:${c}`);
       if (has(description)) matched.push("description");
-      return { name, version, score: Number(r.score), matched, description, rows: Number(r.rows), codec: String(r.codec) };
+      return {
+        name,
+        version,
+        score: Number(r.score),
+        matched,
+        description,
+        rows: Number(r.rows),
+        codec: String(r.codec),
+      };
     });
     return { q, items, total };
   }
@@ -989,7 +1105,10 @@ export class Catalog {
     const record = await this.get(name, { version: options.version });
     const thaw = this.#options.thaw;
     if (!thaw) {
-      throw new CatalogError("THAW_UNAVAILABLE", "This catalog was built without a thaw function: pass { thaw }");
+      throw new CatalogError(
+        "THAW_UNAVAILABLE",
+        "This catalog was built without a thaw function: pass { thaw }",
+      );
     }
     const opts: { rows?: RowRange; columns?: string[] } = {};
     if (options.rows) opts.rows = options.rows;
@@ -1009,9 +1128,13 @@ export class Catalog {
     const abs = resolve(this.#root, path);
     const rel = relative(this.#root, abs);
     if (rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
-      throw new CatalogError("PATH_OUTSIDE_ROOT", `Path '${path}' is outside the catalog root '${this.#root}'`, {
-        path,
-      });
+      throw new CatalogError(
+        "PATH_OUTSIDE_ROOT",
+        `Path '${path}' is outside the catalog root '${this.#root}'`,
+        {
+          path,
+        },
+      );
     }
     return abs;
   }
@@ -1058,7 +1181,9 @@ export function nameFromPath(path: string): string {
 function notFound(name: string, version?: string): CatalogError {
   return new CatalogError(
     "NOT_FOUND",
-    version === undefined ? `No dataset named '${name}'` : `No version '${version}' of dataset '${name}'`,
+    version === undefined
+      ? `No dataset named '${name}'`
+      : `No version '${version}' of dataset '${name}'`,
   );
 }
 
@@ -1066,10 +1191,20 @@ function unreadable(path: string, cause: unknown): CatalogError {
   if (cause instanceof CatalogError) return cause;
   const code = (cause as { code?: unknown })?.code;
   if (cause instanceof Deno.errors.NotFound || code === "ENOENT") {
-    return new CatalogError("ARCHIVE_UNREADABLE", `Cannot register '${path}': no such file`, { cause, path });
+    return new CatalogError("ARCHIVE_UNREADABLE", `Cannot register '${path}': no such file`, {
+      cause,
+      path,
+    });
   }
-  const why = cause instanceof PermafrostError ? `${cause.code}: ${cause.message}` : message(cause);
-  return new CatalogError("ARCHIVE_UNREADABLE", `Cannot register '${path}': ${why}`, { cause, path });
+  const why = cause instanceof PermafrostError ? ` (${cause.code})` : "";
+  return new CatalogError(
+    "ARCHIVE_UNREADABLE",
+    `Cannot register '${path}'${why}: ${message(cause)}`,
+    {
+      cause,
+      path,
+    },
+  );
 }
 
 function columnInfo(f: ArchiveIndex["schema"][number]): ColumnInfo {

@@ -47,5 +47,6 @@ export type CatalogErrorCode =
  * ```
  */
 export class CatalogError extends PermafrostError<CatalogErrorCode> {
+  /** Always `"CatalogError"`. */
   override name = "CatalogError";
 }

@@ -37,7 +37,14 @@ export const REFUSED_FUNCTIONS: ReadonlySet<string> = new Set([
 ]);
 
 /** Table-reference node types that are fine as long as their children are. */
-const ALLOWED_REFS = new Set(["JOIN", "SUBQUERY", "EXPRESSION_LIST", "EMPTY", "EMPTY_FROM", "SHOW_REF"]);
+const ALLOWED_REFS = new Set([
+  "JOIN",
+  "SUBQUERY",
+  "EXPRESSION_LIST",
+  "EMPTY",
+  "EMPTY_FROM",
+  "SHOW_REF",
+]);
 
 /** Longest query text accepted. */
 export const MAX_QUERY_LENGTH = 100_000;
@@ -103,7 +110,7 @@ function collectCteNames(node: unknown, out: string[] = []): string[] {
   } else if (node !== null && typeof node === "object") {
     const o = node as Record<string, unknown>;
     const map = (o.cte_map as { map?: { key?: unknown }[] } | undefined)?.map;
-    if (Array.isArray(map)) for (const e of map) if (typeof e.key === "string") out.push(e.key);
+    if (Array.isArray(map)) { for (const e of map) if (typeof e.key === "string") out.push(e.key); }
     for (const v of Object.values(o)) collectCteNames(v, out);
   }
   return out;
@@ -117,7 +124,11 @@ function walk(node: unknown, allowed: Set<string>): void {
   if (node === null || typeof node !== "object") return;
   const o = node as Record<string, unknown>;
   const type = o.type;
-  if (typeof type === "string" && !("class" in o)) checkRef(type, o, allowed);
+  // Table references are the nodes with an alias and a sample clause (TableRef's
+  // serialized fields); query nodes, modifiers and ORDER BY items have neither.
+  if (typeof type === "string" && !("class" in o) && "alias" in o && "sample" in o) {
+    checkRef(type, o, allowed);
+  }
   if (o.class === "FUNCTION" && typeof o.function_name === "string") {
     const fn = o.function_name.toLowerCase();
     if (REFUSED_FUNCTIONS.has(fn)) throw refused(`function ${fn}() is not allowed`);
@@ -126,7 +137,7 @@ function walk(node: unknown, allowed: Set<string>): void {
 }
 
 function checkRef(type: string, o: Record<string, unknown>, allowed: Set<string>): void {
-  if (type.endsWith("_NODE") || type.endsWith("_MODIFIER") || ALLOWED_REFS.has(type)) return;
+  if (ALLOWED_REFS.has(type)) return;
   if (type === "BASE_TABLE") {
     const table = String(o.table_name ?? "");
     const schema = String(o.schema_name ?? "");
@@ -136,7 +147,9 @@ function checkRef(type: string, o: Record<string, unknown>, allowed: Set<string>
       throw refused(`table ${full} is not a catalog table (allowed: ${CATALOG_TABLES.join(", ")})`);
     }
     if (!allowed.has(table.toLowerCase())) {
-      throw refused(`table '${table}' is not a catalog table (allowed: ${CATALOG_TABLES.join(", ")})`);
+      throw refused(
+        `table '${table}' is not a catalog table (allowed: ${CATALOG_TABLES.join(", ")})`,
+      );
     }
     return;
   }
@@ -156,7 +169,11 @@ function checkRef(type: string, o: Record<string, unknown>, allowed: Set<string>
  * @returns Columns, rows (JSON-safe) and whether the rows were cut.
  * @throws {CatalogError} SQL_REFUSED, SQL_FAILED or SQL_TIMEOUT.
  */
-export function runSandboxedSql(lane: Lane, query: string, limits: SqlLimits = {}): Promise<SqlResult> {
+export function runSandboxedSql(
+  lane: Lane,
+  query: string,
+  limits: SqlLimits = {},
+): Promise<SqlResult> {
   const timeoutMs = limits.timeoutMs ?? 5_000;
   const maxRows = limits.maxRows ?? 10_000;
   return lane.run(async (c) => {
@@ -192,7 +209,9 @@ export function runSandboxedSql(lane: Lane, query: string, limits: SqlLimits = {
     } catch (cause) {
       if (cause instanceof CatalogError) throw cause;
       if (timedOut || /interrupt/i.test(message(cause))) {
-        throw new CatalogError("SQL_TIMEOUT", `Query stopped after the ${timeoutMs} ms limit`, { cause });
+        throw new CatalogError("SQL_TIMEOUT", `Query stopped after the ${timeoutMs} ms limit`, {
+          cause,
+        });
       }
       throw new CatalogError("SQL_FAILED", `Query failed: ${cleanDuckError(cause)}`, { cause });
     } finally {

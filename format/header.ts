@@ -30,14 +30,19 @@ export type ArrowTypeJson =
 
 /** One field of the Arrow-schema JSON. */
 export interface ArrowFieldJson {
+  /** Column name. */
   name: string;
+  /** Whether the column may hold nulls. */
   nullable: boolean;
+  /** Arrow type. */
   type: ArrowTypeJson;
+  /** Always empty: columns are flat. */
   children: [];
 }
 
 /** The Arrow-schema JSON stored in the header. */
 export interface ArrowSchemaJson {
+  /** The columns, in order. */
   fields: ArrowFieldJson[];
 }
 
@@ -51,6 +56,7 @@ export interface ColumnPlan {
 
 /** Encryption parameters (AES-256-GCM per block); absent on plain archives. */
 export interface EncryptionHeader {
+  /** Block cipher. */
   algorithm: "AES-256-GCM";
   /** `raw` (key given directly) or a key-provider name (`local`, `aws-kms`, `gcp-kms`). */
   key_provider: string;
@@ -58,7 +64,7 @@ export interface EncryptionHeader {
   key_id: string | null;
   /** Wrapped data key (base64), for envelope encryption. */
   edek: string | null;
-  /** SHA-256 (hex) of a fixed string encrypted... reserved for key checks. */
+  /** Reserved for a key check value (lets a reader tell a wrong key from tampering). */
   key_check: string | null;
 }
 

@@ -35,12 +35,17 @@ import { zstd } from "../codecs/zstd.ts";
 
 /** Everything an archive says about itself, read from header and footer only. */
 export interface ArchiveIndex {
+  /** The archive's path. */
   path: string;
+  /** Size of the file in bytes. */
   file_bytes: number;
   /** `major.minor` of the file. */
   version: string;
+  /** The parsed header. */
   header: ArchiveHeader;
+  /** The schema the header describes. */
   schema: Schema;
+  /** The parsed footer (the sparse index). */
   footer: ArchiveFooter;
   /** SHA-256 (hex) of the header bytes. */
   header_sha256: string;

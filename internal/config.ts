@@ -35,6 +35,7 @@ export type ConfigErrorCode = "BAD_CONFIG" | "UNKNOWN_FLAG";
  * ```
  */
 export class ConfigError extends PermafrostError<ConfigErrorCode> {
+  /** Always `"ConfigError"`. */
   override name = "ConfigError";
 }
 
@@ -458,7 +459,11 @@ export function configMarkdown(table: ConfigTable): string {
     "|---|---|---|---|---|",
   ];
   for (const s of Object.values(table)) {
-    const def = s.default === undefined ? "(required)" : `\`${String(s.default)}\``;
+    const def = s.default === undefined
+      ? "(required)"
+      : s.default === ""
+      ? "(none)"
+      : `\`${showDefault(s.default)}\``;
     lines.push(
       `| \`${s.flag}\` | \`${s.env}\` | ${def} | ${s.parse.describe} | ${s.description} |`,
     );
@@ -475,9 +480,18 @@ export function configMarkdown(table: ConfigTable): string {
 export function configHelp(table: ConfigTable): string {
   const rows = Object.values(table).map((s) => {
     const flag = s.parse.boolean ? s.flag : `${s.flag} <${s.parse.describe}>`;
-    const def = s.default === undefined ? "required" : `default ${String(s.default)}`;
+    const def = s.default === undefined
+      ? "required"
+      : `default ${showDefault(s.default) || "none"}`;
     return [flag, `${s.description} (${s.env}; ${def})`] as const;
   });
   const width = Math.max(0, ...rows.map(([f]) => f.length));
   return rows.map(([f, d]) => `  ${f.padEnd(width)}  ${d}`).join("\n");
+}
+
+function showDefault(v: unknown): string {
+  if (v !== null && typeof v === "object") {
+    return Object.entries(v).map(([k, x]) => `${k}=${String(x)}`).join(",");
+  }
+  return String(v);
 }

@@ -63,7 +63,6 @@ export function jsonBody(options: JsonBodyOptions = {}): MiddlewareHandler {
           method: raw.method,
           headers,
           body: text,
-          signal: raw.signal,
         });
       }
     }

@@ -1,0 +1,361 @@
+/**
+ * The catalog's Hono app: the REST paths of `DESIGN.md` over a {@link Catalog},
+ * typed with `@hono/zod-openapi`, plus `/openapi.json`, `/docs` (Swagger UI) and
+ * `/redoc` (ReDoc), both offline.
+ *
+ * The app owns no state: it gets the catalog and a logger in {@link CatalogAppDeps},
+ * so tests drive it through `app.request()` and `serve.ts`/`cli.ts` put it behind
+ * `Deno.serve`. Every error answer is `{"error": {"code", "message"}}`
+ * (`internal/http_error.ts`), with catalog codes mapped by
+ * {@link CATALOG_STATUS_BY_CODE}. Request bodies sent the way `curl -d` sends them
+ * (form content type) are read as JSON (`internal/json_body.ts`).
+ *
+ * @module
+ */
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { bodyLimit } from "hono/body-limit";
+import { requestId } from "hono/request-id";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { createErrorHandler, notFoundHandler, validationHook } from "../internal/http_error.ts";
+import { jsonBody } from "../internal/json_body.ts";
+import { createLogger, type Logger } from "../internal/log.ts";
+import type { Catalog } from "./catalog.ts";
+import { DOCS_TITLE, mountDocs } from "./_docs.ts";
+import {
+  ChunkPageSchema,
+  ChunksQuerySchema,
+  CostReportSchema,
+  DatasetDetailSchema,
+  DatasetPageSchema,
+  ErrorSchema,
+  HealthSchema,
+  IntegritySchema,
+  ListQuerySchema,
+  NameParamSchema,
+  PagingQuerySchema,
+  RegisterBodySchema,
+  RegisterDirBodySchema,
+  RegisterDirResultSchema,
+  RegisterResultSchema,
+  RemoveResultSchema,
+  SearchQuerySchema,
+  SearchResultSchema,
+  SqlBodySchema,
+  SqlResultSchema,
+  StatsSchema,
+  VersionQuerySchema,
+} from "./_schemas.ts";
+
+/** HTTP status of each catalog error code. */
+export const CATALOG_STATUS_BY_CODE: Readonly<Record<string, ContentfulStatusCode>> = Object.freeze(
+  {
+    NOT_FOUND: 404,
+    CONFLICT: 409,
+    INVALID_ARGUMENT: 400,
+    PATH_OUTSIDE_ROOT: 403,
+    ARCHIVE_UNREADABLE: 422,
+    SQL_REFUSED: 400,
+    SQL_FAILED: 400,
+    SQL_TIMEOUT: 408,
+    DB_LOCKED: 409,
+    DB_FAILED: 500,
+    THAW_UNAVAILABLE: 501,
+    CLOSED: 503,
+  },
+);
+
+/** What the app needs. */
+export interface CatalogAppDeps {
+  /** The catalog to serve. */
+  catalog: Catalog;
+  /** Logger (default: warnings and errors to stderr). */
+  logger?: Logger;
+  /** Largest request body in bytes (default 1 MiB). */
+  maxBodyBytes?: number;
+}
+
+/** Context variables the app sets. */
+export type CatalogEnv = { Variables: { requestId: string } };
+
+const json = <T extends z.ZodType>(schema: T, description: string) => ({
+  content: { "application/json": { schema } },
+  description,
+});
+const errors = (...statuses: number[]) =>
+  Object.fromEntries(statuses.map((s) => [s, json(ErrorSchema, ERROR_TEXT[s] ?? "Error")]));
+const ERROR_TEXT: Record<number, string> = {
+  400: "Invalid request",
+  403: "Path outside the catalog root",
+  404: "No such dataset or version",
+  408: "Query ran past the time limit",
+  409: "Already registered with other content",
+  422: "Not a readable archive",
+};
+const body = <T extends z.ZodType>(schema: T) => ({
+  required: true,
+  content: { "application/json": { schema } },
+});
+const tags = (t: string) => [t];
+
+const routes = {
+  health: createRoute({
+    method: "get",
+    path: "/health",
+    tags: tags("service"),
+    summary: "Liveness and counts",
+    responses: { 200: json(HealthSchema, "The catalog is up") },
+  }),
+  register: createRoute({
+    method: "post",
+    path: "/datasets/register",
+    tags: tags("datasets"),
+    summary: "Register an archive (reads its header and footer only)",
+    request: { body: body(RegisterBodySchema) },
+    responses: {
+      201: json(RegisterResultSchema, "A new version was recorded"),
+      200: json(RegisterResultSchema, "The same archive was already registered; nothing changed"),
+      ...errors(400, 403, 409, 422),
+    },
+  }),
+  registerDir: createRoute({
+    method: "post",
+    path: "/datasets/register_dir",
+    tags: tags("datasets"),
+    summary: "Register every *.pf archive in a directory",
+    request: { body: body(RegisterDirBodySchema) },
+    responses: { 200: json(RegisterDirResultSchema, "What was registered"), ...errors(400, 403) },
+  }),
+  list: createRoute({
+    method: "get",
+    path: "/datasets",
+    tags: tags("datasets"),
+    summary: "List datasets (latest version of each, or every version)",
+    request: { query: ListQuerySchema },
+    responses: { 200: json(DatasetPageSchema, "One page of datasets"), ...errors(400) },
+  }),
+  get: createRoute({
+    method: "get",
+    path: "/datasets/{name}",
+    tags: tags("datasets"),
+    summary: "One dataset: its latest version (or ?version=) and the number of versions",
+    request: { params: NameParamSchema, query: VersionQuerySchema },
+    responses: { 200: json(DatasetDetailSchema, "The dataset"), ...errors(404) },
+  }),
+  versions: createRoute({
+    method: "get",
+    path: "/datasets/{name}/versions",
+    tags: tags("datasets"),
+    summary: "Every version of a dataset, newest first",
+    request: { params: NameParamSchema, query: PagingQuerySchema },
+    responses: { 200: json(DatasetPageSchema, "One page of versions"), ...errors(400, 404) },
+  }),
+  chunks: createRoute({
+    method: "get",
+    path: "/datasets/{name}/chunks",
+    tags: tags("datasets"),
+    summary: "The chunk index of a version: row and byte ranges, hashes, per-column stats",
+    request: { params: NameParamSchema, query: ChunksQuerySchema },
+    responses: { 200: json(ChunkPageSchema, "One page of chunks"), ...errors(400, 404) },
+  }),
+  integrity: createRoute({
+    method: "get",
+    path: "/datasets/{name}/integrity",
+    tags: tags("datasets"),
+    summary: "Re-hash the archive's chunks against the catalog and the file's footer",
+    request: { params: NameParamSchema, query: VersionQuerySchema },
+    responses: {
+      200: json(IntegritySchema, "The report (ok: false lists each problem)"),
+      ...errors(404),
+    },
+  }),
+  remove: createRoute({
+    method: "delete",
+    path: "/datasets/{name}",
+    tags: tags("datasets"),
+    summary: "Forget a dataset (every version, or ?version=); the archive file stays",
+    request: { params: NameParamSchema, query: VersionQuerySchema },
+    responses: { 200: json(RemoveResultSchema, "The versions removed"), ...errors(404) },
+  }),
+  stats: createRoute({
+    method: "get",
+    path: "/stats",
+    tags: tags("reports"),
+    summary: "Datasets, versions, rows, raw vs stored bytes, ratio by codec",
+    responses: { 200: json(StatsSchema, "Totals") },
+  }),
+  costReport: createRoute({
+    method: "get",
+    path: "/cost_report",
+    tags: tags("reports"),
+    summary: "Monthly storage cost by storage class, savings vs raw and vs a Parquet estimate",
+    responses: { 200: json(CostReportSchema, "The report") },
+  }),
+  sql: createRoute({
+    method: "post",
+    path: "/sql",
+    tags: tags("query"),
+    summary: "One read-only SELECT over datasets, chunks and chunk_stats",
+    request: { body: body(SqlBodySchema) },
+    responses: { 200: json(SqlResultSchema, "Columns and rows"), ...errors(400, 408) },
+  }),
+  search: createRoute({
+    method: "get",
+    path: "/search",
+    tags: tags("query"),
+    summary: "Search names, versions, column names and descriptions, ranked",
+    request: { query: SearchQuerySchema },
+    responses: { 200: json(SearchResultSchema, "Hits, best first"), ...errors(400) },
+  }),
+};
+
+/**
+ * Creates the catalog app.
+ *
+ * @param deps The catalog and a logger.
+ * @returns The app (serve it with `Deno.serve(app.fetch)` or call `app.request`).
+ *
+ * @example Ask a catalog for its health without a socket
+ * ```ts ignore
+ * import { Catalog } from "./catalog.ts";
+ * import { createCatalogApp } from "./app.ts";
+ * const app = createCatalogApp({ catalog: await Catalog.open(".tmp/c.db") });
+ * const res = await app.request("/health");
+ * ```
+ */
+export function createCatalogApp(deps: CatalogAppDeps): OpenAPIHono<CatalogEnv> {
+  const { catalog } = deps;
+  const logger = deps.logger ?? createLogger({ component: "catalog", level: "warn" });
+  const app = new OpenAPIHono<CatalogEnv>({ defaultHook: validationHook });
+  app.onError(createErrorHandler({ logger, statusByCode: CATALOG_STATUS_BY_CODE }));
+  app.notFound(notFoundHandler);
+
+  app.use(requestId());
+  if (logger.enabled("debug")) {
+    app.use(async function accessLog(c, next) {
+      const started = performance.now();
+      await next();
+      logger.debug("request", {
+        request_id: c.get("requestId"),
+        method: c.req.method,
+        path: c.req.path,
+        status: c.res.status,
+        ms: Math.round((performance.now() - started) * 100) / 100,
+      });
+    });
+  }
+  const limit = deps.maxBodyBytes ?? 1024 * 1024;
+  app.use(
+    bodyLimit({
+      maxSize: limit,
+      onError: (c) =>
+        c.json(
+          { error: { code: "PAYLOAD_TOO_LARGE", message: `Request body is over ${limit} bytes` } },
+          413,
+        ),
+    }),
+  );
+  app.use(jsonBody({ maxBytes: limit }));
+
+  app.openapi(routes.health, async (c) => {
+    const s = await catalog.stats();
+    return c.json({ status: "ok" as const, datasets: s.datasets, versions: s.versions }, 200);
+  });
+
+  app.openapi(routes.register, async (c) => {
+    const b = c.req.valid("json");
+    const result = await catalog.register(b.path, {
+      name: b.name,
+      version: b.version,
+      description: b.description,
+      storageClass: b.storage_class,
+    });
+    return result.created ? c.json(result, 201) : c.json(result, 200);
+  });
+
+  app.openapi(routes.registerDir, async (c) => {
+    const b = c.req.valid("json");
+    return c.json(
+      await catalog.registerDir(b.dir, { recursive: b.recursive, storageClass: b.storage_class }),
+      200,
+    );
+  });
+
+  app.openapi(routes.list, async (c) => {
+    const q = c.req.valid("query");
+    const page = await catalog.list({
+      limit: q.limit,
+      offset: q.offset,
+      codec: q.codec,
+      prefix: q.prefix,
+      storageClass: q.storage_class,
+      allVersions: q.all_versions,
+    });
+    return c.json(page, 200);
+  });
+
+  app.openapi(routes.get, async (c) => {
+    const { name } = c.req.valid("param");
+    return c.json(await catalog.get(name, { version: c.req.valid("query").version }), 200);
+  });
+
+  app.openapi(routes.versions, async (c) => {
+    const { name } = c.req.valid("param");
+    const q = c.req.valid("query");
+    return c.json(await catalog.versions(name, { limit: q.limit, offset: q.offset }), 200);
+  });
+
+  app.openapi(routes.chunks, async (c) => {
+    const { name } = c.req.valid("param");
+    const q = c.req.valid("query");
+    const [start, end] = (q.rows ?? "").split(":").map(Number);
+    const page = await catalog.chunks(name, {
+      version: q.version,
+      limit: q.limit,
+      offset: q.offset,
+      rows: q.rows === undefined ? undefined : { start: start!, end: end! },
+    });
+    return c.json(page, 200);
+  });
+
+  app.openapi(routes.integrity, async (c) => {
+    const { name } = c.req.valid("param");
+    return c.json(
+      await catalog.integrityCheck(name, { version: c.req.valid("query").version }),
+      200,
+    );
+  });
+
+  app.openapi(routes.remove, async (c) => {
+    const { name } = c.req.valid("param");
+    return c.json(await catalog.remove(name, { version: c.req.valid("query").version }), 200);
+  });
+
+  app.openapi(routes.stats, async (c) => c.json(await catalog.stats(), 200));
+  app.openapi(routes.costReport, async (c) => c.json(await catalog.costReport(), 200));
+
+  app.openapi(routes.sql, async (c) => c.json(await catalog.sql(c.req.valid("json").query), 200));
+
+  app.openapi(routes.search, async (c) => {
+    const q = c.req.valid("query");
+    return c.json(await catalog.search(q.q, { limit: q.limit, offset: q.offset }), 200);
+  });
+
+  app.doc31("/openapi.json", {
+    openapi: "3.1.0",
+    info: {
+      title: DOCS_TITLE,
+      version: "1.0.0",
+      description:
+        "Index of Permafrost archives: register, browse, verify, search and query them. " +
+        'Errors are `{"error": {"code", "message"}}`.',
+    },
+    tags: [
+      { name: "datasets", description: "Registered archives and their versions" },
+      { name: "reports", description: "Totals and costs" },
+      { name: "query", description: "Search and read-only SQL" },
+      { name: "service", description: "Health" },
+    ],
+  });
+  mountDocs(app);
+  return app;
+}

@@ -1,0 +1,366 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { createLogger } from "../internal/log.ts";
+import { createCatalogApp } from "./app.ts";
+import { Catalog } from "./catalog.ts";
+import { fakeIndex, makeArchive, tempDir } from "./_test_utils.ts";
+
+type App = ReturnType<typeof createCatalogApp>;
+
+async function withApp(
+  fn: (app: App, dir: string, catalog: Catalog) => Promise<void>,
+): Promise<void> {
+  const dir = await tempDir("app");
+  const catalog = await Catalog.open(join(dir, "c.db"), { sql: { maxRows: 50, timeoutMs: 2000 } });
+  const logger = createLogger({ component: "catalog", level: "error", sink: () => {} });
+  try {
+    await fn(createCatalogApp({ catalog, logger, maxBodyBytes: 4096 }), dir, catalog);
+  } finally {
+    await catalog.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+async function call(
+  app: App,
+  method: string,
+  path: string,
+  body?: unknown,
+  contentType = "application/json",
+): Promise<
+  { status: number; json: Record<string, unknown> & { error?: { code: string; message: string } } }
+> {
+  const init: RequestInit = { method };
+  if (body !== undefined) {
+    init.body = typeof body === "string" ? body : JSON.stringify(body);
+    init.headers = { "content-type": contentType };
+  }
+  const res = await app.request(path, init);
+  assert.match(res.headers.get("content-type") ?? "", /^application\/json/, `${method} ${path}`);
+  return { status: res.status, json: await res.json() };
+}
+
+function assertError(
+  r: { status: number; json: { error?: { code: string } } },
+  status: number,
+  code: string,
+) {
+  assert.equal(r.status, status, JSON.stringify(r.json));
+  assert.equal(r.json.error?.code, code, JSON.stringify(r.json));
+  assert.equal(typeof (r.json.error as { message?: unknown }).message, "string");
+}
+
+Deno.test("catalog app registers archives over POST /datasets/register", async (t) => {
+  await withApp(async (app, dir) => {
+    const path = await makeArchive(dir, "flights", 120, 50);
+    await t.step("201 with the new version", async () => {
+      const r = await call(app, "POST", "/datasets/register", {
+        path,
+        name: "flights",
+        version: "2001-h1",
+      });
+      assert.equal(r.status, 201);
+      assert.equal(r.json.created, true);
+      const ds = r.json.dataset as { name: string; version: string; rows: number; chunks: number };
+      assert.deepEqual([ds.name, ds.version, ds.rows, ds.chunks], ["flights", "2001-h1", 120, 3]);
+    });
+    await t.step("200 when the same archive is registered again", async () => {
+      const r = await call(app, "POST", "/datasets/register", {
+        path,
+        name: "flights",
+        version: "2001-h1",
+      });
+      assert.equal(r.status, 200);
+      assert.equal(r.json.created, false);
+    });
+    await t.step("curl -d sends a form content type: still JSON", async () => {
+      const r = await call(
+        app,
+        "POST",
+        "/datasets/register",
+        JSON.stringify({ path, name: "flights2" }),
+        "application/x-www-form-urlencoded",
+      );
+      assert.equal(r.status, 201);
+    });
+    await t.step("409 when the version holds other content", async () => {
+      const other = await makeArchive(dir, "other", 30, 50);
+      assertError(
+        await call(app, "POST", "/datasets/register", {
+          path: other,
+          name: "flights",
+          version: "2001-h1",
+        }),
+        409,
+        "CONFLICT",
+      );
+    });
+    await t.step("422 for a missing file or a non-archive", async () => {
+      assertError(
+        await call(app, "POST", "/datasets/register", { path: join(dir, "no.pf") }),
+        422,
+        "ARCHIVE_UNREADABLE",
+      );
+      await Deno.writeTextFile(join(dir, "x.pf"), "hello");
+      assertError(
+        await call(app, "POST", "/datasets/register", { path: join(dir, "x.pf") }),
+        422,
+        "ARCHIVE_UNREADABLE",
+      );
+    });
+    await t.step("400 for a bad body", async () => {
+      const missing = await call(app, "POST", "/datasets/register", { name: "x" });
+      assertError(missing, 400, "INVALID_REQUEST");
+      assert.deepEqual(
+        (missing.json.error as unknown as { fields: { path: string }[] }).fields.map((f) => f.path),
+        ["path"],
+      );
+      assertError(
+        await call(app, "POST", "/datasets/register", { path, name: "a b" }),
+        400,
+        "INVALID_REQUEST",
+      );
+      assertError(await call(app, "POST", "/datasets/register", "{not json"), 400, "BAD_REQUEST");
+      assertError(
+        await call(app, "POST", "/datasets/register", { path, storage_class: "x" }),
+        400,
+        "INVALID_ARGUMENT",
+      );
+    });
+    await t.step("413 for a body over the limit", async () => {
+      assertError(
+        await call(app, "POST", "/datasets/register", { path: "x".repeat(5000) }),
+        413,
+        "PAYLOAD_TOO_LARGE",
+      );
+    });
+  });
+});
+
+Deno.test("catalog app registers a directory over POST /datasets/register_dir", async () => {
+  await withApp(async (app, dir) => {
+    const data = join(dir, "data");
+    await Deno.mkdir(data);
+    await makeArchive(data, "a", 20, 10);
+    await makeArchive(data, "b", 20, 10);
+    await Deno.writeTextFile(join(data, "bad.pf"), "nope");
+    const r = await call(app, "POST", "/datasets/register_dir", { dir: data });
+    assert.equal(r.status, 200);
+    assert.deepEqual((r.json.registered as { name: string }[]).map((e) => e.name), ["a", "b"]);
+    assert.equal((r.json.failed as unknown[]).length, 1);
+    assertError(
+      await call(app, "POST", "/datasets/register_dir", { dir: join(dir, "none") }),
+      400,
+      "INVALID_ARGUMENT",
+    );
+    assertError(await call(app, "POST", "/datasets/register_dir", {}), 400, "INVALID_REQUEST");
+  });
+});
+
+Deno.test("catalog app lists, gets, pages and removes datasets", async (t) => {
+  await withApp(async (app, _dir, catalog) => {
+    for (const n of ["alpha", "beta", "gamma"]) {
+      await catalog.registerIndex(fakeIndex(n, { rows: 400 }));
+    }
+    await catalog.registerIndex(fakeIndex("alpha", { seed: "2" }), { version: "2024" });
+    await t.step("GET /datasets pages and filters", async () => {
+      const r = await call(app, "GET", "/datasets?limit=2&offset=1");
+      assert.equal(r.status, 200);
+      assert.deepEqual((r.json.items as { name: string }[]).map((d) => d.name), ["beta", "gamma"]);
+      assert.deepEqual([r.json.total, r.json.limit, r.json.offset], [3, 2, 1]);
+      assert.equal((await call(app, "GET", "/datasets?all_versions=true")).json.total, 4);
+      assert.equal((await call(app, "GET", "/datasets?prefix=g")).json.total, 1);
+      assert.equal((await call(app, "GET", "/datasets?codec=lzma2")).json.total, 0);
+      assertError(await call(app, "GET", "/datasets?limit=5000"), 400, "INVALID_REQUEST");
+      assertError(await call(app, "GET", "/datasets?all_versions=maybe"), 400, "INVALID_REQUEST");
+    });
+    await t.step("GET /datasets/{name} answers the latest version", async () => {
+      const r = await call(app, "GET", "/datasets/alpha");
+      assert.equal(r.status, 200);
+      assert.deepEqual([r.json.version, r.json.versions], ["2024", 2]);
+      assert.equal((await call(app, "GET", "/datasets/alpha?version=v1")).json.version, "v1");
+      assertError(await call(app, "GET", "/datasets/nope"), 404, "NOT_FOUND");
+      assertError(await call(app, "GET", "/datasets/alpha?version=v7"), 404, "NOT_FOUND");
+    });
+    await t.step("GET /datasets/{name}/versions", async () => {
+      const r = await call(app, "GET", "/datasets/alpha/versions");
+      assert.deepEqual((r.json.items as { version: string }[]).map((v) => v.version), [
+        "2024",
+        "v1",
+      ]);
+      assertError(await call(app, "GET", "/datasets/nope/versions"), 404, "NOT_FOUND");
+    });
+    await t.step("GET /datasets/{name}/chunks", async () => {
+      const r = await call(app, "GET", "/datasets/beta/chunks?rows=150:210&limit=10");
+      assert.equal(r.status, 200);
+      assert.deepEqual((r.json.items as { chunk: number }[]).map((c) => c.chunk), [1, 2]);
+      assert.equal(r.json.version, "v1");
+      assertError(await call(app, "GET", "/datasets/beta/chunks?rows=abc"), 400, "INVALID_REQUEST");
+      assertError(
+        await call(app, "GET", "/datasets/beta/chunks?rows=9:1"),
+        400,
+        "INVALID_ARGUMENT",
+      );
+      assertError(await call(app, "GET", "/datasets/nope/chunks"), 404, "NOT_FOUND");
+    });
+    await t.step("DELETE /datasets/{name}", async () => {
+      const one = await call(app, "DELETE", "/datasets/alpha?version=v1");
+      assert.deepEqual(one.json, { name: "alpha", removed: ["v1"] });
+      const all = await call(app, "DELETE", "/datasets/gamma");
+      assert.deepEqual(all.json, { name: "gamma", removed: ["v1"] });
+      assertError(await call(app, "DELETE", "/datasets/gamma"), 404, "NOT_FOUND");
+      assert.equal((await call(app, "GET", "/datasets")).json.total, 2);
+    });
+  });
+});
+
+Deno.test("catalog app checks integrity over GET /datasets/{name}/integrity", async () => {
+  await withApp(async (app, dir) => {
+    const path = await makeArchive(dir, "s", 100, 25);
+    assert.equal((await call(app, "POST", "/datasets/register", { path })).status, 201);
+    const ok = await call(app, "GET", "/datasets/s/integrity");
+    assert.equal(ok.status, 200);
+    assert.equal(ok.json.ok, true);
+    assert.equal(ok.json.chunks_checked, 4);
+    const bytes = await Deno.readFile(path);
+    bytes[(ok.json as { bytes_checked: number }).bytes_checked > 0 ? 1000 % bytes.length : 0]! ^= 1;
+    await Deno.writeFile(path, bytes);
+    const bad = await call(app, "GET", "/datasets/s/integrity");
+    assert.equal(bad.status, 200);
+    assert.equal(bad.json.ok, false);
+    assert.ok((bad.json.problems as unknown[]).length > 0);
+    assertError(await call(app, "GET", "/datasets/nope/integrity"), 404, "NOT_FOUND");
+  });
+});
+
+Deno.test("catalog app answers /health, /stats, /cost_report and /search", async (t) => {
+  await withApp(async (app, _dir, catalog) => {
+    await catalog.registerIndex(fakeIndex("flights", { columns: ["origin"] }));
+    await catalog.registerIndex(fakeIndex("weather", { codec: "lzma2" }), {
+      storageClass: "archive",
+    });
+    await t.step("/health", async () => {
+      const r = await call(app, "GET", "/health");
+      assert.deepEqual(r.json, { status: "ok", datasets: 2, versions: 2 });
+    });
+    await t.step("/stats", async () => {
+      const r = await call(app, "GET", "/stats");
+      assert.equal(r.json.datasets, 2);
+      assert.deepEqual((r.json.by_codec as { codec: string }[]).map((g) => g.codec), [
+        "lzma2",
+        "zstd",
+      ]);
+    });
+    await t.step("/cost_report", async () => {
+      const r = await call(app, "GET", "/cost_report");
+      assert.equal(r.json.currency, "USD");
+      assert.deepEqual(
+        (r.json.storage_classes as { storage_class: string }[]).map((l) => l.storage_class),
+        ["archive", "standard"],
+      );
+    });
+    await t.step("/search", async () => {
+      const r = await call(app, "GET", "/search?q=flight");
+      assert.deepEqual((r.json.items as { name: string }[]).map((h) => h.name), ["flights"]);
+      assertError(await call(app, "GET", "/search"), 400, "INVALID_REQUEST");
+      assertError(await call(app, "GET", "/search?q=%20"), 400, "INVALID_REQUEST");
+    });
+  });
+});
+
+Deno.test("catalog app runs and refuses SQL over POST /sql", async (t) => {
+  await withApp(async (app, _dir, catalog) => {
+    await catalog.registerIndex(fakeIndex("flights"));
+    await t.step("a SELECT", async () => {
+      const r = await call(app, "POST", "/sql", {
+        query: "select name, sum(rows) from datasets group by 1",
+      });
+      assert.equal(r.status, 200);
+      assert.deepEqual(r.json.rows, [["flights", 250]]);
+    });
+    for (
+      const q of [
+        "select * from read_csv('/etc/passwd')",
+        "COPY datasets TO 'x.csv'",
+        "ATTACH 'x.db'",
+        "INSTALL httpfs",
+        "SET threads = 1",
+        "PRAGMA version",
+        "DROP TABLE datasets",
+        "DELETE FROM datasets",
+        "select 1; select 2",
+      ]
+    ) {
+      await t.step(`400 for ${q}`, async () => {
+        assertError(await call(app, "POST", "/sql", { query: q }), 400, "SQL_REFUSED");
+      });
+    }
+    await t.step("400 for a failing query and a missing query", async () => {
+      assertError(
+        await call(app, "POST", "/sql", { query: "select nope from datasets" }),
+        400,
+        "SQL_FAILED",
+      );
+      assertError(await call(app, "POST", "/sql", {}), 400, "INVALID_REQUEST");
+    });
+  });
+});
+
+Deno.test("catalog app serves /openapi.json listing every endpoint, /docs and /redoc", async (t) => {
+  await withApp(async (app) => {
+    const doc = await (await app.request("/openapi.json")).json();
+    await t.step("the document lists every endpoint", () => {
+      assert.equal(doc.openapi, "3.1.0");
+      assert.equal(doc.info.title, "Permafrost catalog API");
+      const endpoints = Object.entries(doc.paths as Record<string, Record<string, unknown>>)
+        .flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`))
+        .sort();
+      assert.deepEqual(endpoints, [
+        "DELETE /datasets/{name}",
+        "GET /cost_report",
+        "GET /datasets",
+        "GET /datasets/{name}",
+        "GET /datasets/{name}/chunks",
+        "GET /datasets/{name}/integrity",
+        "GET /datasets/{name}/versions",
+        "GET /health",
+        "GET /search",
+        "GET /stats",
+        "POST /datasets/register",
+        "POST /datasets/register_dir",
+        "POST /sql",
+      ]);
+      for (
+        const name of ["Dataset", "Chunk", "Error", "SqlResult", "CostReport", "IntegrityReport"]
+      ) {
+        assert.ok(doc.components.schemas[name], `component ${name}`);
+      }
+      assert.ok(doc.paths["/datasets/{name}"].get.responses["404"]);
+    });
+    await t.step("/docs is Swagger UI with local assets", async () => {
+      const res = await app.request("/docs");
+      assert.equal(res.status, 200);
+      const html = await res.text();
+      assert.match(html, /<title>Permafrost catalog API — docs<\/title>/);
+      assert.ok(!/https?:\/\//.test(html), "no external URL in /docs");
+      for (const asset of ["/docs/swagger-ui.css", "/docs/swagger-ui-bundle.js", "/docs/init.js"]) {
+        assert.ok(html.includes(asset));
+        const a = await app.request(asset);
+        assert.equal(a.status, 200, asset);
+        assert.ok((await a.text()).length > 100 || asset.endsWith("init.js"));
+      }
+    });
+    await t.step("/redoc is ReDoc with its local bundle", async () => {
+      const html = await (await app.request("/redoc")).text();
+      assert.match(html, /<redoc spec-url="\/openapi.json">/);
+      assert.ok(!/https?:\/\//.test(html));
+      const js = await app.request("/redoc/redoc.standalone.js");
+      assert.equal(js.status, 200);
+      assert.match(js.headers.get("content-type") ?? "", /javascript/);
+      assert.ok((await js.text()).length > 100_000);
+    });
+    await t.step("unknown paths answer 404 JSON", async () => {
+      assertError(await call(app, "GET", "/nowhere"), 404, "NOT_FOUND");
+    });
+  });
+});

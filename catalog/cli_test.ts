@@ -1,0 +1,54 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { createLogger } from "../internal/log.ts";
+import { runCatalogServe, serveCatalog } from "./cli.ts";
+import { tempDir } from "./_test_utils.ts";
+
+Deno.test("serveCatalog() prints its URL, serves the app and closes the catalog on shutdown", async () => {
+  const dir = await tempDir("serve");
+  const lines: string[] = [];
+  const server = await serveCatalog({
+    db: join(dir, "c.db"),
+    port: 0,
+    print: (l) => lines.push(l),
+    logger: createLogger({ component: "catalog", sink: () => {} }),
+  });
+  try {
+    assert.deepEqual(lines, [`Catalog serving at ${server.url} — docs: ${server.url}/docs`]);
+    assert.match(server.url, /^http:\/\/127\.0\.0\.1:\d+$/);
+    const res = await fetch(`${server.url}/health`);
+    assert.deepEqual(await res.json(), { status: "ok", datasets: 0, versions: 0 });
+  } finally {
+    await server.shutdown();
+  }
+  await assert.rejects(server.catalog.stats(), { code: "CLOSED" });
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("runCatalogServe() answers 0 for --help, 2 for usage errors, 1 for a locked database", async () => {
+  const out: string[] = [];
+  const print = (l: string) => out.push(l);
+  assert.equal(await runCatalogServe(["--help"], { print, env: {} }), 0);
+  assert.match(out.pop()!, /^Usage: catalog serve --db/);
+  assert.equal(await runCatalogServe(["--port", "1"], { print, env: {} }), 2);
+  assert.match(out.pop()!, /--db or set PERMAFROST_CATALOG_DB/);
+  assert.equal(await runCatalogServe(["--db", "x", "--prot", "1"], { print, env: {} }), 2);
+  assert.match(out.pop()!, /Unknown flag '--prot'/);
+
+  const dir = await tempDir("run");
+  const db = join(dir, "c.db");
+  const stop = new AbortController();
+  const running = runCatalogServe(["--db", db, "--port", "0", "--log-level", "error"], {
+    print,
+    env: {},
+    signal: stop.signal,
+  });
+  while (!out.some((l) => l.startsWith("Catalog serving at"))) {
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  assert.equal(await runCatalogServe(["--db", db, "--port", "0"], { print, env: {} }), 1);
+  assert.match(out.pop()!, /already open/);
+  stop.abort();
+  assert.equal(await running, 0);
+  await Deno.remove(dir, { recursive: true });
+});

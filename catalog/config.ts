@@ -1,0 +1,131 @@
+/**
+ * The catalog server's settings, declared once as a table for `internal/config.ts`:
+ * flag, `PERMAFROST_*` variable, default, parser. The README's catalog config table
+ * is `configMarkdown(CATALOG_CONFIG)`.
+ *
+ * @module
+ */
+import {
+  type ConfigOf,
+  enumParser,
+  intParser,
+  numberParser,
+  type Parser,
+  pathParser,
+  portParser,
+  setting,
+  stringParser,
+} from "../internal/config.ts";
+import { LOG_LEVELS } from "../internal/log.ts";
+import { DEFAULT_PARQUET_RATIO, DEFAULT_PRICES, NAME_PATTERN } from "./catalog.ts";
+
+/** Default catalog port. */
+export const CATALOG_PORT = 8800;
+
+/**
+ * Parses `class=price,class=price` ($/GB-month by storage class).
+ *
+ * @returns The parser.
+ */
+export function pricesParser(): Parser<Readonly<Record<string, number>>> {
+  return {
+    describe: "class=$/GB-month pairs, comma-separated",
+    parse(raw) {
+      const out: Record<string, number> = {};
+      for (const part of raw.split(",").map((p) => p.trim()).filter((p) => p !== "")) {
+        const [cls, price, ...rest] = part.split("=").map((x) => x.trim());
+        const n = Number(price);
+        if (!cls || !NAME_PATTERN.test(cls) || rest.length > 0 || price === "" || !(n >= 0)) {
+          throw new Error(`expected class=price pairs like standard=0.023, got '${part}'`);
+        }
+        out[cls] = n;
+      }
+      if (Object.keys(out).length === 0) throw new Error("expected at least one class=price pair");
+      return Object.freeze(out);
+    },
+  };
+}
+
+/** Settings of `catalog serve`. */
+export const CATALOG_CONFIG = {
+  db: setting({
+    flag: "--db",
+    env: "PERMAFROST_CATALOG_DB",
+    parse: pathParser(),
+    description: "DuckDB file of the catalog (created if missing; one server per file)",
+  }),
+  host: setting({
+    flag: "--host",
+    env: "PERMAFROST_CATALOG_HOST",
+    default: "127.0.0.1",
+    parse: stringParser(),
+    description: "Interface to listen on",
+  }),
+  port: setting({
+    flag: "--port",
+    env: "PERMAFROST_CATALOG_PORT",
+    default: CATALOG_PORT,
+    parse: portParser(),
+    description: "Port to listen on (0: any free port)",
+  }),
+  logLevel: setting({
+    flag: "--log-level",
+    env: "PERMAFROST_LOG_LEVEL",
+    default: "info" as (typeof LOG_LEVELS)[number],
+    parse: enumParser(LOG_LEVELS),
+    description: "Least severe log level written to stderr",
+  }),
+  root: setting({
+    flag: "--root",
+    env: "PERMAFROST_CATALOG_ROOT",
+    default: "",
+    parse: pathParser(),
+    description: "Only register archives under this directory (relative paths resolve against it)",
+  }),
+  sqlTimeoutMs: setting({
+    flag: "--sql-timeout-ms",
+    env: "PERMAFROST_CATALOG_SQL_TIMEOUT_MS",
+    default: 5000,
+    parse: intParser({ min: 1, max: 600_000 }),
+    description: "Time limit of one POST /sql query",
+  }),
+  sqlMaxRows: setting({
+    flag: "--sql-max-rows",
+    env: "PERMAFROST_CATALOG_SQL_MAX_ROWS",
+    default: 10_000,
+    parse: intParser({ min: 1, max: 1_000_000 }),
+    description: "Rows one POST /sql answer holds at most (the rest is cut, truncated: true)",
+  }),
+  prices: setting({
+    flag: "--prices",
+    env: "PERMAFROST_CATALOG_PRICES",
+    default: DEFAULT_PRICES,
+    parse: pricesParser(),
+    description: "Storage classes and their $/GB-month, for cost_report",
+  }),
+  parquetRatio: setting({
+    flag: "--parquet-ratio",
+    env: "PERMAFROST_CATALOG_PARQUET_RATIO",
+    default: DEFAULT_PARQUET_RATIO,
+    parse: numberParser({ min: 0.001, max: 10 }),
+    description: "Assumed Parquet size as a fraction of raw bytes, for cost_report",
+  }),
+  memoryLimit: setting({
+    flag: "--memory-limit",
+    env: "PERMAFROST_CATALOG_MEMORY_LIMIT",
+    default: "1GB",
+    parse: {
+      describe: "a DuckDB size like 512MB or 2GB",
+      parse(raw) {
+        if (!/^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$/i.test(raw.trim())) {
+          throw new Error("expected a size like 512MB or 2GB");
+        }
+        return raw.trim();
+      },
+    },
+    description: "DuckDB memory limit",
+  }),
+};
+
+/** The resolved settings of `catalog serve`. */
+export type CatalogConfig = ConfigOf<typeof CATALOG_CONFIG>;

@@ -1,0 +1,25 @@
+/**
+ * The catalog: a DuckDB-backed index of Permafrost archives ({@link Catalog}) and
+ * its REST server ({@link createCatalogApp}, {@link serveCatalog}).
+ *
+ * @module
+ */
+export { Catalog, DEFAULT_PARQUET_RATIO, DEFAULT_PRICES, nameFromPath } from "./catalog.ts";
+export type {
+  CatalogOptions,
+  ChunkOptions,
+  ListOptions,
+  RegisterOptions,
+  ThawFunction,
+} from "./catalog.ts";
+export { CATALOG_STATUS_BY_CODE, createCatalogApp } from "./app.ts";
+export type { CatalogAppDeps } from "./app.ts";
+export { CATALOG_SERVE_USAGE, runCatalogServe, serveCatalog } from "./cli.ts";
+export type { CatalogServer, ServeCatalogOptions } from "./cli.ts";
+export { CATALOG_CONFIG, CATALOG_PORT } from "./config.ts";
+export type { CatalogConfig } from "./config.ts";
+export { localBackend } from "./backend.ts";
+export type { ArchiveBackend, ArchiveHandle } from "./backend.ts";
+export { CatalogError } from "./errors.ts";
+export type { CatalogErrorCode } from "./errors.ts";
+export type * from "./types.ts";

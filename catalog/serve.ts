@@ -1,0 +1,32 @@
+/**
+ * The `deno serve` entry of the catalog. Host and port come from `deno serve`
+ * (`--host`, `--port`); everything else from `PERMAFROST_*` variables (see
+ * `config.ts`), `PERMAFROST_CATALOG_DB` required:
+ *
+ * ```sh
+ * PERMAFROST_CATALOG_DB=catalog.db deno serve --port 8800 --allow-net \
+ *   --allow-read --allow-write --allow-ffi --allow-env=PERMAFROST_* catalog/serve.ts
+ * ```
+ *
+ * @module
+ */
+import { loadConfig, processEnv } from "../internal/config.ts";
+import { createLogger } from "../internal/log.ts";
+import { createCatalogApp } from "./app.ts";
+import { Catalog } from "./catalog.ts";
+import { CATALOG_CONFIG } from "./config.ts";
+
+const { host: _host, port: _port, ...SERVE_CONFIG } = CATALOG_CONFIG;
+const config = loadConfig(SERVE_CONFIG, { env: processEnv(SERVE_CONFIG) });
+const logger = createLogger({ component: "catalog", level: config.logLevel });
+const catalog = await Catalog.open(config.db, {
+  logger,
+  root: config.root || undefined,
+  prices: config.prices,
+  parquetRatio: config.parquetRatio,
+  memoryLimit: config.memoryLimit,
+  sql: { timeoutMs: config.sqlTimeoutMs, maxRows: config.sqlMaxRows },
+});
+const app = createCatalogApp({ catalog, logger });
+
+export default { fetch: app.fetch } satisfies Deno.ServeDefaultExport;

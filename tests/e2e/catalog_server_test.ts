@@ -1,0 +1,240 @@
+/**
+ * The catalog server as a user runs it: `deno run <permissions> catalog/cli.ts
+ * --db ... --port 0` in a subprocess. Registers real archives over HTTP, checks that
+ * a second server on the same file fails at start, kills the first with SIGKILL and
+ * checks that a restarted server still has everything, and opens `/docs` and
+ * `/redoc` in headless Chromium (skipped when `/usr/bin/chromium` is absent).
+ */
+import assert from "node:assert/strict";
+import { join, resolve } from "node:path";
+import { makeArchive } from "../../catalog/_test_utils.ts";
+
+const TMP = resolve(".tmp/e2e_catalog");
+const CHROMIUM = "/usr/bin/chromium";
+
+function permissions(): string[] {
+  return [
+    "--allow-net=127.0.0.1",
+    "--allow-read",
+    `--allow-write=${TMP}`,
+    "--allow-ffi",
+    "--allow-env=PERMAFROST_*",
+  ];
+}
+
+interface Server {
+  child: Deno.ChildProcess;
+  url: string;
+  /** Everything the server wrote to stderr so far. */
+  stderr(): string;
+  /** Resolves when stderr closes. */
+  drained: Promise<void>;
+}
+
+async function startServer(db: string, extra: string[] = []): Promise<Server> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      ...permissions(),
+      "catalog/cli.ts",
+      "--db",
+      db,
+      "--port",
+      "0",
+      "--log-level",
+      "warn",
+      ...extra,
+    ],
+    stdout: "null",
+    stderr: "piped",
+  }).spawn();
+  let text = "";
+  let announce: (url: string) => void = () => {};
+  const announced = new Promise<string>((r) => (announce = r));
+  const drained = (async () => {
+    for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) {
+      text += chunk;
+      const m = /Catalog serving at (http:\/\/[^\s]+) — docs: \1\/docs/.exec(text);
+      if (m) announce(m[1]!);
+    }
+  })();
+  const timeout = new Promise<never>((_, reject) => {
+    const id = setTimeout(() => reject(new Error(`server did not start: ${text}`)), 20_000);
+    announced.finally(() => clearTimeout(id));
+    child.status.finally(() => clearTimeout(id));
+  });
+  try {
+    const url = await Promise.race([
+      announced,
+      timeout,
+      child.status.then((s) => {
+        throw new Error(`server exited with ${s.code}: ${text}`);
+      }),
+    ]);
+    return { child, url, stderr: () => text, drained };
+  } catch (err) {
+    try {
+      child.kill("SIGKILL");
+    } catch { /* already gone */ }
+    await child.status;
+    await drained;
+    throw err;
+  }
+}
+
+async function stop(server: Server, signal: Deno.Signal): Promise<Deno.CommandStatus> {
+  try {
+    server.child.kill(signal);
+  } catch { /* already gone */ }
+  const status = await server.child.status;
+  await server.drained;
+  return status;
+}
+
+async function post(
+  url: string,
+  body: unknown,
+): Promise<{ status: number; json: Record<string, unknown> }> {
+  // curl -d sends this content type; the server must still read JSON.
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, json: await res.json() };
+}
+
+async function get(url: string): Promise<{ status: number; json: Record<string, unknown> }> {
+  const res = await fetch(url);
+  return { status: res.status, json: await res.json() };
+}
+
+Deno.test("catalog server keeps every registration across SIGKILL and refuses a second owner", async () => {
+  await Deno.mkdir(TMP, { recursive: true });
+  const dir = await Deno.makeTempDir({ dir: TMP, prefix: "restart-" });
+  const data = join(dir, "data");
+  await Deno.mkdir(data);
+  const flights = await makeArchive(dir, "flights", 500, 100);
+  await makeArchive(data, "sensors", 200, 50);
+  await makeArchive(data, "meters", 120, 50);
+  const db = join(dir, "catalog.db");
+
+  const first = await startServer(db);
+  try {
+    const reg = await post(`${first.url}/datasets/register`, {
+      path: flights,
+      name: "flights",
+      version: "2001-h1",
+    });
+    assert.equal(reg.status, 201, JSON.stringify(reg.json));
+    const dirReg = await post(`${first.url}/datasets/register_dir`, { dir: data });
+    assert.equal(dirReg.status, 200);
+    assert.equal((dirReg.json.registered as unknown[]).length, 2);
+    // Concurrent registrations over HTTP, all kept.
+    const many = await Promise.all(
+      Array.from(
+        { length: 20 },
+        (_, i) => post(`${first.url}/datasets/register`, { path: flights, name: `copy${i}` }),
+      ),
+    );
+    assert.ok(many.every((r) => r.status === 201));
+
+    // A second server on the same file fails at start with a clear message.
+    const second = new Deno.Command(Deno.execPath(), {
+      args: ["run", ...permissions(), "catalog/cli.ts", "--db", db, "--port", "0"],
+      stdout: "null",
+      stderr: "piped",
+    });
+    const out = await second.output();
+    const message = new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 1, message);
+    assert.match(message, /already owns it/);
+  } finally {
+    const status = await stop(first, "SIGKILL");
+    assert.equal(status.signal, "SIGKILL");
+  }
+
+  const restarted = await startServer(db);
+  try {
+    const ds = await get(`${restarted.url}/datasets/flights`);
+    assert.equal(ds.status, 200);
+    assert.deepEqual([ds.json.version, ds.json.rows, ds.json.chunks], ["2001-h1", 500, 5]);
+    const list = await get(`${restarted.url}/datasets?limit=100`);
+    assert.equal(list.json.total, 23);
+    const chunks = await get(`${restarted.url}/datasets/sensors/chunks`);
+    assert.equal(chunks.json.total, 4);
+    const integrity = await get(`${restarted.url}/datasets/flights/integrity`);
+    assert.equal(integrity.json.ok, true, JSON.stringify(integrity.json));
+    const sql = await post(`${restarted.url}/sql`, { query: "select count(*) from datasets" });
+    assert.deepEqual(sql.json.rows, [[23]]);
+  } finally {
+    // SIGTERM is a clean stop: exit code 0.
+    const status = await stop(restarted, "SIGTERM");
+    assert.equal(status.code, 0, restarted.stderr());
+  }
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("catalog serve exits 2 on a usage error", async () => {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      ...permissions(),
+      "catalog/cli.ts",
+      "--db",
+      join(TMP, "usage.db"),
+      "--port",
+      "99999",
+    ],
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  const message = new TextDecoder().decode(out.stderr);
+  assert.equal(out.code, 2);
+  assert.match(message, /--port \/ PERMAFROST_CATALOG_PORT/);
+  assert.match(message, /Usage: catalog serve/);
+});
+
+const hasChromium = await Deno.stat(CHROMIUM).then(() => true, () => false);
+
+Deno.test({
+  name: hasChromium
+    ? "catalog /docs and /redoc render their title in headless Chromium"
+    : "catalog /docs in headless Chromium (SKIPPED: /usr/bin/chromium is absent; apt-get install chromium)",
+  ignore: !hasChromium,
+  async fn() {
+    await Deno.mkdir(TMP, { recursive: true });
+    const dir = await Deno.makeTempDir({ dir: TMP, prefix: "docs-" });
+    const server = await startServer(join(dir, "catalog.db"));
+    try {
+      for (
+        const [page, rendered] of [["/docs", /class="title"[^>]*>\s*Permafrost catalog API/], [
+          "/redoc",
+          /<h1[^>]*>\s*Permafrost catalog API/,
+        ]] as const
+      ) {
+        const out = await new Deno.Command(CHROMIUM, {
+          args: [
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--no-first-run",
+            `--user-data-dir=${join(dir, "chromium")}`,
+            "--virtual-time-budget=5000",
+            "--dump-dom",
+            `${server.url}${page}`,
+          ],
+          stdout: "piped",
+          stderr: "null",
+        }).output();
+        const dom = new TextDecoder().decode(out.stdout);
+        assert.equal(out.code, 0, `chromium exited with ${out.code}`);
+        assert.match(dom, rendered, `${page} did not render its title:\n${dom.slice(0, 2000)}`);
+      }
+    } finally {
+      await stop(server, "SIGTERM");
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
