@@ -1,14 +1,14 @@
 /**
- * The body of one block-pool Worker: receives `BlockJob`s, answers encoded
- * blocks (or a serialized error). Runs `INLINE_ENCODER` off the main thread.
+ * The body of one block-pool Worker: receives `ChunkJob`s, answers encoded
+ * chunks (or a serialized error). Runs `INLINE_ENCODER` off the main thread.
  *
  * @module
  */
-import { type BlockJob, INLINE_ENCODER } from "./chunk.ts";
+import { type ChunkJob, INLINE_ENCODER } from "./chunk.ts";
 import type { PoolReply } from "./pool.ts";
 
 interface Scope {
-  onmessage: ((event: MessageEvent<{ id: number; job: BlockJob }>) => void) | null;
+  onmessage: ((event: MessageEvent<{ id: number; job: ChunkJob }>) => void) | null;
   postMessage(message: PoolReply, transfer?: Transferable[]): void;
 }
 const scope = self as unknown as Scope;
@@ -16,10 +16,9 @@ const scope = self as unknown as Scope;
 scope.onmessage = async (event) => {
   const { id, job } = event.data;
   try {
-    const { block, warnings, stats } = await INLINE_ENCODER.encode(job);
-    scope.postMessage({ id, ok: true, block, warnings, stats }, [
-      block.bytes.buffer as ArrayBuffer,
-    ]);
+    const result = await INLINE_ENCODER.encode(job);
+    const buffers = result.chunk.blocks.map((b) => b.bytes.buffer as ArrayBuffer);
+    scope.postMessage({ id, ok: true, result }, buffers);
   } catch (err) {
     const e = err as { name?: string; code?: string; message?: string };
     scope.postMessage({

@@ -8,49 +8,61 @@
  */
 import { codecById } from "../codecs/registry.ts";
 import { encodeBlock, type EncodedBlock } from "./block.ts";
-import type { Batch, Column, Field } from "./column.ts";
+import type { Batch } from "./column.ts";
 import type { ColumnPlan, ColumnStats } from "./header.ts";
 import type { FormatWarning } from "./predictors/predictor.ts";
 import { columnStats } from "./stats.ts";
 import type { EncodedChunk } from "./writer.ts";
 
-/** One block's work, as sent to an encoder (structured-clone friendly). */
-export interface BlockJob {
-  column: Column;
-  field: Field;
-  plan: ColumnPlan;
-  deps: Column[];
+/** One chunk's work, as sent to an encoder (structured-clone friendly). */
+export interface ChunkJob {
+  /** The chunk's rows. */
+  batch: Batch;
+  /** Per-column plan by name (the header's `columns`). */
+  plans: Record<string, ColumnPlan>;
+  /** Codec id. */
   codec: string;
 }
 
-/** An encoded block with its warnings and footer statistics. */
-export interface BlockResult {
-  /** The stored block. */
-  block: EncodedBlock;
+/** An encoded chunk with the warnings its predictors issued. */
+export interface ChunkResult {
+  /** Blocks and statistics. */
+  chunk: EncodedChunk;
   /** Warnings the predictors issued. */
   warnings: FormatWarning[];
-  /** The column's statistics (computed beside the encoding, off the main thread). */
-  stats: ColumnStats;
 }
 
-/** Something that turns block jobs into stored blocks. */
-export interface BlockEncoder {
-  encode(job: BlockJob): Promise<BlockResult>;
+/**
+ * Something that turns chunks into stored blocks. The unit is a whole chunk, so
+ * each column crosses to a Worker once (a column that others are conditioned on
+ * is not copied again for each of them).
+ */
+export interface ChunkEncoder {
+  encode(job: ChunkJob): Promise<ChunkResult>;
   close(): void;
 }
 
 /** Encodes on the calling thread (tests, tiny inputs, and pool workers themselves). */
-export const INLINE_ENCODER: BlockEncoder = Object.freeze({
-  async encode(job: BlockJob) {
+export const INLINE_ENCODER: ChunkEncoder = Object.freeze({
+  async encode(job: ChunkJob): Promise<ChunkResult> {
+    const { batch, plans } = job;
+    const codec = codecById(job.codec);
     const warnings: FormatWarning[] = [];
-    const block = await encodeBlock(job.column, {
-      field: job.field,
-      plan: job.plan,
-      deps: job.deps,
-      codec: codecById(job.codec),
-      warn: (w) => warnings.push(w),
-    });
-    return { block, warnings, stats: columnStats(job.column) };
+    const blocks: EncodedBlock[] = [];
+    const stats: ColumnStats[] = [];
+    for (let i = 0; i < batch.schema.length; i++) {
+      const field = batch.schema[i]!;
+      const column = batch.columns[i]!;
+      const plan = plans[field.name]!;
+      const deps = plan.deps.map((d) =>
+        batch.columns[batch.schema.findIndex((f) => f.name === d)]!
+      );
+      blocks.push(
+        await encodeBlock(column, { field, plan, deps, codec, warn: (w) => warnings.push(w) }),
+      );
+      stats.push(columnStats(column));
+    }
+    return { chunk: { rows: batch.length, blocks, stats }, warnings };
   },
   close() {},
 });
@@ -61,8 +73,8 @@ export interface EncodeChunkOptions {
   plans: Record<string, ColumnPlan>;
   /** Codec id. */
   codec: string;
-  /** Where blocks are encoded (default inline). */
-  encoder?: BlockEncoder;
+  /** Where the chunk is encoded (default inline). */
+  encoder?: ChunkEncoder;
   /** Receives predictor warnings. */
   warn?: (warning: FormatWarning) => void;
 }
@@ -79,16 +91,11 @@ export async function encodeChunk(
   options: EncodeChunkOptions,
 ): Promise<EncodedChunk> {
   const encoder = options.encoder ?? INLINE_ENCODER;
-  const { schema } = batch;
-  const results = await Promise.all(schema.map((field, i) => {
-    const plan = options.plans[field.name]!;
-    const deps = plan.deps.map((d) => batch.columns[schema.findIndex((f) => f.name === d)]!);
-    return encoder.encode({ column: batch.columns[i]!, field, plan, deps, codec: options.codec });
-  }));
-  for (const r of results) for (const w of r.warnings) options.warn?.(w);
-  return {
-    rows: batch.length,
-    blocks: results.map((r) => r.block),
-    stats: results.map((r) => r.stats),
-  };
+  const { chunk, warnings } = await encoder.encode({
+    batch,
+    plans: options.plans,
+    codec: options.codec,
+  });
+  for (const w of warnings) options.warn?.(w);
+  return chunk;
 }

@@ -9,20 +9,17 @@
  * @module
  */
 import { CodecError, type CodecErrorCode } from "../codecs/errors.ts";
-import type { EncodedBlock } from "./block.ts";
-import type { BlockEncoder, BlockJob, BlockResult } from "./chunk.ts";
-import type { ColumnStats } from "./header.ts";
+import type { ChunkEncoder, ChunkJob, ChunkResult } from "./chunk.ts";
 import { FormatError, type FormatErrorCode } from "./errors.ts";
-import type { FormatWarning } from "./predictors/predictor.ts";
 
 /** A Worker's answer to one job. */
 export type PoolReply =
-  | { id: number; ok: true; block: EncodedBlock; warnings: FormatWarning[]; stats: ColumnStats }
+  | { id: number; ok: true; result: ChunkResult }
   | { id: number; ok: false; error: { name: string; code: string | null; message: string } };
 
 interface Pending {
-  job: BlockJob;
-  resolve: (value: BlockResult) => void;
+  job: ChunkJob;
+  resolve: (value: ChunkResult) => void;
   reject: (reason: unknown) => void;
 }
 
@@ -32,7 +29,7 @@ export function defaultThreads(): number {
 }
 
 /** A pool of block-encoding Workers. Call `close()` when done. */
-export class BlockPool implements BlockEncoder {
+export class BlockPool implements ChunkEncoder {
   #idle: Worker[] = [];
   #all: Worker[] = [];
   #queue: { id: number; pending: Pending }[] = [];
@@ -71,8 +68,8 @@ export class BlockPool implements BlockEncoder {
     return this.#all.length;
   }
 
-  /** Encodes one block on the next free Worker. */
-  encode(job: BlockJob): Promise<BlockResult> {
+  /** Encodes one chunk on the next free Worker. */
+  encode(job: ChunkJob): Promise<ChunkResult> {
     if (this.#closed) return Promise.reject(new Error("Cannot encode: the block pool is closed"));
     return new Promise((resolve, reject) => {
       this.#queue.push({ id: this.#nextId++, pending: { job, resolve, reject } });
@@ -98,9 +95,8 @@ export class BlockPool implements BlockEncoder {
     this.#busy.delete(worker);
     this.#idle.push(worker);
     if (pending) {
-      if (reply.ok) {
-        pending.resolve({ block: reply.block, warnings: reply.warnings, stats: reply.stats });
-      } else pending.reject(reviveError(reply.error));
+      if (reply.ok) pending.resolve(reply.result);
+      else pending.reject(reviveError(reply.error));
     }
     this.#pump();
   }

@@ -60,6 +60,8 @@ interface ColumnPlan {
   read: "bigint" | "wide" | "double" | "bool" | "string";
   /** Divide read ticks by this (exactly) to restore a coarser unit. */
   divide?: bigint;
+  /** Decoded short strings of a string column, by their bytes. */
+  strings?: ShortStringCache;
 }
 
 function readFailed(path: string, cause: unknown): IoError {
@@ -429,12 +431,67 @@ function copyVector(
     }
     case "string": {
       const v = vector as DuckDBVarCharVector;
+      // The client's own fields (read-only use): its 16-byte string slots and validity.
+      const { dataView: view, validity } = v as unknown as {
+        dataView?: DataView;
+        validity?: { itemValid(i: number): boolean };
+      };
       for (let i = 0; i < take; i++) {
-        const x = v.getItem(at + i);
+        const short = view && validity?.itemValid(at + i)
+          ? shortString(view, (at + i) * 16, plan.strings ??= { map: new Map(), size: 0 })
+          : undefined;
+        const x = short ?? v.getItem(at + i);
         if (x === null) col.setNull(row + i);
         else col.str[row + i] = x;
       }
       return;
     }
   }
+}
+
+/** Most distinct short strings remembered per column. */
+const SHORT_STRING_CACHE = 1 << 16;
+
+/**
+ * Reads a DuckDB string of at most 12 bytes (stored inline in its 16-byte slot:
+ * u32 length, then the bytes) through a per-column cache keyed by its bytes, so
+ * low-cardinality columns (codes, categories) skip UTF-8 decoding and allocate
+ * one string per distinct value. Longer strings (and a full cache) return
+ * undefined: the caller decodes them the usual way.
+ */
+function shortString(view: DataView, offset: number, cache: ShortStringCache): string | undefined {
+  const length = view.getUint32(offset, true);
+  if (length > 12) return undefined;
+  // Only the string's own bytes form the key, so padding never matters.
+  let w0 = 0;
+  let w1 = 0;
+  let w2 = 0;
+  for (let j = 0; j < length; j++) {
+    const b = view.getUint8(offset + 4 + j);
+    if (j < 4) w0 = w0 * 256 + b;
+    else if (j < 8) w1 = w1 * 256 + b;
+    else w2 = w2 * 256 + b;
+  }
+  const k0 = length * 4294967296 + w0;
+  let level1 = cache.map.get(k0);
+  let level2 = level1?.get(w1);
+  const hit = level2?.get(w2);
+  if (hit !== undefined) return hit;
+  if (cache.size >= SHORT_STRING_CACHE) return undefined;
+  const text = SHORT_DECODER.decode(
+    new Uint8Array(view.buffer, view.byteOffset + offset + 4, length),
+  );
+  if (!level1) cache.map.set(k0, level1 = new Map());
+  if (!level2) level1.set(w1, level2 = new Map());
+  level2.set(w2, text);
+  cache.size++;
+  return text;
+}
+
+const SHORT_DECODER = new TextDecoder();
+
+/** The short-string cache of one column (see {@link shortString}). */
+interface ShortStringCache {
+  map: Map<number, Map<number, Map<number, string>>>;
+  size: number;
 }
