@@ -162,11 +162,13 @@ async function main(): Promise<void> {
         );
         await Deno.remove(join(work, `${ds.name}.${codec}.csv`));
         // Sub-megabyte inputs measure process start-up, not throughput.
-        if (csvBytes >= 1e6) speedRows.push(
-          `| ${ds.name} | ${codec} | ${s.rows.toLocaleString("en-US")} | ${
-            (csvBytes / 1e6 / seconds).toFixed(1)
-          } | ${(csvBytes / 1e6 / thawSeconds).toFixed(1)} |`,
-        );
+        if (csvBytes >= 1e6) {
+          speedRows.push(
+            `| ${ds.name} | ${codec} | ${s.rows.toLocaleString("en-US")} | ${
+              (csvBytes / 1e6 / seconds).toFixed(1)
+            } | ${(csvBytes / 1e6 / thawSeconds).toFixed(1)} |`,
+          );
+        }
       }
       const best = Math.min(...Object.values(ours).filter((v): v is number => v !== null));
       const vs = (anchorBytes: number | null) =>
