@@ -436,9 +436,11 @@ function copyVector(
         dataView?: DataView;
         validity?: { itemValid(i: number): boolean };
       };
+      const slots = view && new Uint8Array(view.buffer, view.byteOffset, view.byteLength);
+      const cache = plan.strings ??= { small: new Map(), map: new Map(), size: 0 };
       for (let i = 0; i < take; i++) {
-        const short = view && validity?.itemValid(at + i)
-          ? shortString(view, (at + i) * 16, plan.strings ??= { map: new Map(), size: 0 })
+        const short = slots && validity?.itemValid(at + i)
+          ? shortString(slots, (at + i) * 16, cache)
           : undefined;
         const x = short ?? v.getItem(at + i);
         if (x === null) col.setNull(row + i);
@@ -459,31 +461,44 @@ const SHORT_STRING_CACHE = 1 << 16;
  * one string per distinct value. Longer strings (and a full cache) return
  * undefined: the caller decodes them the usual way.
  */
-function shortString(view: DataView, offset: number, cache: ShortStringCache): string | undefined {
-  const length = view.getUint32(offset, true);
-  if (length > 12) return undefined;
+function shortString(
+  bytes: Uint8Array,
+  offset: number,
+  cache: ShortStringCache,
+): string | undefined {
+  const length = bytes[offset]! | (bytes[offset + 1]! << 8) | (bytes[offset + 2]! << 16) |
+    (bytes[offset + 3]! << 24);
+  if (length < 0 || length > 12) return undefined;
   // Only the string's own bytes form the key, so padding never matters.
   let w0 = 0;
   let w1 = 0;
   let w2 = 0;
+  const at = offset + 4;
   for (let j = 0; j < length; j++) {
-    const b = view.getUint8(offset + 4 + j);
+    const b = bytes[at + j]!;
     if (j < 4) w0 = w0 * 256 + b;
     else if (j < 8) w1 = w1 * 256 + b;
     else w2 = w2 * 256 + b;
   }
   const k0 = length * 4294967296 + w0;
-  let level1 = cache.map.get(k0);
-  let level2 = level1?.get(w1);
-  const hit = level2?.get(w2);
-  if (hit !== undefined) return hit;
+  if (length <= 4) {
+    // The common case (codes, short categories): one flat lookup.
+    const hit = cache.small.get(k0);
+    if (hit !== undefined) return hit;
+  } else {
+    const hit = cache.map.get(k0)?.get(w1)?.get(w2);
+    if (hit !== undefined) return hit;
+  }
   if (cache.size >= SHORT_STRING_CACHE) return undefined;
-  const text = SHORT_DECODER.decode(
-    new Uint8Array(view.buffer, view.byteOffset + offset + 4, length),
-  );
-  if (!level1) cache.map.set(k0, level1 = new Map());
-  if (!level2) level1.set(w1, level2 = new Map());
-  level2.set(w2, text);
+  const text = SHORT_DECODER.decode(bytes.subarray(at, at + length));
+  if (length <= 4) cache.small.set(k0, text);
+  else {
+    let level1 = cache.map.get(k0);
+    if (!level1) cache.map.set(k0, level1 = new Map());
+    let level2 = level1.get(w1);
+    if (!level2) level1.set(w1, level2 = new Map());
+    level2.set(w2, text);
+  }
   cache.size++;
   return text;
 }
@@ -492,6 +507,7 @@ const SHORT_DECODER = new TextDecoder();
 
 /** The short-string cache of one column (see {@link shortString}). */
 interface ShortStringCache {
+  small: Map<number, string>;
   map: Map<number, Map<number, Map<number, string>>>;
   size: number;
 }

@@ -242,3 +242,40 @@ function exists(path: string): boolean {
     return false;
   }
 }
+
+Deno.test("openParquet() reads short, inline and long strings exactly through its string cache", async () => {
+  const dir = await makeTempDir();
+  const path = `${dir}/strings.parquet`;
+  const words = [
+    "",
+    "a",
+    "LAS",
+    "abcd",
+    "abcde",
+    "été",
+    "日本",
+    "🧊x",
+    "twelve bytes",
+    "thirteen byte",
+    "a much longer string",
+  ];
+  // Every word many times (so the cache is hit), nulls between them, and words that
+  // share a prefix but differ in length or later bytes.
+  const values = Array.from(
+    { length: 5000 },
+    (_, i) => (i % 7 === 3 ? null : words[i % words.length]!),
+  );
+  const list = values.map((v) => (v === null ? "NULL" : sqlString(v))).join(", ");
+  await duckParquet(path, `SELECT unnest([${list}]::VARCHAR[]) AS s`);
+  const source = await openParquet(path);
+  try {
+    const batch = await collect(source.schema, source.batches());
+    assert.equal(batch.length, values.length);
+    for (let i = 0; i < values.length; i++) {
+      assert.equal(cellValue(batch.columns[0]!, i), values[i], `row ${i}`);
+    }
+  } finally {
+    await source.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
