@@ -70,6 +70,9 @@ export async function openLockedDuckDB(
     // in-memory instance defaults to `.tmp` under the working directory: turn spilling
     // off there (an on-disk database spills beside its own file, `<db>.tmp`).
     if (database === ":memory:") await connection.run("SET temp_directory = ''");
+    // Sources and outputs stream one file in order: one DuckDB thread keeps the
+    // cores for the block encoders (more threads only add scheduling overhead here).
+    if (database === ":memory:") await connection.run("SET threads = 1");
     if (memoryLimit !== undefined) {
       await connection.run(`SET memory_limit = ${sqlString(memoryLimit)}`);
     }
