@@ -16,6 +16,7 @@ import type { Quantization } from "./mod.ts";
 import { OpsError } from "./ops/errors.ts";
 import { runCatalogServe } from "./catalog/cli.ts";
 import { thaw as thawArchive } from "./ops/thaw.ts";
+import { runStart } from "./ops/start.ts";
 
 const USAGE = `Usage: permafrost <command> [options]
 
@@ -27,6 +28,7 @@ Commands:
   verify <archive>             checks every hash; exit 1 naming the first bad chunk
   peek <archive> [--rows N] [--columns a,b] [--json]
   catalog serve --db <catalog.db> [--host H] [--port 8800] [--log-level info]
+  start [--data-dir D] [--catalog-port P]   everything on this machine, for trying it out
   help                         this text
 
 Exit codes: 0 success, 1 failure, 2 usage error.`;
@@ -190,7 +192,22 @@ function cmdCatalog(argv: string[]): Promise<number> {
   return runCatalogServe(rest, { thaw: thawArchive });
 }
 
+function cmdStart(argv: string[]): Promise<number> {
+  const parsed = parseArgs(argv, { string: ["data-dir", "catalog-port"] });
+  positionals(parsed._, 0, "no arguments");
+  const port = parsed.flags["catalog-port"] === undefined
+    ? undefined
+    : Number(parsed.flags["catalog-port"]);
+  if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port <= 65535)) {
+    throw new UsageError(
+      `--catalog-port must be a port 0..65535, got '${parsed.flags["catalog-port"]}'`,
+    );
+  }
+  return runStart({ dataDir: parsed.flags["data-dir"] as string | undefined, catalogPort: port });
+}
+
 const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
+  start: cmdStart,
   catalog: cmdCatalog,
   freeze: cmdFreeze,
   thaw: cmdThaw,
