@@ -17,13 +17,28 @@ import { OpsError } from "./ops/errors.ts";
 import { runCatalogServe } from "./catalog/cli.ts";
 import { thaw as thawArchive } from "./ops/thaw.ts";
 import { runStart } from "./ops/start.ts";
+import { freezePartitioned, type PartitionedSummary } from "./ops/partition.ts";
+import {
+  FREEZE_STRING_FLAGS,
+  partitionByFlag,
+  runAppend,
+  runDiff,
+  THAW_BOOLEAN_FLAGS,
+  THAW_STRING_FLAGS,
+  thawFlagOptions,
+  thawStatsText,
+} from "./ops/cli_ops.ts";
 
 const USAGE = `Usage: permafrost <command> [options]
 
 Commands:
   freeze <source> <archive> [--codec zstd|lzma2|zpaq|auto] [--chunk-rows N] [--threads N]
          [--quantize QUANT_HIGH|QUANT_MEDIUM|QUANT_LOW] [--primary-key COL] [--format F]
-  thaw <archive> <output> [--rows START:END] [--columns a,b] [--format csv|jsonl|parquet|arrow]
+         [--partition-by a,b]   (then <archive> is a directory: one archive per partition)
+  thaw <archive|dir> <output> [--rows START:END] [--columns a,b] [--where "expr"]
+         [--format csv|jsonl|parquet|arrow|xlsx] [--split-sheets]
+  append <source> <archive> [--format F] [--threads N]   new chunks, same schema, atomic
+  diff <a.pf> <b.pf> [--json] [--exit-code]   chunks unchanged, changed, added, removed
   audit <archive>              JSON on stdout; reads header and footer only
   verify <archive>             checks every hash; exit 1 naming the first bad chunk
   peek <archive> [--rows N] [--columns a,b] [--json]
@@ -68,8 +83,11 @@ function parseRows(text: string): { start: number; end: number } {
 
 async function cmdFreeze(argv: string[]): Promise<number> {
   const flagNames = Object.values(FREEZE_SETTINGS).map((s) => s.flag.slice(2));
-  const parsed = parseArgs(argv, { string: [...flagNames, "quantize", "primary-key", "format"] });
+  const parsed = parseArgs(argv, {
+    string: [...flagNames, "quantize", "primary-key", "format", ...FREEZE_STRING_FLAGS],
+  });
   const [source, archive] = positionals(parsed._, 2, "<source> <archive>");
+  const partitionBy = partitionByFlag(parsed.flags);
   const settingArgs = flagNames.flatMap((name) =>
     parsed.flags[name] === undefined ? [] : [`--${name}=${String(parsed.flags[name])}`]
   );
@@ -78,26 +96,33 @@ async function cmdFreeze(argv: string[]): Promise<number> {
     env: processEnv(FREEZE_SETTINGS),
   });
   const bar = new ProgressBar("freeze");
-  const summary = await freeze(source!, archive!, {
+  const options = {
     codec: config.codec,
     chunkRows: config.chunkRows,
     threads: config.threads === 0 ? undefined : config.threads,
     quantization: parsed.flags.quantize as Quantization | undefined,
     primaryKey: parsed.flags["primary-key"] as string | undefined,
     format: parsed.flags.format as "csv" | undefined,
-    onProgress: (p) =>
+    onProgress: (p: { rows: number; raw_bytes: number; seconds: number }) =>
       bar.update(
         null,
         `${formatCount(p.rows)} rows  ${
           (p.raw_bytes / 1e6 / Math.max(p.seconds, 1e-3)).toFixed(1)
         } MB/s`,
       ),
-    onWarning: (w) => {
+    onWarning: (w: { message: string }) => {
       bar.done();
       err(`warning: ${w.message}`);
     },
-  });
+  } satisfies Parameters<typeof freeze>[2];
+  const summary = partitionBy
+    ? await freezePartitioned(source!, archive!, { ...options, partitionBy })
+    : await freeze(source!, archive!, options);
   bar.done();
+  if (partitionBy) {
+    const { partitions } = summary as PartitionedSummary;
+    err(`wrote ${partitions.length} partition(s) under ${archive}/ (manifest: _manifest.json)`);
+  }
   for (const c of summary.widened_columns) {
     err(`note: column "${c}" held values beyond the type sample that did not fit; stored as text`);
   }
@@ -113,20 +138,26 @@ async function cmdFreeze(argv: string[]): Promise<number> {
 }
 
 async function cmdThaw(argv: string[]): Promise<number> {
-  const parsed = parseArgs(argv, { string: ["rows", "columns", "format", "delimiter"] });
+  const parsed = parseArgs(argv, {
+    string: ["rows", "columns", "format", "delimiter", ...THAW_STRING_FLAGS],
+    boolean: [...THAW_BOOLEAN_FLAGS],
+  });
   const [archive, output] = positionals(parsed._, 2, "<archive> <output>");
   const summary = await thaw(archive!, output!, {
     rows: parsed.flags.rows === undefined ? undefined : parseRows(String(parsed.flags.rows)),
     columns: parsed.flags.columns === undefined
       ? undefined
       : String(parsed.flags.columns).split(","),
-    format: parsed.flags.format as "csv" | undefined,
+    format: parsed.flags.format as "csv" | "xlsx" | undefined,
     delimiter: parsed.flags.delimiter as string | undefined,
+    ...thawFlagOptions(parsed.flags),
   });
   err(
     `thawed ${formatCount(summary.rows)} rows to ${summary.path} (${
       formatBytes(summary.output_bytes)
-    }) in ${summary.seconds.toFixed(2)} s, ${summary.chunks_read} chunk(s) read`,
+    }) in ${summary.seconds.toFixed(2)} s, ${summary.chunks_read} chunk(s) read; ${
+      thawStatsText(summary)
+    }`,
   );
   return 0;
 }
@@ -211,6 +242,8 @@ const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
   catalog: cmdCatalog,
   freeze: cmdFreeze,
   thaw: cmdThaw,
+  append: (argv) => runAppend(argv),
+  diff: (argv) => runDiff(argv),
   audit: cmdAudit,
   verify: cmdVerify,
   peek: cmdPeek,

@@ -28,6 +28,23 @@
 export { freeze } from "./ops/freeze.ts";
 export type { FreezeOptions, FreezeProgress, FreezeSource, FreezeSummary } from "./ops/freeze.ts";
 export { thaw, thawTable } from "./ops/thaw.ts";
+export { freezeFile, freezeStream } from "./ops/stream.ts";
+export type { FreezeFileOptions, FreezeStreamOptions } from "./ops/stream.ts";
+export { freezePartitioned } from "./ops/partition.ts";
+export type {
+  FreezePartitionedOptions,
+  PartitionedSummary,
+  PartitionEntry,
+  PartitionManifest,
+} from "./ops/partition.ts";
+export { append } from "./ops/append.ts";
+export type { AppendOptions, AppendSummary } from "./ops/append.ts";
+export { diff, formatDiff } from "./ops/diff.ts";
+export type { ChunkDiff, ChunkStatus, DiffReport, DiffSide } from "./ops/diff.ts";
+export { compileWhere, parseWhere } from "./ops/where.ts";
+export type { CompiledWhere, WhereLiteral, WhereNode, WhereOp } from "./ops/where.ts";
+export { lookup } from "./ops/lookup.ts";
+export type { LookupResult } from "./ops/lookup.ts";
 export type { ThawOptions, ThawSummary } from "./ops/thaw.ts";
 export { audit, formatTable, peek, verify } from "./ops/inspect.ts";
 export type { AuditColumn, AuditReport, PeekResult } from "./ops/inspect.ts";

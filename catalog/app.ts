@@ -10,17 +10,29 @@
  * {@link CATALOG_STATUS_BY_CODE}. Request bodies sent the way `curl -d` sends them
  * (form content type) are read as JSON (`internal/json_body.ts`).
  *
+ * Security (issue 6): with an {@link RBACManager} every route but `/health`,
+ * `/openapi.json`, `/docs` and `/redoc` (and their assets) needs
+ * `Authorization: Bearer <JWT>` (401 without a valid one). Registering and removing
+ * need `can_freeze`, `POST /sql` needs `can_thaw` (403 without); a token sees only
+ * its namespace's datasets, and whole-catalog reads (`/sql`, `/stats`,
+ * `/cost_report`) need namespace `*` (see `_access.ts`). `register` and
+ * `register_dir` are confined to the data roots (403 outside). Bodies over
+ * `maxBodyBytes` are 413. Without a manager auth is off and a warning is logged.
+ *
  * @module
  */
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import { bodyLimit } from "hono/body-limit";
 import { requestId } from "hono/request-id";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { type AuthVariables, bearerAuth, requireClaim } from "../auth/bearer/index.ts";
+import type { RBACManager } from "../auth/rbac.ts";
+import { DEFAULT_MAX_BODY_BYTES, limitBody } from "../internal/body_limit.ts";
 import { createErrorHandler, notFoundHandler, validationHook } from "../internal/http_error.ts";
 import { jsonBody } from "../internal/json_body.ts";
 import { createLogger, type Logger } from "../internal/log.ts";
 import type { Catalog } from "./catalog.ts";
 import { DOCS_TITLE, mountDocs } from "./_docs.ts";
+import { CatalogAccess } from "./_access.ts";
 import {
   ChunkPageSchema,
   ChunksQuerySchema,
@@ -72,10 +84,30 @@ export interface CatalogAppDeps {
   logger?: Logger;
   /** Largest request body in bytes (default 1 MiB). */
   maxBodyBytes?: number;
+  /** Validates bearer tokens; null or absent turns auth off (a warning is logged). */
+  rbac?: RBACManager | null;
+  /**
+   * Data roots (resolved with `resolveDataRoots`): `register` and `register_dir` are
+   * confined to them, and namespaces are their first-level directories. Empty or
+   * absent: no confinement here, and only namespace `*` may register.
+   */
+  dataRoots?: readonly string[];
+  /** Directory a relative `path`/`dir` resolves against (default: the first data root). */
+  pathBase?: string;
 }
 
-/** Context variables the app sets. */
-export type CatalogEnv = { Variables: { requestId: string } };
+/** Context variables the app sets: the request id and the caller (`auth`, null when auth is off). */
+export type CatalogEnv = { Variables: { requestId: string } & AuthVariables };
+
+/** Paths served without a token. */
+export const CATALOG_PUBLIC_PATHS: readonly string[] = Object.freeze([
+  "/health",
+  "/openapi.json",
+  "/docs",
+  "/docs/*",
+  "/redoc",
+  "/redoc/*",
+]);
 
 const json = <T extends z.ZodType>(schema: T, description: string) => ({
   content: { "application/json": { schema } },
@@ -85,7 +117,9 @@ const errors = (...statuses: number[]) =>
   Object.fromEntries(statuses.map((s) => [s, json(ErrorSchema, ERROR_TEXT[s] ?? "Error")]));
 const ERROR_TEXT: Record<number, string> = {
   400: "Invalid request",
-  403: "Path outside the catalog root",
+  401: "No valid bearer token",
+  403: "Missing right or namespace, or a path outside the data roots",
+  413: "Request body too large",
   404: "No such dataset or version",
   408: "Query ran past the time limit",
   409: "Already registered with other content",
@@ -96,6 +130,10 @@ const body = <T extends z.ZodType>(schema: T) => ({
   content: { "application/json": { schema } },
 });
 const tags = (t: string) => [t];
+/** Routes that need a token: OpenAPI security plus the 401/403 answers. */
+const secured = { security: [{ bearerAuth: [] }] };
+const canFreeze = [requireClaim("can_freeze")];
+const canThaw = [requireClaim("can_thaw")];
 
 const routes = {
   health: createRoute({
@@ -109,102 +147,130 @@ const routes = {
     method: "post",
     path: "/datasets/register",
     tags: tags("datasets"),
-    summary: "Register an archive (reads its header and footer only)",
+    summary: "Register an archive (reads its header and footer only); needs can_freeze",
+    ...secured,
+    middleware: canFreeze,
     request: { body: body(RegisterBodySchema) },
     responses: {
       201: json(RegisterResultSchema, "A new version was recorded"),
       200: json(RegisterResultSchema, "The same archive was already registered; nothing changed"),
-      ...errors(400, 403, 409, 422),
+      ...errors(400, 401, 403, 409, 413, 422),
     },
   }),
   registerDir: createRoute({
     method: "post",
     path: "/datasets/register_dir",
     tags: tags("datasets"),
-    summary: "Register every *.pf archive in a directory",
+    summary: "Register every *.pf archive in a directory; needs can_freeze",
+    ...secured,
+    middleware: canFreeze,
     request: { body: body(RegisterDirBodySchema) },
-    responses: { 200: json(RegisterDirResultSchema, "What was registered"), ...errors(400, 403) },
+    responses: {
+      200: json(RegisterDirResultSchema, "What was registered"),
+      ...errors(400, 401, 403, 413),
+    },
   }),
   list: createRoute({
     method: "get",
     path: "/datasets",
     tags: tags("datasets"),
     summary: "List datasets (latest version of each, or every version)",
+    ...secured,
     request: { query: ListQuerySchema },
-    responses: { 200: json(DatasetPageSchema, "One page of datasets"), ...errors(400) },
+    responses: { 200: json(DatasetPageSchema, "One page of datasets"), ...errors(400, 401) },
   }),
   get: createRoute({
     method: "get",
     path: "/datasets/{name}",
     tags: tags("datasets"),
     summary: "One dataset: its latest version (or ?version=) and the number of versions",
+    ...secured,
     request: { params: NameParamSchema, query: VersionQuerySchema },
-    responses: { 200: json(DatasetDetailSchema, "The dataset"), ...errors(404) },
+    responses: { 200: json(DatasetDetailSchema, "The dataset"), ...errors(401, 404) },
   }),
   versions: createRoute({
     method: "get",
     path: "/datasets/{name}/versions",
     tags: tags("datasets"),
     summary: "Every version of a dataset, newest first",
+    ...secured,
     request: { params: NameParamSchema, query: PagingQuerySchema },
-    responses: { 200: json(DatasetPageSchema, "One page of versions"), ...errors(400, 404) },
+    responses: { 200: json(DatasetPageSchema, "One page of versions"), ...errors(400, 401, 404) },
   }),
   chunks: createRoute({
     method: "get",
     path: "/datasets/{name}/chunks",
     tags: tags("datasets"),
     summary: "The chunk index of a version: row and byte ranges, hashes, per-column stats",
+    ...secured,
     request: { params: NameParamSchema, query: ChunksQuerySchema },
-    responses: { 200: json(ChunkPageSchema, "One page of chunks"), ...errors(400, 404) },
+    responses: { 200: json(ChunkPageSchema, "One page of chunks"), ...errors(400, 401, 404) },
   }),
   integrity: createRoute({
     method: "get",
     path: "/datasets/{name}/integrity",
     tags: tags("datasets"),
     summary: "Re-hash the archive's chunks against the catalog and the file's footer",
+    ...secured,
     request: { params: NameParamSchema, query: VersionQuerySchema },
     responses: {
       200: json(IntegritySchema, "The report (ok: false lists each problem)"),
-      ...errors(404),
+      ...errors(401, 404),
     },
   }),
   remove: createRoute({
     method: "delete",
     path: "/datasets/{name}",
     tags: tags("datasets"),
-    summary: "Forget a dataset (every version, or ?version=); the archive file stays",
+    summary:
+      "Forget a dataset (every version, or ?version=); the archive file stays; needs can_freeze",
+    ...secured,
+    middleware: canFreeze,
     request: { params: NameParamSchema, query: VersionQuerySchema },
-    responses: { 200: json(RemoveResultSchema, "The versions removed"), ...errors(404) },
+    responses: {
+      200: json(RemoveResultSchema, "The versions removed"),
+      ...errors(401, 403, 404),
+    },
   }),
   stats: createRoute({
     method: "get",
     path: "/stats",
     tags: tags("reports"),
-    summary: "Datasets, versions, rows, raw vs stored bytes, ratio by codec",
-    responses: { 200: json(StatsSchema, "Totals") },
+    summary: "Datasets, versions, rows, raw vs stored bytes, ratio by codec; needs namespace *",
+    ...secured,
+    responses: { 200: json(StatsSchema, "Totals"), ...errors(401, 403) },
   }),
   costReport: createRoute({
     method: "get",
     path: "/cost_report",
     tags: tags("reports"),
-    summary: "Monthly storage cost by storage class, savings vs raw and vs a Parquet estimate",
-    responses: { 200: json(CostReportSchema, "The report") },
+    summary:
+      "Monthly storage cost by storage class, savings vs raw and vs a Parquet estimate; needs namespace *",
+    ...secured,
+    responses: { 200: json(CostReportSchema, "The report"), ...errors(401, 403) },
   }),
   sql: createRoute({
     method: "post",
     path: "/sql",
     tags: tags("query"),
-    summary: "One read-only SELECT over datasets, chunks and chunk_stats",
+    summary:
+      "One read-only SELECT over datasets, chunks and chunk_stats; needs can_thaw and namespace *",
+    ...secured,
+    middleware: canThaw,
     request: { body: body(SqlBodySchema) },
-    responses: { 200: json(SqlResultSchema, "Columns and rows"), ...errors(400, 408) },
+    responses: {
+      200: json(SqlResultSchema, "Columns and rows"),
+      ...errors(400, 401, 403, 408, 413),
+    },
   }),
   search: createRoute({
     method: "get",
     path: "/search",
     tags: tags("query"),
     summary: "Search names, versions, column names and descriptions, ranked",
+    ...secured,
     request: { query: SearchQuerySchema },
-    responses: { 200: json(SearchResultSchema, "Hits, best first"), ...errors(400) },
+    responses: { 200: json(SearchResultSchema, "Hits, best first"), ...errors(400, 401) },
   }),
 };
 
@@ -225,6 +291,8 @@ const routes = {
 export function createCatalogApp(deps: CatalogAppDeps): OpenAPIHono<CatalogEnv> {
   const { catalog } = deps;
   const logger = deps.logger ?? createLogger({ component: "catalog", level: "warn" });
+  const roots = deps.dataRoots ?? [];
+  const access = new CatalogAccess(catalog, { roots, base: deps.pathBase ?? roots[0] });
   const app = new OpenAPIHono<CatalogEnv>({ defaultHook: validationHook });
   app.onError(createErrorHandler({ logger, statusByCode: CATALOG_STATUS_BY_CODE }));
   app.notFound(notFoundHandler);
@@ -243,17 +311,17 @@ export function createCatalogApp(deps: CatalogAppDeps): OpenAPIHono<CatalogEnv> 
       });
     });
   }
-  const limit = deps.maxBodyBytes ?? 1024 * 1024;
+  // Authentication first, so a stranger's body is never read.
   app.use(
-    bodyLimit({
-      maxSize: limit,
-      onError: (c) =>
-        c.json(
-          { error: { code: "PAYLOAD_TOO_LARGE", message: `Request body is over ${limit} bytes` } },
-          413,
-        ),
+    bearerAuth({
+      rbac: deps.rbac ?? null,
+      publicPaths: CATALOG_PUBLIC_PATHS,
+      logger,
+      component: "catalog",
     }),
   );
+  const limit = deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  app.use(limitBody({ maxBytes: limit }));
   app.use(jsonBody({ maxBytes: limit }));
 
   app.openapi(routes.health, async (c) => {
@@ -263,7 +331,7 @@ export function createCatalogApp(deps: CatalogAppDeps): OpenAPIHono<CatalogEnv> 
 
   app.openapi(routes.register, async (c) => {
     const b = c.req.valid("json");
-    const result = await catalog.register(b.path, {
+    const result = await access.register(c.get("auth"), b.path, {
       name: b.name,
       version: b.version,
       description: b.description,
@@ -275,14 +343,17 @@ export function createCatalogApp(deps: CatalogAppDeps): OpenAPIHono<CatalogEnv> 
   app.openapi(routes.registerDir, async (c) => {
     const b = c.req.valid("json");
     return c.json(
-      await catalog.registerDir(b.dir, { recursive: b.recursive, storageClass: b.storage_class }),
+      await access.registerDir(c.get("auth"), b.dir, {
+        recursive: b.recursive,
+        storageClass: b.storage_class,
+      }),
       200,
     );
   });
 
   app.openapi(routes.list, async (c) => {
     const q = c.req.valid("query");
-    const page = await catalog.list({
+    const page = await access.list(c.get("auth"), {
       limit: q.limit,
       offset: q.offset,
       codec: q.codec,
@@ -295,13 +366,16 @@ export function createCatalogApp(deps: CatalogAppDeps): OpenAPIHono<CatalogEnv> 
 
   app.openapi(routes.get, async (c) => {
     const { name } = c.req.valid("param");
-    return c.json(await catalog.get(name, { version: c.req.valid("query").version }), 200);
+    return c.json(await access.get(c.get("auth"), name, c.req.valid("query").version), 200);
   });
 
   app.openapi(routes.versions, async (c) => {
     const { name } = c.req.valid("param");
     const q = c.req.valid("query");
-    return c.json(await catalog.versions(name, { limit: q.limit, offset: q.offset }), 200);
+    return c.json(
+      await access.versions(c.get("auth"), name, { limit: q.limit, offset: q.offset }),
+      200,
+    );
   });
 
   app.openapi(routes.chunks, async (c) => {
@@ -309,7 +383,7 @@ export function createCatalogApp(deps: CatalogAppDeps): OpenAPIHono<CatalogEnv> 
     const q = c.req.valid("query");
     const [start, end] = (q.rows ?? "").split(":").map(Number);
     const page = await catalog.chunks(name, {
-      version: q.version,
+      version: await access.versionFor(c.get("auth"), name, q.version),
       limit: q.limit,
       offset: q.offset,
       rows: q.rows === undefined ? undefined : { start: start!, end: end! },
@@ -320,26 +394,44 @@ export function createCatalogApp(deps: CatalogAppDeps): OpenAPIHono<CatalogEnv> 
   app.openapi(routes.integrity, async (c) => {
     const { name } = c.req.valid("param");
     return c.json(
-      await catalog.integrityCheck(name, { version: c.req.valid("query").version }),
+      await access.integrity(c.get("auth"), name, c.req.valid("query").version),
       200,
     );
   });
 
   app.openapi(routes.remove, async (c) => {
     const { name } = c.req.valid("param");
-    return c.json(await catalog.remove(name, { version: c.req.valid("query").version }), 200);
+    return c.json(await access.remove(c.get("auth"), name, c.req.valid("query").version), 200);
   });
 
-  app.openapi(routes.stats, async (c) => c.json(await catalog.stats(), 200));
-  app.openapi(routes.costReport, async (c) => c.json(await catalog.costReport(), 200));
+  app.openapi(routes.stats, async (c) => {
+    access.requireAll(c.get("auth"), "GET /stats");
+    return c.json(await catalog.stats(), 200);
+  });
+  app.openapi(routes.costReport, async (c) => {
+    access.requireAll(c.get("auth"), "GET /cost_report");
+    return c.json(await catalog.costReport(), 200);
+  });
 
-  app.openapi(routes.sql, async (c) => c.json(await catalog.sql(c.req.valid("json").query), 200));
+  app.openapi(routes.sql, async (c) => {
+    access.requireAll(c.get("auth"), "POST /sql");
+    return c.json(await catalog.sql(c.req.valid("json").query), 200);
+  });
 
   app.openapi(routes.search, async (c) => {
     const q = c.req.valid("query");
-    return c.json(await catalog.search(q.q, { limit: q.limit, offset: q.offset }), 200);
+    return c.json(
+      await access.search(c.get("auth"), q.q, { limit: q.limit, offset: q.offset }),
+      200,
+    );
   });
 
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "JWT",
+    description: "A Permafrost token (cluster add-user prints one); not needed when auth is off",
+  });
   app.doc31("/openapi.json", {
     openapi: "3.1.0",
     info: {

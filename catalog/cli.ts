@@ -12,9 +12,15 @@
  * `node_modules` (DuckDB's native addon), `--allow-ffi` (that addon),
  * `--allow-env=PERMAFROST_*`.
  *
+ * Security: `--jwt-secret` / `PERMAFROST_JWT_SECRET` turns bearer-token auth on (a
+ * warning is logged at start when it is off); `--data-roots` (default: `--root`)
+ * confines registration and defines the namespaces. See `app.ts` and `_access.ts`.
+ *
  * @module
  */
+import { RBACManager } from "../auth/rbac.ts";
 import { ConfigError, configHelp, loadConfig, processEnv } from "../internal/config.ts";
+import { resolveDataRoots } from "../internal/paths.ts";
 import { createLogger, type Logger, type LogLevel } from "../internal/log.ts";
 import { PermafrostError } from "../internal/errors.ts";
 import { createCatalogApp } from "./app.ts";
@@ -43,6 +49,14 @@ export interface ServeCatalogOptions {
   parquetRatio?: number;
   /** DuckDB memory limit. */
   memoryLimit?: string;
+  /** JWT secret: turns auth on (empty or absent: auth off, with a warning). */
+  jwtSecret?: string;
+  /** Or a ready manager (tests; wins over `jwtSecret`). */
+  rbac?: RBACManager;
+  /** Directories registration is confined to (default: `root`, if set). */
+  dataRoots?: readonly string[];
+  /** Largest request body in bytes (default 1 MiB). */
+  maxBodyBytes?: number;
   /** `mod.ts`'s thaw, handed to the catalog. */
   thaw?: ThawFunction;
   /** Logger (default: JSON lines on stderr at `logLevel`). */
@@ -83,9 +97,10 @@ function printErr(line: string): void {
 export async function serveCatalog(options: ServeCatalogOptions): Promise<CatalogServer> {
   const logger = options.logger ??
     createLogger({ component: "catalog", level: options.logLevel ?? "info" });
+  const security = await catalogSecurity(options);
   const catalogOptions: CatalogOptions = {
     logger,
-    root: options.root || undefined,
+    root: security.root,
     prices: options.prices,
     parquetRatio: options.parquetRatio,
     memoryLimit: options.memoryLimit,
@@ -93,7 +108,19 @@ export async function serveCatalog(options: ServeCatalogOptions): Promise<Catalo
     sql: { timeoutMs: options.sqlTimeoutMs, maxRows: options.sqlMaxRows },
   };
   const catalog = await Catalog.open(options.db, catalogOptions);
-  const app = createCatalogApp({ catalog, logger });
+  const app = createCatalogApp({
+    catalog,
+    logger,
+    rbac: security.rbac,
+    dataRoots: security.dataRoots,
+    pathBase: security.root,
+    maxBodyBytes: options.maxBodyBytes,
+  });
+  if (security.dataRoots.length === 0) {
+    logger.warn(
+      "no data roots configured (--data-roots / --root): register accepts any path the server can read, and only namespace '*' tokens may register",
+    );
+  }
   const host = options.host ?? "127.0.0.1";
   const print = options.print ?? printErr;
   let server: Deno.HttpServer<Deno.NetAddr>;
@@ -124,6 +151,35 @@ export async function serveCatalog(options: ServeCatalogOptions): Promise<Catalo
       return closing;
     },
   };
+}
+
+/** The security settings of a catalog server, resolved once at start. */
+export interface CatalogSecurity {
+  /** Token validator, or null (auth off). */
+  rbac: RBACManager | null;
+  /** Data roots, resolved (real paths). */
+  dataRoots: string[];
+  /** The catalog root, resolved (undefined when not set). */
+  root: string | undefined;
+}
+
+/**
+ * Resolves the security settings: the token manager and the real paths of the
+ * root and data roots (so a symlinked root does not refuse its own files).
+ *
+ * @param options `jwtSecret`/`rbac`, `root`, `dataRoots`.
+ * @returns The resolved settings.
+ * @throws {import("../auth/errors.ts").AuthError} BAD_SECRET for a short secret;
+ * {import("../internal/paths.ts").PathError} PATH_INVALID for a missing root.
+ */
+export async function catalogSecurity(
+  options: Pick<ServeCatalogOptions, "jwtSecret" | "rbac" | "root" | "dataRoots">,
+): Promise<CatalogSecurity> {
+  const rbac = options.rbac ??
+    (options.jwtSecret ? new RBACManager({ secret: options.jwtSecret }) : null);
+  const root = options.root ? (await resolveDataRoots([options.root]))[0] : undefined;
+  const configured = options.dataRoots?.length ? options.dataRoots : root ? [root] : [];
+  return { rbac, dataRoots: await resolveDataRoots(configured), root };
 }
 
 function displayHost(host: string): string {

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { RBACManager } from "../auth/rbac.ts";
 import { createLogger } from "../internal/log.ts";
 import { runCatalogServe, serveCatalog } from "./cli.ts";
 import { tempDir } from "./_test_utils.ts";
@@ -51,4 +52,52 @@ Deno.test("runCatalogServe() answers 0 for --help, 2 for usage errors, 1 for a l
   stop.abort();
   assert.equal(await running, 0);
   await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("serveCatalog() with a JWT secret answers 401 without a token, 200 with one", async () => {
+  const dir = await tempDir("serve-auth");
+  const lines: string[] = [];
+  const server = await serveCatalog({
+    db: join(dir, "c.db"),
+    port: 0,
+    jwtSecret: "a serve test secret of at least 32 bytes",
+    dataRoots: [dir],
+    print: () => {},
+    logger: createLogger({ component: "catalog", level: "warn", sink: (l) => lines.push(l) }),
+  });
+  try {
+    assert.equal((await (await fetch(`${server.url}/health`)).json()).status, "ok");
+    const denied = await fetch(`${server.url}/datasets`);
+    assert.equal(denied.status, 401);
+    assert.equal(denied.headers.get("www-authenticate"), 'Bearer realm="permafrost"');
+    await denied.body?.cancel();
+    const token = await new RBACManager({ secret: "a serve test secret of at least 32 bytes" })
+      .generateToken({
+        name: "ops",
+        can_freeze: false,
+        can_thaw: false,
+        namespace: "*",
+        created_at: "",
+      });
+    const ok = await fetch(`${server.url}/datasets`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    assert.equal(ok.status, 200);
+    await ok.body?.cancel();
+    assert.ok(!lines.some((l) => /auth is off|no data roots/.test(l)), lines.join("\n"));
+  } finally {
+    await server.shutdown();
+  }
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("runCatalogServe() refuses a short JWT secret with exit 2, naming flag and variable", async () => {
+  const out: string[] = [];
+  const code = await runCatalogServe(["--db", "x.db"], {
+    print: (l) => out.push(l),
+    env: { PERMAFROST_JWT_SECRET: "too short" },
+  });
+  assert.equal(code, 2);
+  assert.match(out.join("\n"), /--jwt-secret \/ PERMAFROST_JWT_SECRET/);
+  assert.ok(!out.join("\n").includes("too short"), "the secret is never echoed");
 });

@@ -17,6 +17,7 @@ import {
   stringParser,
 } from "../internal/config.ts";
 import { LOG_LEVELS } from "../internal/log.ts";
+import { JWT_SECRET_SETTING } from "../auth/settings.ts";
 import { DEFAULT_PARQUET_RATIO, DEFAULT_PRICES, NAME_PATTERN } from "./catalog.ts";
 
 /** Default catalog port. */
@@ -42,6 +43,24 @@ export function pricesParser(): Parser<Readonly<Record<string, number>>> {
       }
       if (Object.keys(out).length === 0) throw new Error("expected at least one class=price pair");
       return Object.freeze(out);
+    },
+  };
+}
+
+/**
+ * Parses a comma-separated list of directories (`/data/a,/data/b`).
+ *
+ * @returns The parser.
+ */
+export function dirListParser(): Parser<readonly string[]> {
+  return {
+    describe: "comma-separated directories",
+    parse(raw) {
+      const dirs = raw.split(",").map((d) => d.trim()).filter((d) => d !== "");
+      if (dirs.length === 0 || dirs.some((d) => d.includes("\0"))) {
+        throw new Error("expected one or more directories, comma-separated");
+      }
+      return Object.freeze(dirs);
     },
   };
 }
@@ -109,6 +128,22 @@ export const CATALOG_CONFIG = {
     default: DEFAULT_PARQUET_RATIO,
     parse: numberParser({ min: 0.001, max: 10 }),
     description: "Assumed Parquet size as a fraction of raw bytes, for cost_report",
+  }),
+  jwtSecret: JWT_SECRET_SETTING,
+  dataRoots: setting({
+    flag: "--data-roots",
+    env: "PERMAFROST_DATA_ROOTS",
+    default: Object.freeze([]) as readonly string[],
+    parse: dirListParser(),
+    description:
+      "Directories register/register_dir are confined to (symlinks followed); their subdirectories are the namespaces. Default: --root, if set",
+  }),
+  maxBodyBytes: setting({
+    flag: "--max-body-bytes",
+    env: "PERMAFROST_CATALOG_MAX_BODY_BYTES",
+    default: 1024 * 1024,
+    parse: intParser({ min: 1024, max: 1024 * 1024 * 1024 }),
+    description: "Largest request body; larger ones are refused with 413",
   }),
   memoryLimit: setting({
     flag: "--memory-limit",

@@ -36,3 +36,26 @@ Deno.test("CATALOG_CONFIG loads with defaults, env and flags", () => {
   );
   assert.ok(configMarkdown(CATALOG_CONFIG).includes("`PERMAFROST_CATALOG_DB` | (required)"));
 });
+
+Deno.test("CATALOG_CONFIG reads the JWT secret, data roots and body limit", () => {
+  const config = loadConfig(CATALOG_CONFIG, {
+    args: ["--db", "c.db", "--data-roots", "/data/a, /data/b"],
+    env: { PERMAFROST_JWT_SECRET: "s".repeat(32), PERMAFROST_CATALOG_MAX_BODY_BYTES: "2048" },
+  });
+  assert.equal(config.jwtSecret, "s".repeat(32));
+  assert.deepEqual(config.dataRoots, ["/data/a", "/data/b"]);
+  assert.equal(config.maxBodyBytes, 2048);
+  const defaults = loadConfig(CATALOG_CONFIG, { args: ["--db", "c.db"] });
+  assert.deepEqual([defaults.jwtSecret, defaults.dataRoots, defaults.maxBodyBytes], [
+    "",
+    [],
+    1024 * 1024,
+  ]);
+  assert.throws(
+    () =>
+      loadConfig(CATALOG_CONFIG, { args: ["--db", "x"], env: { PERMAFROST_JWT_SECRET: "short" } }),
+    (err: unknown) =>
+      err instanceof ConfigError && err.message.includes("--jwt-secret / PERMAFROST_JWT_SECRET") &&
+      !err.message.includes("short"),
+  );
+});

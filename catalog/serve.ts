@@ -14,19 +14,28 @@ import { loadConfig, processEnv } from "../internal/config.ts";
 import { createLogger } from "../internal/log.ts";
 import { createCatalogApp } from "./app.ts";
 import { Catalog } from "./catalog.ts";
+import { catalogSecurity } from "./cli.ts";
 import { CATALOG_CONFIG } from "./config.ts";
 
 const { host: _host, port: _port, ...SERVE_CONFIG } = CATALOG_CONFIG;
 const config = loadConfig(SERVE_CONFIG, { env: processEnv(SERVE_CONFIG) });
 const logger = createLogger({ component: "catalog", level: config.logLevel });
+const security = await catalogSecurity(config);
 const catalog = await Catalog.open(config.db, {
   logger,
-  root: config.root || undefined,
+  root: security.root,
   prices: config.prices,
   parquetRatio: config.parquetRatio,
   memoryLimit: config.memoryLimit,
   sql: { timeoutMs: config.sqlTimeoutMs, maxRows: config.sqlMaxRows },
 });
-const app = createCatalogApp({ catalog, logger });
+const app = createCatalogApp({
+  catalog,
+  logger,
+  rbac: security.rbac,
+  dataRoots: security.dataRoots,
+  pathBase: security.root,
+  maxBodyBytes: config.maxBodyBytes,
+});
 
 export default { fetch: app.fetch } satisfies Deno.ServeDefaultExport;

@@ -6,11 +6,17 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { constants as zlibConstants, zstdCompressSync, zstdDecompressSync } from "node:zlib";
 import { encodeChunk } from "./chunk.ts";
+import { withEncryption } from "./crypto.ts";
+import { type EncryptionOptions, prepareEncryption } from "./keys/provider.ts";
 import type { Batch, Column, Field, Schema } from "./column.ts";
 import { sliceBatch } from "./column.ts";
-import { schemaToJson } from "./header.ts";
-import type { ArchiveHeader, ColumnPlan } from "./header.ts";
+import { headerSha256, schemaToJson } from "./header.ts";
+import type { ArchiveFooter, ArchiveHeader, ColumnPlan } from "./header.ts";
+import { HASH_SIZE, TAIL_SIZE } from "./constants.ts";
+import { sha256Hex } from "./_hash.ts";
 import { planColumns } from "./plan.ts";
 import { ArchiveWriter, type WrittenArchive } from "./writer.ts";
 
@@ -162,13 +168,18 @@ export function assertColumnEqual(actual: Column, expected: Column, label: strin
  *
  * @param path Destination.
  * @param batch All rows.
- * @param options Codec and chunk rows.
+ * @param options Codec, chunk rows, plans, encryption.
  * @returns What was written.
  */
 export async function writeTestArchive(
   path: string,
   batch: Batch,
-  options: { codec?: string; chunkRows?: number; plans?: Record<string, ColumnPlan> } = {},
+  options: {
+    codec?: string;
+    chunkRows?: number;
+    plans?: Record<string, ColumnPlan>;
+    encryption?: EncryptionOptions;
+  } = {},
 ): Promise<WrittenArchive> {
   const chunkRows = options.chunkRows ?? 100;
   const codec = options.codec ?? "zstd";
@@ -187,11 +198,87 @@ export async function writeTestArchive(
     encryption: null,
     metadata: {},
   };
-  const writer = await ArchiveWriter.create(path, header);
+  const enc = options.encryption ? await prepareEncryption(options.encryption) : null;
+  const final = withEncryption(header, enc?.header ?? null);
+  const writer = await ArchiveWriter.create(path, final);
   for (let at = 0; at < batch.length; at += chunkRows) {
+    const encryption = enc
+      ? { dataKey: enc.dataKey, headerSha256: headerSha256(final), rowStart: at }
+      : undefined;
     await writer.writeChunk(
-      await encodeChunk(sliceBatch(batch, at, at + chunkRows), { plans, codec }),
+      await encodeChunk(sliceBatch(batch, at, at + chunkRows), { plans, codec, encryption }),
     );
   }
   return await writer.finish();
+}
+
+/** What {@link resealArchive} may change before it recomputes every hash. */
+export interface ResealEdits {
+  /** Edits the parsed header JSON (may change its length). */
+  header?: (header: Record<string, unknown>) => void;
+  /** Edits the parsed footer JSON (offsets are shifted afterwards; hashes recomputed). */
+  footer?: (footer: ArchiveFooter) => void;
+}
+
+/**
+ * An attacker's toolkit for tests: takes archive bytes (whose payload may have been
+ * altered), applies edits to header and footer, and recomputes every SHA-256 —
+ * header, blocks, chunks, payload, footer — so the result passes every hash check
+ * and only deeper checks (decoders, AES-GCM) can catch the change.
+ *
+ * @param bytes A well-formed archive (its payload may be changed in place).
+ * @param edits Header and footer edits.
+ * @returns The resealed archive.
+ */
+export function resealArchive(bytes: Uint8Array, edits: ResealEdits = {}): Uint8Array {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const headerLength = view.getUint32(12, true);
+  const footerLength = view.getUint32(bytes.length - TAIL_SIZE + 32, true);
+  const headerJson = JSON.parse(new TextDecoder().decode(bytes.subarray(16, 16 + headerLength)));
+  const oldPayloadStart = 16 + headerLength + HASH_SIZE;
+  const footerStart = bytes.length - TAIL_SIZE - footerLength;
+  const footer = JSON.parse(
+    new TextDecoder().decode(
+      zstdDecompressSync(bytes.subarray(footerStart, footerStart + footerLength)),
+    ),
+  ) as ArchiveFooter;
+  const payload = bytes.subarray(oldPayloadStart, footerStart);
+  edits.header?.(headerJson);
+  edits.footer?.(footer);
+  const header = new TextEncoder().encode(JSON.stringify(headerJson));
+  const payloadStart = 16 + header.length + HASH_SIZE;
+  const shift = payloadStart - oldPayloadStart;
+  const slice = (offset: number, length: number) =>
+    payload.subarray(offset - payloadStart, offset - payloadStart + length);
+  footer.payload_offset = payloadStart;
+  footer.payload_length = payload.length;
+  footer.payload_sha256 = sha256Hex(payload);
+  for (const chunk of footer.chunks) {
+    chunk.offset += shift;
+    for (const block of chunk.blocks) {
+      block.offset += shift;
+      block.sha256 = sha256Hex(slice(block.offset, block.length));
+    }
+    chunk.sha256 = sha256Hex(slice(chunk.offset, chunk.length));
+  }
+  const footerJson = new TextEncoder().encode(JSON.stringify(footer));
+  const footerBytes = zstdCompressSync(
+    footerJson,
+    {
+      pledgedSrcSize: footerJson.length,
+      params: { [zlibConstants.ZSTD_c_contentSizeFlag]: 1 },
+    } as Parameters<typeof zstdCompressSync>[1],
+  );
+  const out = new Uint8Array(payloadStart + payload.length + footerBytes.length + TAIL_SIZE);
+  out.set(bytes.subarray(0, 16), 0);
+  new DataView(out.buffer).setUint32(12, header.length, true);
+  out.set(header, 16);
+  out.set(createHash("sha256").update(header).digest(), 16 + header.length);
+  out.set(payload, payloadStart);
+  out.set(footerBytes, payloadStart + payload.length);
+  const tail = bytes.slice(bytes.length - TAIL_SIZE);
+  tail.set(createHash("sha256").update(footerBytes).digest(), 0);
+  new DataView(tail.buffer).setUint32(32, footerBytes.length, true);
+  out.set(tail, out.length - TAIL_SIZE);
+  return out;
 }

@@ -37,6 +37,8 @@ export interface EncodedBlock {
   raw_length: number;
   /** Predictor id. */
   predictor: string;
+  /** True once `bytes` are AES-256-GCM encrypted (FORMAT.md §4.4; see `crypto.ts`). */
+  sealed?: boolean;
 }
 
 /** What `encodeBlock` needs besides the column. */

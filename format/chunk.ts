@@ -2,13 +2,15 @@
  * Encoding one chunk: every column block through an encoder (inline, or the
  * Worker pool in `pool.ts`), plus the footer statistics. This is the unit of
  * work a local freeze, an append and a cluster worker share, so all three lay
- * down identical bytes for identical rows and options.
+ * down identical bytes for identical rows and options (encrypted chunks excepted:
+ * their nonces are random, FORMAT.md §4.4).
  *
  * @module
  */
 import { codecById } from "../codecs/registry.ts";
 import { encodeBlock, type EncodedBlock } from "./block.ts";
 import type { Batch } from "./column.ts";
+import { type ChunkEncryption, sealChunk } from "./crypto.ts";
 import type { ColumnPlan, ColumnStats } from "./header.ts";
 import type { FormatWarning } from "./predictors/predictor.ts";
 import { columnStats } from "./stats.ts";
@@ -22,6 +24,11 @@ export interface ChunkJob {
   plans: Record<string, ColumnPlan>;
   /** Codec id. */
   codec: string;
+  /**
+   * Encrypt every block after the codec (FORMAT.md §4.4). The raw data key crosses
+   * to the Worker with the job, so encryption runs there, off the main thread.
+   */
+  encryption?: ChunkEncryption;
 }
 
 /** An encoded chunk with the warnings its predictors issued. */
@@ -62,7 +69,8 @@ export const INLINE_ENCODER: ChunkEncoder = Object.freeze({
       );
       stats.push(columnStats(column));
     }
-    return { chunk: { rows: batch.length, blocks, stats }, warnings };
+    const chunk = { rows: batch.length, blocks, stats };
+    return { chunk: job.encryption ? await sealChunk(chunk, job.encryption) : chunk, warnings };
   },
   close() {},
 });
@@ -77,6 +85,8 @@ export interface EncodeChunkOptions {
   encoder?: ChunkEncoder;
   /** Receives predictor warnings. */
   warn?: (warning: FormatWarning) => void;
+  /** Encrypt the blocks with this data key; `rowStart` is the chunk's first row (archive-wide). */
+  encryption?: ChunkEncryption;
 }
 
 /**
@@ -91,11 +101,9 @@ export async function encodeChunk(
   options: EncodeChunkOptions,
 ): Promise<EncodedChunk> {
   const encoder = options.encoder ?? INLINE_ENCODER;
-  const { chunk, warnings } = await encoder.encode({
-    batch,
-    plans: options.plans,
-    codec: options.codec,
-  });
+  const job: ChunkJob = { batch, plans: options.plans, codec: options.codec };
+  if (options.encryption) job.encryption = options.encryption;
+  const { chunk, warnings } = await encoder.encode(job);
   for (const w of warnings) options.warn?.(w);
   return chunk;
 }

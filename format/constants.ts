@@ -13,8 +13,17 @@ export const MAGIC: Uint8Array = Uint8Array.of(0x50, 0x46, 0x52, 0x5a, 0x0d, 0x0
 /** Major version this code writes; a reader refuses any other major. */
 export const VERSION_MAJOR = 1;
 
-/** Minor version this code writes; a reader reads every minor of its major. */
+/**
+ * Minor version of the archives this code writes without encryption; a reader reads
+ * every minor of its major. Plain archives stay 1.3 byte for byte (FORMAT.md §9).
+ */
 export const VERSION_MINOR = 3;
+
+/** Minor version of encrypted archives (AES-256-GCM blocks, FORMAT.md §4.4). */
+export const VERSION_MINOR_ENCRYPTED = 4;
+
+/** Newest minor version this reader knows: reserved fields of minors up to it are checked. */
+export const VERSION_MINOR_READ = 4;
 
 /** Preamble: magic (8) + major (1) + minor (1) + flags (2) + header length (4). */
 export const PREAMBLE_SIZE = 16;
@@ -39,3 +48,15 @@ export const DEFAULT_CHUNK_ROWS = 50_000;
 
 /** Footer encoding flag in the tail: bit 0 set = footer JSON is zstd-compressed. */
 export const FOOTER_FLAG_ZSTD = 1;
+
+/** AES-256 key length: the data key and every key that wraps one locally. */
+export const KEY_SIZE = 32;
+
+/** AES-GCM nonce length, at the start of every encrypted block. */
+export const NONCE_SIZE = 12;
+
+/** AES-GCM tag length, at the end of every encrypted block. */
+export const TAG_SIZE = 16;
+
+/** Upper bound on a wrapped data key (EDEK) in the header, decoded. */
+export const MAX_EDEK_SIZE = 8192;

@@ -19,7 +19,13 @@ export type FormatErrorCode =
   | "UNKNOWN_PREDICTOR"
   | "SCHEMA_MISMATCH"
   | "BAD_ARGUMENT"
-  | "WRITE_FAILED";
+  | "WRITE_FAILED"
+  // Encryption (FORMAT.md §4.4): no key given, a key that is not the archive's,
+  // a block that fails AES-GCM authentication, a key provider (KMS) that failed.
+  | "KEY_REQUIRED"
+  | "WRONG_KEY"
+  | "DECRYPT_FAILED"
+  | "KEY_PROVIDER_FAILED";
 
 /**
  * An archive, schema or predictor failure.

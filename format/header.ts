@@ -10,8 +10,10 @@
  * @module
  */
 import type { ColumnType, Field, Schema, TimeUnit } from "./column.ts";
+import { MAX_EDEK_SIZE } from "./constants.ts";
 import { FormatError } from "./errors.ts";
 import { decodeUtf8, encodeUtf8 } from "./_bytes.ts";
+import { sha256Hex } from "./_hash.ts";
 import type { Quantization } from "./predictors/predictor.ts";
 import { QUANTIZATIONS } from "./predictors/predictor.ts";
 
@@ -54,18 +56,18 @@ export interface ColumnPlan {
   quantization: Quantization;
 }
 
-/** Encryption parameters (AES-256-GCM per block); absent on plain archives. */
+/** Encryption parameters (AES-256-GCM per block, FORMAT.md §4.4); null on plain archives. */
 export interface EncryptionHeader {
   /** Block cipher. */
   algorithm: "AES-256-GCM";
-  /** `raw` (key given directly) or a key-provider name (`local`, `aws-kms`, `gcp-kms`). */
+  /** `raw` (the key given directly is the data key) or the key provider that wrapped it (`local`, `aws-kms`, `gcp-kms`). */
   key_provider: string;
-  /** Key id or provider URI, never the key itself. */
+  /** Which key: a fingerprint (`sha256:…`) for `raw`/`local`, the KMS key ARN or resource name; never the key itself. */
   key_id: string | null;
-  /** Wrapped data key (base64), for envelope encryption. */
+  /** Wrapped data key (base64), for envelope encryption; null for `raw`. */
   edek: string | null;
-  /** Reserved for a key check value (lets a reader tell a wrong key from tampering). */
-  key_check: string | null;
+  /** `nonce · tag` (base64) of an empty message under the data key: tells a wrong key from tampering. */
+  key_check: string;
 }
 
 /** The archive header (JSON, UTF-8, after the preamble). */
@@ -265,6 +267,17 @@ export function encodeHeader(header: ArchiveHeader): Uint8Array {
 }
 
 /**
+ * SHA-256 (hex) of a header's canonical bytes: the `header_sha256` the writer
+ * records after the header, and what every encrypted block's AAD binds (FORMAT.md §4.4).
+ *
+ * @param header The header, exactly as it will be written.
+ * @returns 64 hex digits.
+ */
+export function headerSha256(header: ArchiveHeader): string {
+  return sha256Hex(encodeHeader(header));
+}
+
+/**
  * Parses and validates header bytes.
  *
  * @param bytes UTF-8 JSON bytes.
@@ -303,7 +316,7 @@ export function decodeHeader(bytes: Uint8Array): { header: ArchiveHeader; schema
     lossy_columns: Array.isArray(h.lossy_columns) ? h.lossy_columns.map(String) : [],
     primary_key: typeof h.primary_key === "string" ? h.primary_key : null,
     partition: h.partition && typeof h.partition === "object" ? h.partition : null,
-    encryption: h.encryption && typeof h.encryption === "object" ? h.encryption : null,
+    encryption: decodeEncryption(h.encryption),
     metadata: h.metadata && typeof h.metadata === "object" ? h.metadata : {},
   };
   return { header, schema };
@@ -383,6 +396,58 @@ export function decodeFooter(
     throw corrupt(`footer chunks end at byte ${offset}, payload ends at ${payloadLimit}`);
   }
   return { ...(f as ArchiveFooter), raw_bytes: isCount(f.raw_bytes) ? f.raw_bytes : raw };
+}
+
+/** Longest `key_provider` / `key_id` text a header may hold. */
+const MAX_KEY_TEXT = 2048;
+
+function decodeEncryption(raw: unknown): EncryptionHeader | null {
+  if (raw === null || raw === undefined) return null;
+  if (typeof raw !== "object" || Array.isArray(raw)) {
+    throw corrupt("header encryption is not an object");
+  }
+  const e = raw as Partial<EncryptionHeader>;
+  if (e.algorithm !== "AES-256-GCM") {
+    throw corrupt(
+      `header encryption algorithm is ${JSON.stringify(e.algorithm)}, not "AES-256-GCM"`,
+    );
+  }
+  if (
+    typeof e.key_provider !== "string" || e.key_provider === "" ||
+    e.key_provider.length > MAX_KEY_TEXT
+  ) {
+    throw corrupt("header encryption key_provider is not a name");
+  }
+  if (e.key_id !== null && (typeof e.key_id !== "string" || e.key_id.length > MAX_KEY_TEXT)) {
+    throw corrupt("header encryption key_id is not a string or null");
+  }
+  const maxEdekText = Math.ceil(MAX_EDEK_SIZE / 3) * 4;
+  if (
+    e.edek !== null &&
+    (typeof e.edek !== "string" || e.edek === "" || e.edek.length > maxEdekText ||
+      !isBase64(e.edek))
+  ) {
+    throw corrupt(
+      `header encryption edek is not base64 of at most ${MAX_EDEK_SIZE} bytes, or null`,
+    );
+  }
+  if ((e.key_provider === "raw") !== (e.edek === null)) {
+    throw corrupt('header encryption has an edek exactly when key_provider is not "raw"');
+  }
+  if (typeof e.key_check !== "string" || e.key_check.length !== 40 || !isBase64(e.key_check)) {
+    throw corrupt("header encryption key_check is not base64 of 28 bytes");
+  }
+  return {
+    algorithm: e.algorithm,
+    key_provider: e.key_provider,
+    key_id: e.key_id,
+    edek: e.edek,
+    key_check: e.key_check,
+  };
+}
+
+function isBase64(v: string): boolean {
+  return v.length % 4 === 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(v);
 }
 
 function parseJson(bytes: Uint8Array, what: string): Record<string, unknown> {

@@ -9,11 +9,19 @@
  * wrong data, never throws a `RangeError`, and never allocates more than the
  * file's own size for a length it read.
  *
+ * Encrypted archives (1.4, FORMAT.md §4.4) open without a key: header, footer and
+ * `verify` (hashes over the stored bytes) need none. Reading rows needs the key
+ * ring: the data key is unlocked and checked against `key_check` when the reader
+ * opens (`WRONG_KEY` before any block is read), and each block is authenticated
+ * after its SHA-256 and before the codec (`DECRYPT_FAILED`).
+ *
  * @module
  */
 import { codecById } from "../codecs/registry.ts";
 import type { Codec } from "../codecs/codec.ts";
 import { decodeBlock } from "./block.ts";
+import { blockAad, importDataKey, openBlock } from "./crypto.ts";
+import { type KeyRing, unlockDataKey } from "./keys/provider.ts";
 import type { Batch, Column, Field, Schema } from "./column.ts";
 import { sliceBatch } from "./column.ts";
 import {
@@ -25,7 +33,8 @@ import {
   PREAMBLE_SIZE,
   TAIL_SIZE,
   VERSION_MAJOR,
-  VERSION_MINOR,
+  VERSION_MINOR_ENCRYPTED,
+  VERSION_MINOR_READ,
 } from "./constants.ts";
 import { FormatError } from "./errors.ts";
 import type { ArchiveFooter, ArchiveHeader, ChunkEntry } from "./header.ts";
@@ -69,6 +78,18 @@ export interface ReadOptions {
   skipChunk?: (chunk: ChunkEntry, index: number) => boolean;
 }
 
+/** Options of `ArchiveReader.open`. */
+export interface OpenOptions {
+  /** Keys for an encrypted archive (unused for a plain one). */
+  keys?: KeyRing;
+  /**
+   * Fail at open with `KEY_REQUIRED` when the archive is encrypted and `keys` is
+   * missing (default false: header, footer and `verify` need no key). Thaw sets it,
+   * so a missing key fails before any output is created.
+   */
+  requireKey?: boolean;
+}
+
 /** What `verify` found. */
 export interface VerifyReport {
   /** True when every hash matched. */
@@ -97,11 +118,35 @@ export class ArchiveReader {
   #codec: Codec;
   #bytesRead = 0;
   #chunksRead = 0;
+  #dataKey: Uint8Array | null;
+  #cryptoKey: Promise<CryptoKey> | null;
 
-  private constructor(file: Deno.FsFile, index: ArchiveIndex, codec: Codec) {
+  private constructor(
+    file: Deno.FsFile,
+    index: ArchiveIndex,
+    codec: Codec,
+    dataKey: Uint8Array | null,
+  ) {
     this.#file = file;
     this.index = index;
     this.#codec = codec;
+    this.#dataKey = dataKey;
+    this.#cryptoKey = dataKey ? importDataKey(dataKey) : null;
+  }
+
+  /** True when the blocks are encrypted (FORMAT.md §4.4). */
+  get encrypted(): boolean {
+    return this.index.header.encryption !== null;
+  }
+
+  /**
+   * The unlocked 32-byte data key of an encrypted archive (null when plain or not
+   * unlocked), for callers that write more chunks under it (append, the cluster).
+   *
+   * @returns A copy of the key.
+   */
+  dataKey(): Uint8Array | null {
+    return this.#dataKey ? this.#dataKey.slice() : null;
   }
 
   /** Payload bytes read so far by `read` (blocks only). */
@@ -118,10 +163,12 @@ export class ArchiveReader {
    * Opens and validates an archive (header and footer; the payload is checked as it is read).
    *
    * @param path Archive path.
+   * @param options Keys of an encrypted archive; `requireKey`.
    * @returns An open reader.
-   * @throws {FormatError} BAD_MAGIC, UNSUPPORTED_VERSION, TRUNCATED, HASH_MISMATCH, CORRUPT, UNKNOWN_CODEC.
+   * @throws {FormatError} BAD_MAGIC, UNSUPPORTED_VERSION, TRUNCATED, HASH_MISMATCH, CORRUPT,
+   * UNKNOWN_CODEC; KEY_REQUIRED, WRONG_KEY, KEY_PROVIDER_FAILED for an encrypted archive.
    */
-  static async open(path: string): Promise<ArchiveReader> {
+  static async open(path: string, options: OpenOptions = {}): Promise<ArchiveReader> {
     let file: Deno.FsFile;
     try {
       file = await Deno.open(path, { read: true });
@@ -146,7 +193,12 @@ export class ArchiveReader {
           { path, cause },
         );
       }
-      return new ArchiveReader(file, index, codec);
+      const encryption = index.header.encryption;
+      let dataKey: Uint8Array | null = null;
+      if (encryption && (options.keys || options.requireKey)) {
+        dataKey = await unlockDataKey(encryption, options.keys, path);
+      }
+      return new ArchiveReader(file, index, codec, dataKey);
     } catch (err) {
       file.close();
       throw err;
@@ -242,7 +294,22 @@ export class ArchiveReader {
         { chunk: c, column: field.name, offset: block.offset, path: this.index.path },
       );
     }
-    return await decodeBlock(stored, {
+    const plain = this.index.header.encryption
+      ? await openBlock(
+        await this.#requireKey(),
+        stored,
+        blockAad({
+          headerSha256: this.index.header_sha256,
+          rowStart: chunk.row_start,
+          rows: chunk.row_end - chunk.row_start,
+          column: i,
+          rawLength: block.raw_length,
+          predictor: block.predictor,
+        }),
+        { chunk: c, column: field.name, offset: block.offset },
+      )
+      : stored;
+    return await decodeBlock(plain, {
       rows: chunk.row_end - chunk.row_start,
       rawLength: block.raw_length,
       field,
@@ -251,6 +318,20 @@ export class ArchiveReader {
       deps,
       at: { chunk: c, column: field.name, offset: block.offset },
     });
+  }
+
+  #requireKey(): Promise<CryptoKey> {
+    if (this.#cryptoKey) return this.#cryptoKey;
+    const e = this.index.header.encryption!;
+    return Promise.reject(
+      new FormatError(
+        "KEY_REQUIRED",
+        `Cannot read rows of '${this.index.path}': it is encrypted (${e.key_provider}${
+          e.key_id ? ` key '${e.key_id}'` : ""
+        }); open it with a key`,
+        { path: this.index.path },
+      ),
+    );
   }
 
   /**
@@ -387,7 +468,7 @@ async function readIndex(file: Deno.FsFile, path: string): Promise<ArchiveIndex>
     );
   }
   // Reserved preamble flags are zero up to this minor version; a later minor may use them.
-  if (minor <= VERSION_MINOR && view.getUint16(10, true) !== 0) {
+  if (minor <= VERSION_MINOR_READ && view.getUint16(10, true) !== 0) {
     throw fail(
       "CORRUPT",
       `reserved preamble flags are 0x${view.getUint16(10, true).toString(16)}, expected 0`,
@@ -465,6 +546,12 @@ async function readIndex(file: Deno.FsFile, path: string): Promise<ArchiveIndex>
     }
   }
   const { header, schema } = decodeHeader(headerJson);
+  if (header.encryption !== null && minor < VERSION_MINOR_ENCRYPTED) {
+    throw fail(
+      "CORRUPT",
+      `a ${major}.${minor} archive cannot be encrypted (encryption is 1.${VERSION_MINOR_ENCRYPTED})`,
+    );
+  }
   const footer = decodeFooter(footerJson, schema.length, footerStart);
   if (footer.payload_offset !== headerEnd) {
     throw fail(

@@ -20,6 +20,7 @@ import {
   TAIL_SIZE,
   VERSION_MAJOR,
   VERSION_MINOR,
+  VERSION_MINOR_ENCRYPTED,
 } from "./constants.ts";
 import { FormatError } from "./errors.ts";
 import type { ArchiveFooter, ArchiveHeader, ChunkEntry, ColumnStats } from "./header.ts";
@@ -57,6 +58,7 @@ export class ArchiveWriter {
   #raw = 0;
   #headerSha: string;
   #columns: number;
+  #minor: number;
   #closed = false;
 
   private constructor(
@@ -66,6 +68,7 @@ export class ArchiveWriter {
     headerSize: number,
     headerSha: string,
     columns: number,
+    minor: number,
   ) {
     this.#file = file;
     this.#path = path;
@@ -74,23 +77,38 @@ export class ArchiveWriter {
     this.#payloadOffset = headerSize;
     this.#headerSha = headerSha;
     this.#columns = columns;
+    this.#minor = minor;
   }
 
   /**
    * Creates the temp file and writes the preamble, header and header hash.
    *
+   * An archive with `header.encryption` set is written as version 1.4 (FORMAT.md
+   * §4.4) and takes only encrypted chunks; a plain one stays 1.3 byte for byte.
+   *
    * @param path Final archive path.
-   * @param header The header.
+   * @param header The header (`version` must be `1.4` when encrypted, else `1.3`; see `withEncryption`).
    * @returns A writer positioned at the payload.
-   * @throws {FormatError} WRITE_FAILED when the temp file cannot be created.
+   * @throws {FormatError} WRITE_FAILED when the temp file cannot be created; BAD_ARGUMENT
+   * when `version` does not match `encryption`.
    */
   static async create(path: string, header: ArchiveHeader): Promise<ArchiveWriter> {
+    const minor = header.encryption ? VERSION_MINOR_ENCRYPTED : VERSION_MINOR;
+    if (header.version !== `${VERSION_MAJOR}.${minor}`) {
+      throw new FormatError(
+        "BAD_ARGUMENT",
+        `Cannot write archive '${path}': header version is "${header.version}", an ${
+          header.encryption ? "encrypted" : "unencrypted"
+        } archive is "${VERSION_MAJOR}.${minor}"`,
+        { path },
+      );
+    }
     const headerBytes = encodeHeader(header);
     const preamble = new Uint8Array(PREAMBLE_SIZE);
     preamble.set(MAGIC, 0);
     const view = new DataView(preamble.buffer);
     view.setUint8(8, VERSION_MAJOR);
-    view.setUint8(9, VERSION_MINOR);
+    view.setUint8(9, minor);
     view.setUint16(10, 0, true);
     view.setUint32(12, headerBytes.length, true);
     const headerSha = sha256Bytes(headerBytes);
@@ -108,6 +126,7 @@ export class ArchiveWriter {
       PREAMBLE_SIZE + headerBytes.length + HASH_SIZE,
       hex(headerSha),
       header.schema.fields.length,
+      minor,
     );
     await writer.#write(preamble);
     await writer.#write(headerBytes);
@@ -133,6 +152,17 @@ export class ArchiveWriter {
       );
     }
     if (chunk.rows <= 0) throw new FormatError("BAD_ARGUMENT", "Cannot write an empty chunk");
+    const encrypted = this.#minor === VERSION_MINOR_ENCRYPTED;
+    // Never let a plaintext block into an encrypted archive (or the reverse).
+    const odd = chunk.blocks.findIndex((b) => (b.sealed === true) !== encrypted);
+    if (odd >= 0) {
+      throw new FormatError(
+        "BAD_ARGUMENT",
+        `Cannot write chunk: block ${odd} is ${encrypted ? "not " : ""}encrypted, the archive is ${
+          encrypted ? "" : "not "
+        }encrypted`,
+      );
+    }
     const chunkHash = sha256();
     const start = this.#offset;
     const blocks = [];
@@ -181,7 +211,7 @@ export class ArchiveWriter {
     const view = new DataView(tail.buffer);
     view.setUint32(32, footerBytes.length, true);
     view.setUint8(36, VERSION_MAJOR);
-    view.setUint8(37, VERSION_MINOR);
+    view.setUint8(37, this.#minor);
     view.setUint16(38, FOOTER_FLAG_ZSTD, true);
     tail.set(MAGIC, 40);
     await this.#write(footerBytes);

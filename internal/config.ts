@@ -156,6 +156,8 @@ export interface Parser<T> {
   readonly describe: string;
   /** True for switches: the flag takes no value on the command line. */
   readonly boolean?: boolean;
+  /** True for secrets (keys, JWT secrets): an error never repeats the value. */
+  readonly secret?: boolean;
   /**
    * Parses a raw value.
    *
@@ -417,9 +419,10 @@ function parseOne(s: Setting<unknown>, raw: string, from: string): unknown {
     return s.parse.parse(raw);
   } catch (cause) {
     const why = cause instanceof Error ? cause.message : String(cause);
+    const shown = s.parse.secret ? "[redacted]" : `'${raw}'`;
     throw new ConfigError(
       "BAD_CONFIG",
-      `Invalid value '${raw}' from ${from} for ${s.flag} / ${s.env}: ${why}`,
+      `Invalid value ${shown} from ${from} for ${s.flag} / ${s.env}: ${why}`,
       { cause },
     );
   }

@@ -4,8 +4,9 @@
  *
  * - {@link createErrorHandler} for `app.onError`: an `HTTPException` keeps its
  *   status; a `PermafrostError` maps by its code through a table the app may extend
- *   ({@link DEFAULT_STATUS_BY_CODE}); anything else is a 500 `INTERNAL`, logged with
- *   its stack and never echoed to the client.
+ *   ({@link DEFAULT_STATUS_BY_CODE}; a 401 also gets `WWW-Authenticate: Bearer`);
+ *   anything else is a 500 `INTERNAL`, logged with its stack and never echoed to
+ *   the client.
  * - {@link notFoundHandler} for `app.notFound`: a 404 naming method and path.
  * - {@link validationHook} as `@hono/zod-openapi`'s `defaultHook`: a 400
  *   `INVALID_REQUEST` listing each invalid field (`fields: [{in, path, message}]`).
@@ -54,7 +55,15 @@ export const DEFAULT_STATUS_BY_CODE: Readonly<Record<string, ContentfulStatusCod
     BAD_ARGUMENT: 400,
     BAD_CONFIG: 400,
     UNAUTHORIZED: 401,
+    INVALID_TOKEN: 401,
+    TOKEN_EXPIRED: 401,
     FORBIDDEN: 403,
+    PATH_OUTSIDE_ROOT: 403,
+    PATH_INVALID: 400,
+    INVALID_USER: 400,
+    AUTH_DISABLED: 400,
+    USER_NOT_FOUND: 404,
+    USER_EXISTS: 409,
     NOT_FOUND: 404,
     CONFLICT: 409,
     ALREADY_EXISTS: 409,
@@ -159,6 +168,7 @@ export function createErrorHandler(options: ErrorHandlerOptions = {}): ErrorHand
     }
     if (err instanceof PermafrostError) {
       const status = table[err.code];
+      if (status === 401) return withChallenge(errorResponse(status, err.code, err.message));
       if (status !== undefined) return errorResponse(status, err.code, err.message);
       logger?.error("request failed", { method: c.req.method, path: c.req.path, err });
       return errorResponse(500, err.code, err.message);
@@ -171,6 +181,15 @@ export function createErrorHandler(options: ErrorHandlerOptions = {}): ErrorHand
     });
     return errorResponse(500, "INTERNAL", "Internal server error");
   };
+}
+
+/**
+ * RFC 6750 §3: a 401 names the scheme it wants. No `error` parameter, so the
+ * challenge is the same whether a token was missing or bad; the body says which.
+ */
+function withChallenge(res: Response): Response {
+  res.headers.set("www-authenticate", 'Bearer realm="permafrost"');
+  return res;
 }
 
 function defaultMessage(status: number): string {

@@ -8,6 +8,7 @@
  * | `.jsonl`, `.ndjson` | `jsonl` | `_write_text.ts` |
  * | `.parquet` | `parquet` | `_write_parquet.ts` (locked-down DuckDB, zstd) |
  * | `.arrow` / `.arrows` | `arrow` | `_write_arrow.ts` (IPC file / stream format) |
+ * | `.xlsx` | `xlsx` | `xlsx.ts` (own streaming writer; Excel's row and column limits) |
  *
  * Output goes to a temp file beside the target (`<target>.pf.tmp-<random>`, covered by
  * `.gitignore`), renamed over the target only once complete: no half-written file
@@ -24,9 +25,10 @@ import { writeArrow } from "./_write_arrow.ts";
 import { writeParquet } from "./_write_parquet.ts";
 import { writeCsv, writeJsonl } from "./_write_text.ts";
 import { IoError } from "./errors.ts";
+import { writeXlsx } from "./xlsx.ts";
 
 /** The output formats `writeOutput` writes. */
-export type OutputFormat = "csv" | "jsonl" | "parquet" | "arrow";
+export type OutputFormat = "csv" | "jsonl" | "parquet" | "arrow" | "xlsx";
 
 /** Output formats by file extension (lower case, with the dot). */
 export const OUTPUT_EXTENSIONS: Readonly<Record<string, OutputFormat>> = Object.freeze({
@@ -36,9 +38,10 @@ export const OUTPUT_EXTENSIONS: Readonly<Record<string, OutputFormat>> = Object.
   ".parquet": "parquet",
   ".arrow": "arrow",
   ".arrows": "arrow",
+  ".xlsx": "xlsx",
 });
 
-const FORMATS: readonly OutputFormat[] = ["csv", "jsonl", "parquet", "arrow"];
+const FORMATS: readonly OutputFormat[] = ["csv", "jsonl", "parquet", "arrow", "xlsx"];
 
 /** Options of {@link writeOutput}. */
 export interface WriteOutputOptions {
@@ -48,6 +51,8 @@ export interface WriteOutputOptions {
   delimiter?: string;
   /** Arrow IPC stream format instead of file format (default: only for `.arrows`). */
   arrowStream?: boolean;
+  /** xlsx: start a new sheet past Excel's 1,048,576 rows instead of failing. */
+  splitSheets?: boolean;
 }
 
 /** What {@link writeOutput} wrote. */
@@ -153,7 +158,9 @@ export async function writeOutput(
       try {
         if (format === "csv") rows = await writeCsv(file, schema, input, delimiter);
         else if (format === "jsonl") rows = await writeJsonl(file, schema, input);
-        else {
+        else if (format === "xlsx") {
+          rows = await writeXlsx(file, schema, input, { splitSheets: options.splitSheets });
+        } else {
           const stream = options.arrowStream ?? extname(path).toLowerCase() === ".arrows";
           rows = await writeArrow(file, schema, input, stream);
         }

@@ -8,7 +8,12 @@
 import { PermafrostError } from "../internal/errors.ts";
 
 /** Closed list of operation error codes. Never rename or reuse one. */
-export type OpsErrorCode = "BAD_OPTION" | "PRIMARY_KEY" | "VERIFY_FAILED";
+export type OpsErrorCode =
+  | "BAD_OPTION"
+  | "PRIMARY_KEY"
+  | "VERIFY_FAILED"
+  | "SCHEMA_MISMATCH"
+  | "CONCURRENT_CHANGE";
 
 /** Codec names `freeze` accepts: a registry id or `auto`. */
 export type CodecChoiceName = "zstd" | "lzma2" | "zpaq" | "auto" | (string & Record<never, never>);

@@ -26,6 +26,9 @@ import { BlockPool, defaultThreads } from "../format/pool.ts";
 import type { FormatWarning, Quantization } from "../format/predictors/predictor.ts";
 import { QUANTIZATIONS } from "../format/predictors/predictor.ts";
 import { ArchiveWriter } from "../format/writer.ts";
+import { type ChunkEncryption, withEncryption } from "../format/crypto.ts";
+import { headerSha256 } from "../format/header.ts";
+import { type EncryptionOptions, prepareEncryption } from "../format/keys/provider.ts";
 import { IoError } from "../io/errors.ts";
 import { openSource } from "../io/source.ts";
 import type { SourceFormat } from "../io/types.ts";
@@ -74,6 +77,11 @@ export interface FreezeOptions {
   onProgress?: (progress: FreezeProgress) => void;
   /** Called with each predictor warning (e.g. non-monotonic timestamps). */
   onWarning?: (warning: FormatWarning) => void;
+  /**
+   * Encrypt every block with AES-256-GCM (archive version 1.4): a raw 32-byte `key`,
+   * or a key `provider` that wraps a fresh data key per archive (envelope encryption).
+   */
+  encryption?: EncryptionOptions;
 }
 
 /** What `freeze` did. */
@@ -171,11 +179,31 @@ export async function freeze(
   }
 }
 
-interface OpenedSource {
+/** A freeze source opened for reading: its schema and batch stream. */
+export interface OpenedSource {
+  /** Columns. */
   schema: Schema;
+  /** Rows, read once. */
   batches: AsyncIterable<Batch> | Iterable<Batch>;
+  /** Input file size, when the source is a file. */
   bytes: number | null;
+  /** Releases the source. */
   close(): Promise<void>;
+}
+
+/**
+ * Opens any freeze source (file, Arrow table, or batches) for one pass.
+ * Shared with `append` and the partitioned freeze.
+ *
+ * @param source What `freeze` accepts.
+ * @param options `format`, `types` and `chunkRows` (batch size) for files.
+ * @returns The opened source; close it when done.
+ */
+export function openFreezeSource(
+  source: FreezeSource,
+  options: FreezeOptions,
+): Promise<OpenedSource> {
+  return openAny(source, options);
 }
 
 async function openAny(source: FreezeSource, options: FreezeOptions): Promise<OpenedSource> {
@@ -240,6 +268,7 @@ async function freezeOnce(
     const window = Math.max(2, (pool?.threads ?? 1) * 2);
     let raw = 0;
     let rowsSeen = 0;
+    let sealing: Omit<ChunkEncryption, "rowStart"> | undefined;
     const progress = () =>
       options.onProgress?.({
         rows: writer?.rows ?? 0,
@@ -262,16 +291,20 @@ async function freezeOnce(
         autoReason = choice.reason;
       }
       codecById(codec); // fails early (e.g. zpaq binary) before any work
-      writer = await ArchiveWriter.create(
-        archive,
+      const enc = options.encryption ? await prepareEncryption(options.encryption) : null;
+      const h = withEncryption(
         header(schema, codec, autoReason, plans, options),
+        enc?.header ?? null,
       );
+      writer = await ArchiveWriter.create(archive, h);
+      if (enc) sealing = { dataKey: enc.dataKey, headerSha256: headerSha256(h) };
     };
     for await (const batch of rechunk(schema, opened.batches, options.chunkRows)) {
       if (!writer) await start(batch);
       keys?.add(batch, rowsSeen);
       rowsSeen += batch.length;
-      const pending = encodeChunk(batch, { plans: plans!, codec, encoder: pool, warn });
+      const encryption = sealing && { ...sealing, rowStart: rowsSeen - batch.length };
+      const pending = encodeChunk(batch, { plans: plans!, codec, encoder: pool, warn, encryption });
       pending.catch(() => {}); // awaited in order below; this only marks it handled
       inflight.push(pending);
       if (inflight.length >= window) await drainOne();
@@ -417,17 +450,28 @@ function quantizationByColumn(
   return out;
 }
 
-/** Refuses null and duplicate primary keys, naming the first offender. */
-class PrimaryKeyCheck {
+/** Refuses null and duplicate primary keys, naming the first offender. Shared with append and partitioned freeze. */
+export class PrimaryKeyCheck {
   #index: number;
   #name: string;
   #seen = new Set<unknown>();
 
+  /**
+   * @param schema The rows' schema.
+   * @param name The key column.
+   */
   constructor(schema: Schema, name: string) {
     this.#index = schema.findIndex((f) => f.name === name);
     this.#name = name;
   }
 
+  /**
+   * Checks the keys of a batch against every key seen so far.
+   *
+   * @param batch Rows.
+   * @param firstRow Row number of the batch's first row (for messages).
+   * @throws {OpsError} PRIMARY_KEY on a null or repeated key.
+   */
   add(batch: Batch, firstRow: number): void {
     const column = batch.columns[this.#index] as Column;
     for (let i = 0; i < batch.length; i++) {

@@ -15,6 +15,7 @@ import {
   type VerifyReport,
 } from "../format/reader.ts";
 import { mergeStats } from "../format/stats.ts";
+import type { KeyRing } from "../format/keys/provider.ts";
 
 /** One column in an audit report. */
 export interface AuditColumn {
@@ -213,14 +214,14 @@ export interface PeekResult {
  * Reads the first rows of an archive (only the chunks they lie in).
  *
  * @param path Archive path.
- * @param options `rows` (default 10), `columns`.
+ * @param options `rows` (default 10), `columns`, `keys` of an encrypted archive.
  * @returns Column names, types and rows as JSON-safe cells (int64 beyond 2^53 as strings).
  */
 export async function peek(
   path: string,
-  options: { rows?: number; columns?: string[] } = {},
+  options: { rows?: number; columns?: string[]; keys?: KeyRing } = {},
 ): Promise<PeekResult> {
-  const reader = await ArchiveReader.open(path);
+  const reader = await ArchiveReader.open(path, { keys: options.keys, requireKey: true });
   try {
     const want = options.rows ?? 10;
     const out: PeekResult = {

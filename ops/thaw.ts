@@ -1,17 +1,34 @@
 /**
  * `thaw`: an archive (or a slice of it) → a file (CSV, JSON lines, Parquet,
- * Arrow IPC) or an in-memory Arrow table. Reads only the chunks the row range
- * touches and only the blocks of the requested columns; every block read is
- * checked against its SHA-256 before it is decoded.
+ * Arrow IPC, xlsx) or an in-memory Arrow table. Reads only the chunks the row
+ * range touches and only the blocks of the requested columns; every block read
+ * is checked against its SHA-256 before it is decoded.
+ *
+ * A `where` filter first skips every chunk whose footer min/max cannot match,
+ * then reads only the filter's columns of the others, and the remaining columns
+ * only where a row matched (see `_scan.ts`). A partitioned dataset directory
+ * (see `partition.ts`) thaws as one table, opening only the partitions the
+ * filter can match. Output streams batch by batch: memory stays bounded by a
+ * chunk, whatever the archive size.
  *
  * @module
  */
 import type * as arrow from "apache-arrow";
-import type { Batch, Schema } from "../format/column.ts";
+import type { Batch } from "../format/column.ts";
 import { ArchiveReader, type RowRange } from "../format/reader.ts";
+import type { KeyRing } from "../format/keys/provider.ts";
 import { batchesToTable } from "../io/arrow_table.ts";
-import { type OutputFormat, writeOutput } from "../io/output.ts";
+import { type OutputFormat, outputFormatOf, writeOutput } from "../io/output.ts";
+import { XLSX_MAX_DATA_ROWS } from "../io/xlsx.ts";
 import { OpsError } from "./errors.ts";
+import {
+  isPartitionedDir,
+  type PartitionCounters,
+  readManifest,
+  readPartitioned,
+} from "./partition.ts";
+import { newCounters, scanArchive, selectSchema } from "./_scan.ts";
+import type { CompiledWhere, WhereNode } from "./where.ts";
 
 /** Options of `thaw` and `thawTable`. */
 export interface ThawOptions {
@@ -23,6 +40,18 @@ export interface ThawOptions {
   format?: OutputFormat;
   /** CSV delimiter (default `,`). */
   delimiter?: string;
+  /**
+   * Row filter, e.g. `delay > 60 and origin in ('SFO', 'LAX')` (see `where.ts`
+   * for the grammar). Chunks whose min/max cannot match are never read.
+   */
+  where?: string | WhereNode | CompiledWhere;
+  /** xlsx: start a new sheet every 1,048,575 rows instead of refusing a bigger output. */
+  splitSheets?: boolean;
+  /**
+   * Keys of an encrypted archive (a raw key, key providers). Without them an
+   * encrypted archive fails with `KEY_REQUIRED` before any output is created.
+   */
+  keys?: KeyRing;
 }
 
 /** What `thaw` did. */
@@ -37,6 +66,16 @@ export interface ThawSummary {
   chunks_read: number;
   /** Archive payload bytes read. */
   bytes_read: number;
+  /** Chunks in the row range (of the partitions opened, for a dataset directory). */
+  chunks_total: number;
+  /** Chunks skipped unread because their min/max statistics cannot match `where`. */
+  chunks_skipped: number;
+  /** Payload bytes of the archives opened (compare with `bytes_read`). */
+  payload_bytes: number;
+  /** Partitions in a dataset directory (null for a single archive). */
+  partitions_total: number | null;
+  /** Partitions opened (null for a single archive). */
+  partitions_read: number | null;
   /** Wall-clock seconds. */
   seconds: number;
 }
@@ -57,24 +96,51 @@ export async function thaw(
 ): Promise<ThawSummary> {
   const started = performance.now();
   checkRows(options.rows);
-  const reader = await ArchiveReader.open(archive);
-  try {
-    const schema = selectSchema(reader.index.schema, options.columns);
-    const written = await writeOutput(output, schema, reader.read(options), {
-      format: options.format,
+  const format = options.format ?? outputFormatOf(output);
+  const counters: PartitionCounters = {
+    ...newCounters(),
+    partitions_total: 0,
+    partitions_read: 0,
+  };
+  const partitioned = await isPartitionedDir(archive);
+  let written: { rows: number; bytes: number };
+  if (partitioned) {
+    const { schema } = await readManifest(archive);
+    const out = selectSchema(schema, options.columns);
+    written = await writeOutput(output, out, readPartitioned(archive, options, counters), {
+      format,
       delimiter: options.delimiter,
+      splitSheets: options.splitSheets,
     });
-    return {
-      path: output,
-      rows: written.rows,
-      output_bytes: written.bytes,
-      chunks_read: reader.chunksRead,
-      bytes_read: reader.bytesRead,
-      seconds: (performance.now() - started) / 1000,
-    };
-  } finally {
-    reader.close();
+  } else {
+    const reader = await ArchiveReader.open(archive, { keys: options.keys, requireKey: true });
+    try {
+      const schema = selectSchema(reader.index.schema, options.columns);
+      if (format === "xlsx" && !options.splitSheets && options.where === undefined) {
+        checkSheetRows(reader.index.footer.rows, options.rows);
+      }
+      written = await writeOutput(output, schema, scanArchive(reader, options, counters), {
+        format,
+        delimiter: options.delimiter,
+        splitSheets: options.splitSheets,
+      });
+    } finally {
+      reader.close();
+    }
   }
+  return {
+    path: output,
+    rows: written.rows,
+    output_bytes: written.bytes,
+    chunks_read: counters.chunks_read,
+    bytes_read: counters.bytes_read,
+    chunks_total: counters.chunks_total,
+    chunks_skipped: counters.chunks_pruned,
+    payload_bytes: counters.payload_bytes,
+    partitions_total: partitioned ? counters.partitions_total : null,
+    partitions_read: partitioned ? counters.partitions_read : null,
+    seconds: (performance.now() - started) / 1000,
+  };
 }
 
 /**
@@ -86,29 +152,31 @@ export async function thaw(
  */
 export async function thawTable(archive: string, options: ThawOptions = {}): Promise<arrow.Table> {
   checkRows(options.rows);
-  const reader = await ArchiveReader.open(archive);
+  const batches: Batch[] = [];
+  if (await isPartitionedDir(archive)) {
+    const { schema } = await readManifest(archive);
+    const counters = { ...newCounters(), partitions_total: 0, partitions_read: 0 };
+    for await (const b of readPartitioned(archive, options, counters)) batches.push(b);
+    return batchesToTable(selectSchema(schema, options.columns), batches);
+  }
+  const reader = await ArchiveReader.open(archive, { keys: options.keys, requireKey: true });
   try {
     const schema = selectSchema(reader.index.schema, options.columns);
-    const batches: Batch[] = [];
-    for await (const b of reader.read(options)) batches.push(b);
+    for await (const b of scanArchive(reader, options)) batches.push(b);
     return batchesToTable(schema, batches);
   } finally {
     reader.close();
   }
 }
 
-function selectSchema(schema: Schema, columns: readonly string[] | undefined): Schema {
-  if (!columns) return schema;
-  return columns.map((name) => {
-    const f = schema.find((g) => g.name === name);
-    if (!f) {
-      throw new OpsError(
-        "BAD_OPTION",
-        `Cannot thaw column "${name}": the archive has ${schema.map((g) => g.name).join(", ")}`,
-      );
-    }
-    return f;
-  });
+function checkSheetRows(total: number, rows: RowRange | undefined): void {
+  const n = Math.max(0, Math.min(total, rows?.end ?? total) - (rows?.start ?? 0));
+  if (n > XLSX_MAX_DATA_ROWS) {
+    throw new OpsError(
+      "BAD_OPTION",
+      `Cannot thaw ${n} rows into one xlsx sheet: Excel holds at most ${XLSX_MAX_DATA_ROWS} data rows per sheet (1,048,576 with the header); pass --split-sheets (splitSheets: true), --rows or --where, or pick another format`,
+    );
+  }
 }
 
 function checkRows(rows: RowRange | undefined): void {

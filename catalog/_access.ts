@@ -1,0 +1,406 @@
+/**
+ * Who sees what in the catalog server, and where archives may come from.
+ *
+ * **Namespaces.** A dataset version belongs to the namespace of its archive: the
+ * first directory of its path under the data root that holds it
+ * (`<root>/team-a/flights.pf` is in `team-a`). A token with namespace `team-a` sees,
+ * registers and removes only such versions; a token with namespace `*` (operators)
+ * sees everything; with auth off everything is visible. A version outside every
+ * data root, or directly in a root, has no namespace and only `*` sees it. Versions
+ * the caller may not see answer 404, as if they did not exist. A name whose versions
+ * live in another namespace cannot be extended by a namespaced caller (403).
+ *
+ * **Confinement.** `register` and `register_dir` accept only paths that resolve,
+ * symlinks followed, inside a data root (`internal/paths.ts`), else 403.
+ *
+ * The filtering here walks the catalog's own pages (at most {@link MAX_PAGE} rows
+ * per query), so a namespaced list costs O(versions) rather than one page; fine for
+ * catalogs of up to some ten thousand versions. Phase 2 may push the filter into the
+ * catalog's SQL.
+ *
+ * @module
+ */
+import { isAbsolute, relative, sep } from "node:path";
+import { seesNamespace } from "../auth/bearer/index.ts";
+import { AuthError } from "../auth/errors.ts";
+import { ALL_NAMESPACES, type Principal } from "../auth/types.ts";
+import { confinePath } from "../internal/paths.ts";
+import { PermafrostError } from "../internal/errors.ts";
+import { localBackend } from "./backend.ts";
+import {
+  type Catalog,
+  type ListOptions,
+  MAX_PAGE,
+  nameFromPath,
+  type RegisterOptions,
+} from "./catalog.ts";
+import { CatalogError } from "./errors.ts";
+import type {
+  DatasetDetail,
+  DatasetRecord,
+  IntegrityReport,
+  Page,
+  RegisterDirResult,
+  RegisterResult,
+  SearchResult,
+} from "./types.ts";
+
+/** The access rules of one server: its data roots and how paths resolve. */
+export interface AccessConfig {
+  /** Data roots (resolved, real paths); empty: no confinement, no namespaces. */
+  roots: readonly string[];
+  /** Directory a relative path resolves against (default: the first root). */
+  base?: string;
+}
+
+/** Namespace-aware operations over a catalog, for one caller. */
+export class CatalogAccess {
+  readonly #catalog: Catalog;
+  readonly #config: AccessConfig;
+
+  /**
+   * @param catalog The catalog.
+   * @param config Data roots and base.
+   */
+  constructor(catalog: Catalog, config: AccessConfig) {
+    this.#catalog = catalog;
+    this.#config = config;
+  }
+
+  /**
+   * The namespace of an archive path: its first directory under a data root.
+   *
+   * @param path A recorded (absolute, resolved) archive path.
+   * @returns The namespace, `""` directly in a root, null outside every root.
+   */
+  namespaceOf(path: string): string | null {
+    let best: string | null = null;
+    let bestRoot = "";
+    for (const root of this.#config.roots) {
+      const rel = relative(root, path);
+      if (rel === "" || rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel)) continue;
+      if (root.length >= bestRoot.length) {
+        bestRoot = root;
+        best = rel.includes(sep) ? rel.split(sep)[0]! : "";
+      }
+    }
+    return best;
+  }
+
+  /**
+   * Whether a caller sees a version.
+   *
+   * @param who The caller (null: auth off).
+   * @param record The version (its `path`).
+   * @returns True when visible.
+   */
+  visible(who: Principal | null, record: { path: string }): boolean {
+    return seesNamespace(who, this.namespaceOf(record.path));
+  }
+
+  /**
+   * Refuses callers that are not operators (namespace `*`), for whole-catalog reads.
+   *
+   * @param who The caller.
+   * @param what What was asked, for the message.
+   * @throws {AuthError} FORBIDDEN.
+   */
+  requireAll(who: Principal | null, what: string): void {
+    if (who !== null && who.namespace !== ALL_NAMESPACES) {
+      throw new AuthError(
+        "FORBIDDEN",
+        `${what} reads every namespace: it needs a token with namespace '*', the token of '${who.sub}' is for '${who.namespace}'`,
+      );
+    }
+  }
+
+  /**
+   * `GET /datasets`: one page of what the caller sees.
+   *
+   * @param who The caller.
+   * @param options The catalog's list options.
+   * @returns The page.
+   */
+  async list(who: Principal | null, options: ListOptions): Promise<Page<DatasetRecord>> {
+    if (this.#all(who)) return await this.#catalog.list(options);
+    const seen = new Set<string>();
+    const items =
+      (await this.#scan((offset) =>
+        this.#catalog.list({ ...options, allVersions: true, limit: MAX_PAGE, offset })
+      )).filter((r) => {
+        if (!this.visible(who, r)) return false;
+        if (options.allVersions) return true;
+        if (seen.has(r.name)) return false; // rows come newest first per name
+        seen.add(r.name);
+        return true;
+      });
+    return pageOf(items, options);
+  }
+
+  /**
+   * `GET /datasets/{name}`: the newest visible version (or the one asked for).
+   *
+   * @param who The caller.
+   * @param name Dataset name.
+   * @param version Version, or the newest visible.
+   * @returns The record, with `versions` counting the visible ones.
+   * @throws {CatalogError} NOT_FOUND when no such version is visible.
+   */
+  async get(who: Principal | null, name: string, version?: string): Promise<DatasetDetail> {
+    if (this.#all(who)) return await this.#catalog.get(name, { version });
+    const visible = (await this.#allVersions(name)).filter((r) => this.visible(who, r));
+    const record = version === undefined ? visible[0] : visible.find((r) => r.version === version);
+    if (!record) throw notFound(name, version);
+    return { ...record, versions: visible.length };
+  }
+
+  /**
+   * `GET /datasets/{name}/versions`.
+   *
+   * @param who The caller.
+   * @param name Dataset name.
+   * @param paging Limit and offset.
+   * @returns One page of visible versions, newest first.
+   * @throws {CatalogError} NOT_FOUND when none is visible.
+   */
+  async versions(
+    who: Principal | null,
+    name: string,
+    paging: { limit?: number; offset?: number },
+  ): Promise<Page<DatasetRecord>> {
+    if (this.#all(who)) return await this.#catalog.versions(name, paging);
+    const visible = (await this.#allVersions(name)).filter((r) => this.visible(who, r));
+    if (visible.length === 0) throw notFound(name);
+    return pageOf(visible, paging);
+  }
+
+  /**
+   * The version a per-version request (chunks, integrity) is about, checked visible.
+   *
+   * @param who The caller.
+   * @param name Dataset name.
+   * @param version Version asked for, or undefined for the newest visible.
+   * @returns The version to pass to the catalog (undefined for operators: the catalog's latest).
+   * @throws {CatalogError} NOT_FOUND.
+   */
+  async versionFor(
+    who: Principal | null,
+    name: string,
+    version: string | undefined,
+  ): Promise<string | undefined> {
+    if (this.#all(who)) return version;
+    return (await this.get(who, name, version)).version;
+  }
+
+  /**
+   * `GET /datasets/{name}/integrity`.
+   *
+   * @param who The caller.
+   * @param name Dataset name.
+   * @param version Version, or the newest visible.
+   * @returns The report.
+   */
+  async integrity(
+    who: Principal | null,
+    name: string,
+    version: string | undefined,
+  ): Promise<IntegrityReport> {
+    return await this.#catalog.integrityCheck(name, {
+      version: await this.versionFor(who, name, version),
+    });
+  }
+
+  /**
+   * `DELETE /datasets/{name}`: the visible versions only.
+   *
+   * @param who The caller.
+   * @param name Dataset name.
+   * @param version One version, or every visible one.
+   * @returns The versions removed.
+   * @throws {CatalogError} NOT_FOUND when none is visible.
+   */
+  async remove(
+    who: Principal | null,
+    name: string,
+    version: string | undefined,
+  ): Promise<{ name: string; removed: string[] }> {
+    if (this.#all(who)) return await this.#catalog.remove(name, { version });
+    const visible = (await this.#allVersions(name)).filter((r) =>
+      this.visible(who, r) && (version === undefined || r.version === version)
+    );
+    if (visible.length === 0) throw notFound(name, version);
+    const removed: string[] = [];
+    for (const r of visible) {
+      removed.push(...(await this.#catalog.remove(name, { version: r.version })).removed);
+    }
+    return { name, removed };
+  }
+
+  /**
+   * `GET /search`: hits the caller sees, paged after filtering.
+   *
+   * @param who The caller.
+   * @param q The query.
+   * @param paging Limit and offset.
+   * @returns The hits.
+   */
+  async search(
+    who: Principal | null,
+    q: string,
+    paging: { limit?: number; offset?: number },
+  ): Promise<SearchResult> {
+    if (this.#all(who)) return await this.#catalog.search(q, paging);
+    const hits = [];
+    for (let offset = 0;; offset += MAX_PAGE) {
+      const page = await this.#catalog.search(q, { limit: MAX_PAGE, offset });
+      for (const hit of page.items) {
+        // A hit names the best-matching version of a name; keep it when visible.
+        const record = await this.#catalog.get(hit.name, { version: hit.version }).catch(() =>
+          null
+        );
+        if (record && this.visible(who, record)) hits.push(hit);
+      }
+      if (page.items.length < MAX_PAGE) break;
+    }
+    const { items, total } = pageOf(hits, paging);
+    return { q, items, total };
+  }
+
+  /**
+   * `POST /datasets/register`: confines the path, checks the namespace, registers.
+   *
+   * @param who The caller.
+   * @param path The archive path as given.
+   * @param options Name, version, description, storage class.
+   * @returns What the catalog did.
+   * @throws {import("../internal/paths.ts").PathError} PATH_OUTSIDE_ROOT, PATH_INVALID;
+   * {AuthError} FORBIDDEN for another namespace.
+   */
+  async register(
+    who: Principal | null,
+    path: string,
+    options: RegisterOptions,
+  ): Promise<RegisterResult> {
+    const abs = await this.#confine(who, path);
+    if (who !== null && who.namespace !== ALL_NAMESPACES) {
+      await this.#checkName(who, options.name ?? nameFromPath(abs));
+    }
+    return await this.#catalog.register(abs, options);
+  }
+
+  /**
+   * `POST /datasets/register_dir`: confines the directory, checks the namespace, and
+   * registers every `*.pf` in it (symlinked entries are skipped by the listing).
+   *
+   * @param who The caller.
+   * @param dir The directory as given.
+   * @param options `recursive`, storage class.
+   * @returns What was registered, unchanged or failed.
+   */
+  async registerDir(
+    who: Principal | null,
+    dir: string,
+    options: { recursive?: boolean; storageClass?: string },
+  ): Promise<RegisterDirResult> {
+    const abs = await this.#confine(who, dir);
+    if (who === null || who.namespace === ALL_NAMESPACES) {
+      return await this.#catalog.registerDir(abs, options);
+    }
+    let files: string[];
+    try {
+      files = await localBackend().list(abs, { recursive: options.recursive ?? false });
+    } catch (cause) {
+      throw new CatalogError("INVALID_ARGUMENT", `Cannot list directory '${abs}'`, {
+        cause,
+        path: abs,
+      });
+    }
+    const result: RegisterDirResult = { dir: abs, registered: [], unchanged: [], failed: [] };
+    for (const file of files) {
+      try {
+        await this.#checkName(who, nameFromPath(file));
+        const r = await this.#catalog.register(file, { storageClass: options.storageClass });
+        const entry = { name: r.dataset.name, version: r.dataset.version, path: r.dataset.path };
+        (r.created ? result.registered : result.unchanged).push(entry);
+      } catch (err) {
+        if (!(err instanceof PermafrostError)) throw err;
+        result.failed.push({ path: file, error: { code: err.code, message: err.message } });
+      }
+    }
+    return result;
+  }
+
+  #all(who: Principal | null): boolean {
+    return who === null || who.namespace === ALL_NAMESPACES;
+  }
+
+  async #confine(who: Principal | null, path: string): Promise<string> {
+    const { roots } = this.#config;
+    if (roots.length === 0) {
+      if (!this.#all(who)) {
+        throw new AuthError(
+          "FORBIDDEN",
+          "This catalog has no data roots (--data-roots), so it has no namespaces: only a token with namespace '*' may register",
+        );
+      }
+      return path;
+    }
+    const confined = await confinePath(path, roots, { base: this.#config.base });
+    if (!seesNamespace(who, confined.namespace)) {
+      throw new AuthError(
+        "FORBIDDEN",
+        `Path '${path}' is not in namespace '${who!.namespace}': put it under <data root>/${
+          who!.namespace
+        }/`,
+      );
+    }
+    return confined.path;
+  }
+
+  async #checkName(who: Principal, name: string): Promise<void> {
+    const others = (await this.#allVersions(name)).filter((r) => !this.visible(who, r));
+    if (others.length > 0) {
+      throw new AuthError(
+        "FORBIDDEN",
+        `Dataset name '${name}' belongs to another namespace: register under another name`,
+      );
+    }
+  }
+
+  async #allVersions(name: string): Promise<DatasetRecord[]> {
+    try {
+      return await this.#scan((offset) =>
+        this.#catalog.versions(name, { limit: MAX_PAGE, offset })
+      );
+    } catch (err) {
+      if (err instanceof CatalogError && err.code === "NOT_FOUND") return [];
+      throw err;
+    }
+  }
+
+  async #scan(
+    fetchPage: (offset: number) => Promise<Page<DatasetRecord>>,
+  ): Promise<DatasetRecord[]> {
+    const out: DatasetRecord[] = [];
+    for (let offset = 0;; offset += MAX_PAGE) {
+      const page = await fetchPage(offset);
+      out.push(...page.items);
+      if (page.items.length < MAX_PAGE || out.length >= page.total) return out;
+    }
+  }
+}
+
+function pageOf<T>(items: T[], paging: { limit?: number; offset?: number }): Page<T> {
+  const limit = paging.limit ?? 100;
+  const offset = paging.offset ?? 0;
+  return { items: items.slice(offset, offset + limit), total: items.length, limit, offset };
+}
+
+function notFound(name: string, version?: string): CatalogError {
+  return new CatalogError(
+    "NOT_FOUND",
+    version === undefined
+      ? `No dataset named '${name}'`
+      : `No version '${version}' of dataset '${name}'`,
+  );
+}

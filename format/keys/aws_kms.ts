@@ -1,0 +1,161 @@
+/**
+ * The `aws-kms` key provider: wraps data keys with an AWS KMS key through the KMS
+ * JSON API (`TrentService.Encrypt` / `TrentService.Decrypt`, `application/x-amz-json-1.1`,
+ * Signature Version 4). The header records the key ARN KMS answers with. Implements
+ * the `aws-kms` row of FORMAT.md §4.4.
+ *
+ * Every call carries the encryption context {@link AWS_ENCRYPTION_CONTEXT}, so a
+ * ciphertext made for another purpose with the same key does not decrypt here. KMS
+ * errors `InvalidCiphertextException` and `IncorrectKeyException` are `WRONG_KEY`;
+ * every other failure is `KEY_PROVIDER_FAILED` naming the KMS error type.
+ *
+ * @module
+ */
+import { FormatError } from "../errors.ts";
+import { checkKeyBytes, decodeBase64, encodeBase64 } from "../crypto.ts";
+import { type HttpClientOptions, postJson } from "./_http.ts";
+import { amzDate, type AwsCredentials, signV4 } from "./_sigv4.ts";
+import type { KeyProvider } from "./provider.ts";
+
+export type { AwsCredentials, HttpClientOptions };
+
+/** The encryption context of every Encrypt and Decrypt call. */
+export const AWS_ENCRYPTION_CONTEXT: Readonly<Record<string, string>> = Object.freeze({
+  "permafrost:purpose": "archive-data-key",
+});
+
+/** KMS error types that mean "this key did not make this ciphertext". */
+const WRONG_KEY_TYPES = new Set(["InvalidCiphertextException", "IncorrectKeyException"]);
+
+/** Options of {@link awsKmsProvider}. */
+export interface AwsKmsOptions extends HttpClientOptions {
+  /** Key id, key ARN, alias name (`alias/…`) or alias ARN. */
+  keyId: string;
+  /** Region, e.g. `eu-west-1`. */
+  region: string;
+  /** Credentials, or a function that returns fresh ones. */
+  credentials: AwsCredentials | (() => Promise<AwsCredentials>);
+  /** API endpoint (default `https://kms.<region>.amazonaws.com`). */
+  endpoint?: string;
+  /** Clock for `x-amz-date` (default: now). */
+  now?: () => Date;
+}
+
+/**
+ * A provider that wraps data keys with AWS KMS.
+ *
+ * @param options Key, region, credentials, endpoint, fetch.
+ * @returns The provider (`name: "aws-kms"`).
+ * @throws {FormatError} BAD_ARGUMENT when the key id, region or endpoint is empty or malformed.
+ */
+export function awsKmsProvider(options: AwsKmsOptions): KeyProvider {
+  if (!options.keyId?.trim()) throw new FormatError("BAD_ARGUMENT", "aws-kms needs a key id");
+  if (!/^[a-z0-9-]+$/.test(options.region ?? "")) {
+    throw new FormatError(
+      "BAD_ARGUMENT",
+      `aws-kms needs a region like eu-west-1, got '${
+        options.region ?? ""
+      }' (PERMAFROST_AWS_REGION)`,
+    );
+  }
+  const endpoint = parseEndpoint(
+    options.endpoint ?? `https://kms.${options.region}.amazonaws.com`,
+    "aws-kms",
+  );
+  async function call(target: "Encrypt" | "Decrypt", body: Record<string, unknown>) {
+    const credentials = typeof options.credentials === "function"
+      ? await options.credentials()
+      : options.credentials;
+    if (!credentials?.accessKeyId || !credentials.secretAccessKey) {
+      throw new FormatError(
+        "KEY_PROVIDER_FAILED",
+        "aws-kms has no credentials: set PERMAFROST_AWS_ACCESS_KEY_ID and PERMAFROST_AWS_SECRET_ACCESS_KEY",
+      );
+    }
+    const bytes = new TextEncoder().encode(JSON.stringify(body));
+    const headers: Record<string, string> = {
+      "content-type": "application/x-amz-json-1.1",
+      host: endpoint.host,
+      "x-amz-date": amzDate(options.now?.() ?? new Date()),
+      "x-amz-target": `TrentService.${target}`,
+    };
+    if (credentials.sessionToken) headers["x-amz-security-token"] = credentials.sessionToken;
+    headers.authorization = signV4(
+      { method: "POST", url: endpoint, headers, body: bytes },
+      { region: options.region, service: "kms", credentials },
+    );
+    const { host: _host, ...sent } = headers; // fetch sets Host from the URL itself
+    const what = `AWS KMS ${target}`;
+    const answer = await postJson(endpoint.href, { headers: sent, body: bytes }, options, what);
+    if (answer.status >= 200 && answer.status < 300) {
+      return (answer.body ?? {}) as Record<string, unknown>;
+    }
+    const err = (answer.body ?? {}) as { __type?: unknown; message?: unknown; Message?: unknown };
+    const type = String(err.__type ?? `HTTP ${answer.status}`).split("#").pop()!;
+    const message = String(err.message ?? err.Message ?? "");
+    throw new FormatError(
+      WRONG_KEY_TYPES.has(type) ? "WRONG_KEY" : "KEY_PROVIDER_FAILED",
+      `${what} with key '${body.KeyId}' failed: ${type}${message ? `: ${message}` : ""}`,
+    );
+  }
+  return {
+    name: "aws-kms",
+    keyId: options.keyId,
+    async wrap(dataKey) {
+      checkKeyBytes(dataKey, "data key");
+      const answer = await call("Encrypt", {
+        KeyId: options.keyId,
+        Plaintext: encodeBase64(dataKey),
+        EncryptionContext: AWS_ENCRYPTION_CONTEXT,
+      });
+      const blob = field(answer, "CiphertextBlob", "Encrypt");
+      const keyId = typeof answer.KeyId === "string" && answer.KeyId !== ""
+        ? answer.KeyId
+        : options.keyId;
+      return { edek: blob, keyId };
+    },
+    async unwrap(edek, keyId) {
+      const answer = await call("Decrypt", {
+        CiphertextBlob: encodeBase64(edek),
+        KeyId: keyId ?? options.keyId,
+        EncryptionContext: AWS_ENCRYPTION_CONTEXT,
+      });
+      return field(answer, "Plaintext", "Decrypt");
+    },
+  };
+}
+
+function field(answer: Record<string, unknown>, name: string, target: string): Uint8Array {
+  const v = answer[name];
+  try {
+    if (typeof v !== "string" || v === "") throw new Error("missing");
+    return decodeBase64(v, name);
+  } catch (cause) {
+    throw new FormatError(
+      "KEY_PROVIDER_FAILED",
+      `AWS KMS ${target} answered without a base64 ${name}`,
+      { cause },
+    );
+  }
+}
+
+/**
+ * Parses a provider endpoint: an http(s) URL, kept as its origin plus `/`.
+ *
+ * @param text The endpoint.
+ * @param who Provider name, for the message.
+ * @returns The URL.
+ * @throws {FormatError} BAD_ARGUMENT when it is not an http(s) URL.
+ */
+export function parseEndpoint(text: string, who: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch (cause) {
+    throw new FormatError("BAD_ARGUMENT", `${who} endpoint '${text}' is not a URL`, { cause });
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") {
+    throw new FormatError("BAD_ARGUMENT", `${who} endpoint '${text}' is not http(s)`);
+  }
+  return new URL(url.origin + url.pathname.replace(/\/*$/, "/"));
+}

@@ -1,0 +1,384 @@
+/**
+ * `append`: adds rows to an existing archive as new chunks, encoded with the
+ * archive's own header — its schema, per-column plans (predictor conditioning,
+ * quantization) and codec — so the new payload is exactly what a freeze of the
+ * same rows with that header would write.
+ *
+ * Crash safety: the archive is never modified in place. The new file is built
+ * in a temp file beside it (`ArchiveWriter`): header, then every existing chunk
+ * copied block by block after its SHA-256 is checked (so a damaged archive is
+ * refused, never carried forward), then the new chunks, then a fresh footer
+ * with every hash; then fsync and `rename` over the archive. A crash at any
+ * point before the rename leaves the old archive untouched (and a stray
+ * `.<name>.pf.tmp-*` file, safe to delete); after it, the new one. A reader
+ * never sees a half-written archive. The cost is one copy of the archive per
+ * append. If the archive changes while the append runs (another append won
+ * the race), the append aborts with CONCURRENT_CHANGE instead of losing rows.
+ *
+ * The last existing chunk is not refilled: new rows start a new chunk, so
+ * existing chunks keep their bytes and hashes (and `diff` shows them unchanged).
+ *
+ * @module
+ */
+import { encodeChunk } from "../format/chunk.ts";
+import type { Batch, Column, Field, Schema } from "../format/column.ts";
+import { cellValue } from "../format/column.ts";
+import { VERSION_MAJOR, VERSION_MINOR } from "../format/constants.ts";
+import type { ArchiveHeader, ChunkEntry } from "../format/header.ts";
+import { BlockPool, defaultThreads } from "../format/pool.ts";
+import type { FormatWarning } from "../format/predictors/predictor.ts";
+import { ArchiveReader } from "../format/reader.ts";
+import { compareStat } from "../format/stats.ts";
+import { ArchiveWriter, type EncodedChunk } from "../format/writer.ts";
+import { sourceFormatOf } from "../io/source.ts";
+import type { SourceFormat } from "../io/types.ts";
+import { OpsError } from "./errors.ts";
+import { type FreezeSource, openFreezeSource, PrimaryKeyCheck, rechunk } from "./freeze.ts";
+
+/** Options of `append`. */
+export interface AppendOptions {
+  /** Source format, instead of guessing from the extension. */
+  format?: SourceFormat;
+  /** Worker threads encoding blocks (default: one per core; 0 encodes on the calling thread). */
+  threads?: number;
+  /** Called after each new chunk is written to the temp file. */
+  onProgress?: (progress: { rows_added: number; chunks_added: number }) => void;
+  /** Called with each predictor warning. */
+  onWarning?: (warning: FormatWarning) => void;
+}
+
+/** What `append` did. */
+export interface AppendSummary {
+  /** The archive. */
+  path: string;
+  /** Rows before the append. */
+  rows_before: number;
+  /** Rows added. */
+  rows_added: number;
+  /** Rows now. */
+  rows: number;
+  /** Chunks before the append. */
+  chunks_before: number;
+  /** Chunks added. */
+  chunks_added: number;
+  /** Size of the archive file now. */
+  archive_bytes: number;
+  /** SHA-256 (hex) of the new payload. */
+  payload_sha256: string;
+  /** Wall-clock seconds. */
+  seconds: number;
+}
+
+/**
+ * Appends rows to an archive, atomically (temp file + rename).
+ *
+ * @param source A file path (`.csv`, `.jsonl`, `.parquet`, `.arrow`), an Arrow table, or `{schema, batches}`.
+ * @param archive The archive to extend.
+ * @param options Format, threads, callbacks.
+ * @returns Rows and chunks before and after.
+ * @throws {OpsError} SCHEMA_MISMATCH listing the differing columns; PRIMARY_KEY for a
+ * null or repeated key (also against the keys already stored); BAD_OPTION for an
+ * encrypted archive; CONCURRENT_CHANGE when the archive changed meanwhile.
+ * {FormatError} when the archive is damaged (nothing is written).
+ *
+ * @example Append rows, then read them all back
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { tableFromArrays } from "apache-arrow";
+ * import { append } from "./append.ts";
+ * import { freeze } from "./freeze.ts";
+ * import { thawTable } from "./thaw.ts";
+ * const dir = await Deno.makeTempDir();
+ * await freeze(tableFromArrays({ n: Float64Array.of(1, 2) }), `${dir}/t.pf`, { threads: 0 });
+ * const s = await append(tableFromArrays({ n: Float64Array.of(3) }), `${dir}/t.pf`, { threads: 0 });
+ * assert.equal(s.rows, 3);
+ * assert.deepEqual([...(await thawTable(`${dir}/t.pf`)).getChild("n")!.toArray()], [1, 2, 3]);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export async function append(
+  source: FreezeSource,
+  archive: string,
+  options: AppendOptions = {},
+): Promise<AppendSummary> {
+  const started = performance.now();
+  const threads = options.threads ?? defaultThreads();
+  if (!Number.isSafeInteger(threads) || threads < 0) {
+    throw new OpsError("BAD_OPTION", `Threads must be a non-negative integer, got ${threads}`);
+  }
+  const before = await Deno.stat(archive).catch(() => null);
+  const reader = await ArchiveReader.open(archive);
+  let writer: ArchiveWriter | undefined;
+  const pool = threads > 0 ? new BlockPool(threads) : undefined;
+  try {
+    const { header, schema, footer } = reader.index;
+    if (header.encryption !== null) {
+      throw new OpsError(
+        "BAD_OPTION",
+        `Cannot append to '${archive}': it is encrypted, and append does not encrypt yet`,
+      );
+    }
+    const opened = await openConforming(source, archive, schema, header.chunk_rows, options.format);
+    try {
+      const keys = header.primary_key === null
+        ? null
+        : new StoredKeys(reader, schema, header.primary_key);
+      const warn = (w: FormatWarning) => options.onWarning?.(w);
+      const inflight: Promise<EncodedChunk>[] = [];
+      const window = Math.max(2, (pool?.threads ?? 1) * 2);
+      let added = 0;
+      let chunksAdded = 0;
+      const start = async () => {
+        const newHeader: ArchiveHeader = {
+          ...header,
+          version: `${VERSION_MAJOR}.${VERSION_MINOR}`,
+        };
+        writer = await ArchiveWriter.create(archive, newHeader);
+        for (let c = 0; c < footer.chunks.length; c++) {
+          await writer.writeChunk(storedChunk(footer.chunks[c]!, await reader.readChunkBytes(c)));
+        }
+      };
+      const drainOne = async () => {
+        const chunk = await inflight.shift()!;
+        await writer!.writeChunk(chunk);
+        chunksAdded++;
+        options.onProgress?.({ rows_added: writer!.rows - footer.rows, chunks_added: chunksAdded });
+      };
+      for await (const raw of rechunk(schema, opened.batches, header.chunk_rows)) {
+        const batch = conform(raw, schema, archive);
+        if (keys) await keys.check(batch, footer.rows + added);
+        added += batch.length;
+        if (!writer) await start();
+        const pending = encodeChunk(batch, {
+          plans: header.columns,
+          codec: header.codec,
+          encoder: pool,
+          warn,
+        });
+        pending.catch(() => {});
+        inflight.push(pending);
+        if (inflight.length >= window) await drainOne();
+      }
+      while (inflight.length > 0) await drainOne();
+      if (!writer) {
+        return {
+          path: archive,
+          rows_before: footer.rows,
+          rows_added: 0,
+          rows: footer.rows,
+          chunks_before: footer.chunks.length,
+          chunks_added: 0,
+          archive_bytes: reader.index.file_bytes,
+          payload_sha256: footer.payload_sha256,
+          seconds: (performance.now() - started) / 1000,
+        };
+      }
+      const now = await Deno.stat(archive).catch(() => null);
+      if (
+        before === null || now === null || now.size !== before.size ||
+        now.mtime?.getTime() !== before.mtime?.getTime() || now.ino !== before.ino
+      ) {
+        throw new OpsError(
+          "CONCURRENT_CHANGE",
+          `Cannot append to '${archive}': it changed while the append ran (another writer?); nothing was written, run the append again`,
+          { path: archive },
+        );
+      }
+      const written = await writer.finish();
+      writer = undefined;
+      return {
+        path: archive,
+        rows_before: footer.rows,
+        rows_added: added,
+        rows: written.rows,
+        chunks_before: footer.chunks.length,
+        chunks_added: chunksAdded,
+        archive_bytes: written.bytes,
+        payload_sha256: written.payload_sha256,
+        seconds: (performance.now() - started) / 1000,
+      };
+    } finally {
+      await opened.close();
+    }
+  } finally {
+    await writer?.abort();
+    pool?.close();
+    reader.close();
+  }
+}
+
+/** A stored chunk as the writer takes it: its blocks' bytes, sliced by the footer. */
+function storedChunk(entry: ChunkEntry, bytes: Uint8Array): EncodedChunk {
+  return {
+    rows: entry.row_end - entry.row_start,
+    blocks: entry.blocks.map((b) => ({
+      bytes: bytes.subarray(b.offset - entry.offset, b.offset - entry.offset + b.length),
+      raw_length: b.raw_length,
+      predictor: b.predictor,
+    })),
+    stats: entry.stats,
+  };
+}
+
+const TEXT_FORMATS: readonly SourceFormat[] = ["csv", "jsonl"];
+
+/**
+ * Opens the source and checks its columns against the archive's. Text sources
+ * are opened a second time with the archive's types forced, so `3` in a float
+ * column reads as 3.0 rather than failing as an int64 column.
+ */
+async function openConforming(
+  source: FreezeSource,
+  archive: string,
+  schema: Schema,
+  chunkRows: number,
+  format: SourceFormat | undefined,
+) {
+  const first = await openFreezeSource(source, { format, chunkRows });
+  const label = typeof source === "string" ? `'${source}'` : "the rows";
+  const problems: string[] = [];
+  for (const f of schema) {
+    const g = first.schema.find((x) => x.name === f.name);
+    if (!g) problems.push(`missing "${f.name}" (${typeName(f)})`);
+  }
+  for (const g of first.schema) {
+    if (!schema.some((f) => f.name === g.name)) problems.push(`extra "${g.name}" (${typeName(g)})`);
+  }
+  const isText = typeof source === "string" &&
+    TEXT_FORMATS.includes(format ?? sourceFormatOf(source));
+  if (!isText) {
+    for (const f of schema) {
+      const g = first.schema.find((x) => x.name === f.name);
+      if (g && g.type !== f.type) {
+        problems.push(`"${f.name}": archive ${typeName(f)}, source ${typeName(g)}`);
+      }
+    }
+  }
+  if (problems.length > 0) {
+    await first.close();
+    throw new OpsError(
+      "SCHEMA_MISMATCH",
+      `Cannot append ${label} to '${archive}': columns differ: ${problems.join("; ")}`,
+      { path: archive },
+    );
+  }
+  if (!isText) return first;
+  await first.close();
+  const types = Object.fromEntries(schema.map((f) => [f.name, f.type]));
+  return await openFreezeSource(source, { format, chunkRows, types });
+}
+
+function typeName(f: Field): string {
+  return f.type === "timestamp" ? `timestamp[${f.unit ?? "us"}]` : f.type;
+}
+
+const TICKS: Record<string, bigint> = { s: 1n, ms: 1_000n, us: 1_000_000n, ns: 1_000_000_000n };
+
+/** Puts a batch's columns in the archive's order and converts timestamp units. */
+function conform(batch: Batch, schema: Schema, archive: string): Batch {
+  const columns = schema.map((f): Column => {
+    const i = batch.schema.findIndex((g) => g.name === f.name);
+    const g = batch.schema[i]!;
+    const c = batch.columns[i]!;
+    if (!f.nullable && c.validity?.includes(0)) {
+      throw new OpsError(
+        "SCHEMA_MISMATCH",
+        `Cannot append to '${archive}': column "${f.name}" holds nulls, the archive declares it not nullable`,
+        { column: f.name },
+      );
+    }
+    if (g.type !== f.type) {
+      throw new OpsError(
+        "SCHEMA_MISMATCH",
+        `Cannot append to '${archive}': column "${f.name}" is ${typeName(f)} in the archive, ${
+          typeName(g)
+        } in the source`,
+        { column: f.name },
+      );
+    }
+    if (f.type !== "timestamp" || (g.unit ?? "us") === (f.unit ?? "us")) return c;
+    const from = TICKS[g.unit ?? "us"]!;
+    const to = TICKS[f.unit ?? "us"]!;
+    const values = new BigInt64Array(c.values.length);
+    const src = c.values as BigInt64Array;
+    for (let r = 0; r < values.length; r++) {
+      if (c.validity && c.validity[r] === 0) continue;
+      const scaled = src[r]! * to;
+      if (scaled % from !== 0n) {
+        throw new OpsError(
+          "SCHEMA_MISMATCH",
+          `Cannot append to '${archive}': column "${f.name}" holds a value finer than the archive's unit ${f.unit} (row ${r} of a batch)`,
+          { column: f.name },
+        );
+      }
+      values[r] = scaled / from;
+    }
+    return { type: "timestamp", values, validity: c.validity };
+  });
+  return { schema, columns, length: batch.length };
+}
+
+/**
+ * Primary-key checks of appended rows: no null or repeated key among them, and
+ * none equal to a stored key. Stored keys are read only from the chunks whose
+ * min/max range overlaps the new keys' range, so appending keys above all
+ * stored ones (the usual case) reads nothing.
+ */
+class StoredKeys {
+  readonly #reader: ArchiveReader;
+  readonly #name: string;
+  readonly #index: number;
+  readonly #type: Field["type"];
+  readonly #fresh: PrimaryKeyCheck;
+  readonly #loaded = new Set<number>();
+  readonly #stored = new Set<unknown>();
+
+  constructor(reader: ArchiveReader, schema: Schema, name: string) {
+    this.#reader = reader;
+    this.#name = name;
+    this.#index = schema.findIndex((f) => f.name === name);
+    this.#type = schema[this.#index]!.type;
+    this.#fresh = new PrimaryKeyCheck(schema, name);
+  }
+
+  async check(batch: Batch, firstRow: number): Promise<void> {
+    this.#fresh.add(batch, firstRow);
+    const column = batch.columns[this.#index]!;
+    type Key = bigint | number | boolean | string;
+    let lo: Key | null = null;
+    let hi: Key | null = null;
+    for (let r = 0; r < batch.length; r++) {
+      const v = cellValue(column, r) as Key;
+      if (lo === null || v < lo) lo = v;
+      if (hi === null || v > hi) hi = v;
+    }
+    if (lo === null || hi === null) return;
+    const asStat = (v: bigint | number | boolean | string) => typeof v === "bigint" ? String(v) : v;
+    const chunks = this.#reader.index.footer.chunks;
+    for (let c = 0; c < chunks.length; c++) {
+      if (this.#loaded.has(c)) continue;
+      const s = chunks[c]!.stats[this.#index]!;
+      const overlaps = s.min === null || s.max === null ||
+        (compareStat(this.#type, s.min, asStat(hi)) <= 0 &&
+          compareStat(this.#type, s.max, asStat(lo)) >= 0);
+      if (!overlaps) continue;
+      this.#loaded.add(c);
+      const rows = { start: chunks[c]!.row_start, end: chunks[c]!.row_end };
+      for await (const b of this.#reader.read({ rows, columns: [this.#name] })) {
+        for (let r = 0; r < b.length; r++) this.#stored.add(cellValue(b.columns[0]!, r));
+      }
+    }
+    for (let r = 0; r < batch.length; r++) {
+      const v = cellValue(column, r);
+      if (this.#stored.has(v)) {
+        throw new OpsError(
+          "PRIMARY_KEY",
+          `Primary key "${this.#name}" value ${JSON.stringify(String(v))} at appended row ${
+            firstRow + r
+          } is already in the archive`,
+          { column: this.#name },
+        );
+      }
+    }
+  }
+}

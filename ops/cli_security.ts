@@ -1,0 +1,522 @@
+/**
+ * The CLI's security pieces, for `main.ts` to wire in (it keeps no logic of its own):
+ *
+ * - Encryption flags of `freeze`, `thaw` and `peek`: {@link ENCRYPTION_FLAGS} to
+ *   declare, {@link freezeEncryption} and {@link thawKeys} to turn the parsed flags and
+ *   the `PERMAFROST_*` environment into `freeze`'s `encryption` and `thaw`'s `keys`.
+ *   Keys come from `--key-file F` (32 raw bytes, or their base64), `PERMAFROST_KEY`
+ *   (base64 of 32 bytes), or `--kms` (`local:keys/master.key`,
+ *   `aws-kms:<key id, ARN or alias/…>`, `gcp-kms:projects/…/cryptoKeys/…`) with KMS
+ *   credentials from the environment only (a flag would show in `ps`).
+ * - User commands ({@link runUserCommand}): `add-user`, `list-users`, `remove-user`,
+ *   `token`, `service-token`, on the user store file (`--users-db`), for
+ *   `main.ts cluster add-user …`. In phase 2 the master owns that file; these commands
+ *   open it directly (SQLite serializes writers), so they run on the master's machine.
+ *
+ * Settings follow flag > environment variable > default (`internal/config.ts`).
+ *
+ * @module
+ */
+import { AuthError } from "../auth/errors.ts";
+import { openSqliteUserStore } from "../auth/sqlite_store.ts";
+import { RBACManager } from "../auth/rbac.ts";
+import { JWT_SECRET_SETTING, TOKEN_TTL_SETTING } from "../auth/settings.ts";
+import { decodeBase64 } from "../format/crypto.ts";
+import { awsKmsProvider } from "../format/keys/aws_kms.ts";
+import { gcpKmsProvider } from "../format/keys/gcp_kms.ts";
+import { localKeyProvider, readKeyFile } from "../format/keys/local.ts";
+import type { EncryptionOptions, KeyProvider, KeyRing } from "../format/keys/provider.ts";
+import {
+  ConfigError,
+  type ConfigOf,
+  type ConfigTable,
+  loadConfig,
+  parseArgs,
+  type Parser,
+  pathParser,
+  processEnv,
+  type Setting,
+  setting,
+  stringParser,
+  urlParser,
+} from "../internal/config.ts";
+
+/** A `--kms` value, parsed. */
+export interface KmsUri {
+  /** Key provider. */
+  provider: "local" | "aws-kms" | "gcp-kms";
+  /** Key file (`local`), key id/ARN/alias (`aws-kms`), CryptoKey name (`gcp-kms`). */
+  target: string;
+}
+
+/**
+ * Parses `local:PATH`, `aws-kms:KEY` or `gcp-kms:projects/…/cryptoKeys/K`.
+ *
+ * @returns The parser.
+ */
+export function kmsUriParser(): Parser<KmsUri> {
+  return {
+    describe: "local:PATH, aws-kms:KEY or gcp-kms:projects/…/cryptoKeys/K",
+    parse(raw) {
+      const m = /^(local|aws-kms|gcp-kms):(.+)$/.exec(raw.trim());
+      if (!m) {
+        throw new Error("expected local:PATH, aws-kms:KEY or gcp-kms:projects/…/cryptoKeys/K");
+      }
+      return { provider: m[1] as KmsUri["provider"], target: m[2]! };
+    },
+  };
+}
+
+/** Parses `PERMAFROST_KEY`: strict base64 of exactly 32 bytes; never echoed. */
+function base64KeyParser(): Parser<Uint8Array | null> {
+  return {
+    describe: "base64 of 32 bytes",
+    secret: true,
+    parse(raw) {
+      let key: Uint8Array;
+      try {
+        key = decodeBase64(raw.trim(), "PERMAFROST_KEY");
+      } catch {
+        throw new Error("expected the base64 of 32 bytes (openssl rand -base64 32)");
+      }
+      if (key.length !== 32) {
+        throw new Error(`expected 32 bytes, the value decodes to ${key.length}`);
+      }
+      return key;
+    },
+  };
+}
+
+function secretText(describe: string): Parser<string> {
+  return { ...stringParser(), describe, secret: true };
+}
+
+/** The table of {@link ENCRYPTION_SETTINGS}. */
+export interface EncryptionSettings extends ConfigTable {
+  /** `--key-file` / `PERMAFROST_KEY_FILE`. */
+  readonly keyFile: Setting<string>;
+  /** `--kms` / `PERMAFROST_KMS`. */
+  readonly kms: Setting<KmsUri | null>;
+  /** `--aws-region` / `PERMAFROST_AWS_REGION`. */
+  readonly awsRegion: Setting<string>;
+  /** `--aws-kms-endpoint` / `PERMAFROST_AWS_KMS_ENDPOINT`. */
+  readonly awsKmsEndpoint: Setting<string>;
+  /** `--gcp-kms-endpoint` / `PERMAFROST_GCP_KMS_ENDPOINT`. */
+  readonly gcpKmsEndpoint: Setting<string>;
+}
+
+/** The table of {@link ENCRYPTION_SECRETS}. */
+export interface EncryptionSecrets extends ConfigTable {
+  /** `PERMAFROST_KEY`. */
+  readonly key: Setting<Uint8Array | null>;
+  /** `PERMAFROST_AWS_ACCESS_KEY_ID`. */
+  readonly awsAccessKeyId: Setting<string>;
+  /** `PERMAFROST_AWS_SECRET_ACCESS_KEY`. */
+  readonly awsSecretAccessKey: Setting<string>;
+  /** `PERMAFROST_AWS_SESSION_TOKEN`. */
+  readonly awsSessionToken: Setting<string>;
+  /** `PERMAFROST_GCP_ACCESS_TOKEN`. */
+  readonly gcpAccessToken: Setting<string>;
+}
+
+/** The table of {@link USER_SETTINGS}. */
+export interface UserSettings extends ConfigTable {
+  /** `--users-db` / `PERMAFROST_USERS_DB`. */
+  readonly usersDb: Setting<string>;
+  /** `--jwt-secret` / `PERMAFROST_JWT_SECRET`. */
+  readonly jwtSecret: Setting<string>;
+  /** `--expires-in` / `PERMAFROST_TOKEN_TTL`. */
+  readonly expiresIn: Setting<string>;
+}
+
+/** Encryption settings of `freeze`, `thaw` and `peek` that may be flags. */
+export const ENCRYPTION_SETTINGS: EncryptionSettings = Object.freeze({
+  keyFile: setting({
+    flag: "--key-file",
+    env: "PERMAFROST_KEY_FILE",
+    default: "",
+    parse: pathParser(),
+    description: "Encrypt (freeze) or decrypt (thaw) with this 32-byte key (raw bytes or base64)",
+  }),
+  kms: setting<KmsUri | null>({
+    flag: "--kms",
+    env: "PERMAFROST_KMS",
+    default: null,
+    parse: kmsUriParser(),
+    description:
+      "Envelope encryption: a fresh data key per archive wrapped by local:PATH, aws-kms:KEY or gcp-kms:projects/…/cryptoKeys/K",
+  }),
+  awsRegion: setting({
+    flag: "--aws-region",
+    env: "PERMAFROST_AWS_REGION",
+    default: "",
+    parse: stringParser(),
+    description: "AWS region of aws-kms (default: the region in the key ARN)",
+  }),
+  awsKmsEndpoint: setting({
+    flag: "--aws-kms-endpoint",
+    env: "PERMAFROST_AWS_KMS_ENDPOINT",
+    default: "",
+    parse: urlParser(),
+    description: "AWS KMS endpoint (default https://kms.<region>.amazonaws.com)",
+  }),
+  gcpKmsEndpoint: setting({
+    flag: "--gcp-kms-endpoint",
+    env: "PERMAFROST_GCP_KMS_ENDPOINT",
+    default: "",
+    parse: urlParser(),
+    description: "Cloud KMS endpoint (default https://cloudkms.googleapis.com)",
+  }),
+});
+
+/**
+ * Secrets read from the environment only: `main.ts` declares none of these flags, so
+ * a key or a credential never appears on a command line.
+ */
+export const ENCRYPTION_SECRETS: EncryptionSecrets = Object.freeze({
+  key: setting<Uint8Array | null>({
+    flag: "--key",
+    env: "PERMAFROST_KEY",
+    default: null,
+    parse: base64KeyParser(),
+    description: "Environment only: the 32-byte key, base64 (like --key-file)",
+  }),
+  awsAccessKeyId: setting({
+    flag: "--aws-access-key-id",
+    env: "PERMAFROST_AWS_ACCESS_KEY_ID",
+    default: "",
+    parse: secretText("an AWS access key id"),
+    description: "Environment only: AWS access key id of aws-kms",
+  }),
+  awsSecretAccessKey: setting({
+    flag: "--aws-secret-access-key",
+    env: "PERMAFROST_AWS_SECRET_ACCESS_KEY",
+    default: "",
+    parse: secretText("an AWS secret access key"),
+    description: "Environment only: AWS secret access key of aws-kms",
+  }),
+  awsSessionToken: setting({
+    flag: "--aws-session-token",
+    env: "PERMAFROST_AWS_SESSION_TOKEN",
+    default: "",
+    parse: secretText("an AWS session token"),
+    description: "Environment only: AWS session token (temporary credentials)",
+  }),
+  gcpAccessToken: setting({
+    flag: "--gcp-access-token",
+    env: "PERMAFROST_GCP_ACCESS_TOKEN",
+    default: "",
+    parse: secretText("an OAuth 2 access token"),
+    description:
+      "Environment only: OAuth 2 access token of gcp-kms (gcloud auth print-access-token)",
+  }),
+});
+
+/** Flags (without `--`) to add to the `string` list of `freeze`, `thaw` and `peek`. */
+export const ENCRYPTION_FLAGS: readonly string[] = Object.freeze(
+  Object.values(ENCRYPTION_SETTINGS).map((s) => s.flag.slice(2)),
+);
+
+/** What the security handlers read besides the parsed flags. */
+export interface SecurityIo {
+  /** Environment (default: the `PERMAFROST_*` variables the tables name). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** HTTP client of the KMS providers (default: `fetch`). */
+  fetch?: typeof fetch;
+}
+
+interface Resolved {
+  config: ConfigOf<typeof ENCRYPTION_SETTINGS>;
+  secrets: ConfigOf<typeof ENCRYPTION_SECRETS>;
+  env: Readonly<Record<string, string | undefined>>;
+}
+
+function resolve(flags: Readonly<Record<string, string | boolean>>, io: SecurityIo): Resolved {
+  const env = io.env ?? processEnv(ENCRYPTION_SETTINGS, ENCRYPTION_SECRETS);
+  const args = ENCRYPTION_FLAGS.flatMap((name) =>
+    flags[name] === undefined ? [] : [`--${name}=${String(flags[name])}`]
+  );
+  return {
+    config: loadConfig(ENCRYPTION_SETTINGS, { args, env }),
+    secrets: loadConfig(ENCRYPTION_SECRETS, { env }),
+    env,
+  };
+}
+
+/**
+ * The `encryption` option of `freeze` from `--key-file`, `--kms` and the environment.
+ * Flags win over variables; at most one key source may be given.
+ *
+ * @param flags Parsed flags of the command (see {@link ENCRYPTION_FLAGS}).
+ * @param io Environment and fetch.
+ * @returns The option, or undefined for a plain archive.
+ * @throws {ConfigError} BAD_CONFIG for two key sources or a bad value (exit 2);
+ * {import("../format/errors.ts").FormatError} BAD_ARGUMENT for an unreadable key file.
+ *
+ * @example A key file given on the command line
+ * ```ts ignore
+ * const encryption = await freezeEncryption({ "key-file": "k.bin" });
+ * await freeze("in.csv", "out.pf", { encryption });
+ * ```
+ */
+export async function freezeEncryption(
+  flags: Readonly<Record<string, string | boolean>>,
+  io: SecurityIo = {},
+): Promise<EncryptionOptions | undefined> {
+  const r = resolve(flags, io);
+  const fromFlags = ["key-file", "kms"].filter((f) => flags[f] !== undefined);
+  const fromEnv = ["PERMAFROST_KEY_FILE", "PERMAFROST_KMS", "PERMAFROST_KEY"].filter((v) =>
+    r.env[v] !== undefined && r.env[v] !== ""
+  );
+  const sources = fromFlags.length > 0 ? fromFlags.map((f) => `--${f}`) : fromEnv;
+  if (sources.length > 1) {
+    throw new ConfigError(
+      "BAD_CONFIG",
+      `Give one key source to encrypt with, not ${sources.join(" and ")}`,
+    );
+  }
+  const source = sources[0];
+  if (source === undefined) return undefined;
+  if (source === "--kms" || source === "PERMAFROST_KMS") {
+    return { provider: await kmsProvider(r.config.kms!, r, io) };
+  }
+  if (source === "--key-file" || source === "PERMAFROST_KEY_FILE") {
+    return { key: await readKeyFile(r.config.keyFile) };
+  }
+  return { key: r.secrets.key! };
+}
+
+/**
+ * The `keys` option of `thaw` and `peek`: the key file or `PERMAFROST_KEY`, the
+ * `--kms` provider, and — for an archive whose header names an `aws-kms` or `gcp-kms`
+ * key — a provider for that key with credentials from the environment.
+ *
+ * @param flags Parsed flags of the command (see {@link ENCRYPTION_FLAGS}).
+ * @param io Environment and fetch.
+ * @returns The key ring (empty when nothing is configured: plain archives need none).
+ * @throws {ConfigError} BAD_CONFIG for a bad value.
+ */
+export async function thawKeys(
+  flags: Readonly<Record<string, string | boolean>>,
+  io: SecurityIo = {},
+): Promise<KeyRing> {
+  const r = resolve(flags, io);
+  const ring: KeyRing = {
+    providerFor: (name, keyId) => {
+      if (keyId === null) return undefined;
+      if (name === "aws-kms") return awsProvider(keyId, r, io);
+      if (name === "gcp-kms") return gcpProvider(keyId, r, io);
+      return undefined;
+    },
+  };
+  if (r.config.keyFile !== "") ring.key = await readKeyFile(r.config.keyFile);
+  else if (r.secrets.key) ring.key = r.secrets.key;
+  if (r.config.kms) ring.providers = [await kmsProvider(r.config.kms, r, io)];
+  return ring;
+}
+
+async function kmsProvider(uri: KmsUri, r: Resolved, io: SecurityIo): Promise<KeyProvider> {
+  switch (uri.provider) {
+    case "local":
+      return localKeyProvider(await readKeyFile(uri.target));
+    case "aws-kms":
+      return awsProvider(uri.target, r, io);
+    case "gcp-kms":
+      return gcpProvider(uri.target, r, io);
+  }
+}
+
+function awsProvider(keyId: string, r: Resolved, io: SecurityIo): KeyProvider {
+  const fromArn = /^arn:aws[a-z-]*:kms:([a-z0-9-]+):/.exec(keyId)?.[1];
+  return awsKmsProvider({
+    keyId,
+    region: r.config.awsRegion || fromArn || "",
+    endpoint: r.config.awsKmsEndpoint || undefined,
+    credentials: {
+      accessKeyId: r.secrets.awsAccessKeyId,
+      secretAccessKey: r.secrets.awsSecretAccessKey,
+      ...(r.secrets.awsSessionToken ? { sessionToken: r.secrets.awsSessionToken } : {}),
+    },
+    fetch: io.fetch,
+  });
+}
+
+function gcpProvider(keyName: string, r: Resolved, io: SecurityIo): KeyProvider {
+  return gcpKmsProvider({
+    keyName,
+    accessToken: r.secrets.gcpAccessToken,
+    endpoint: r.config.gcpKmsEndpoint || undefined,
+    fetch: io.fetch,
+  });
+}
+
+// ---------------------------------------------------------------------------
+// users
+
+/** Settings of the user commands. */
+export const USER_SETTINGS: UserSettings = Object.freeze({
+  usersDb: setting({
+    flag: "--users-db",
+    env: "PERMAFROST_USERS_DB",
+    parse: pathParser(),
+    description: "The user store (SQLite file) the master reads",
+  }),
+  jwtSecret: JWT_SECRET_SETTING,
+  expiresIn: TOKEN_TTL_SETTING,
+});
+
+/** The user commands {@link runUserCommand} runs. */
+export const USER_COMMANDS: readonly string[] = Object.freeze([
+  "add-user",
+  "list-users",
+  "remove-user",
+  "token",
+  "service-token",
+]);
+
+/** Usage of the user commands. */
+export const USER_USAGE = `User commands (on the master's user store):
+  add-user <name> --namespace NS [--can-freeze] [--can-thaw] [--expires-in 24h]   prints a token
+  list-users                                                                      JSON on stdout
+  remove-user <name>
+  token <name> [--expires-in 24h]                                                 prints a token
+  service-token [--name ID] [--expires-in 24h]                   prints a cluster service token
+Options: --users-db F (PERMAFROST_USERS_DB), --jwt-secret (PERMAFROST_JWT_SECRET; prefer the variable)`;
+
+/** Where {@link runUserCommand} reads and writes. */
+export interface UserCommandIo {
+  /** Environment (default: the `PERMAFROST_*` variables `USER_SETTINGS` names). */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Data (a token, the user list) goes here (default: stdout). */
+  out?: (text: string) => void;
+  /** Notes go here (default: stderr). */
+  err?: (text: string) => void;
+  /** Clock (tests). */
+  now?: () => Date;
+}
+
+/**
+ * Runs one user command.
+ *
+ * @param command One of {@link USER_COMMANDS}.
+ * @param argv Its arguments.
+ * @param io Environment and output.
+ * @returns 0 on success.
+ * @throws {ConfigError} for usage errors (exit 2); {import("../auth/errors.ts").AuthError}
+ * USER_EXISTS, USER_NOT_FOUND, INVALID_USER, STORE_FAILED (exit 1).
+ *
+ * @example Add a user and print a token
+ * ```ts ignore
+ * await runUserCommand("add-user", ["alice", "--can-freeze", "--namespace", "team-a"]);
+ * ```
+ */
+export async function runUserCommand(
+  command: string,
+  argv: readonly string[],
+  io: UserCommandIo = {},
+): Promise<number> {
+  if (!USER_COMMANDS.includes(command)) {
+    throw new ConfigError("BAD_CONFIG", `Unknown user command '${command}'\n\n${USER_USAGE}`);
+  }
+  const out = io.out ?? write(Deno.stdout);
+  const err = io.err ?? write(Deno.stderr);
+  const settingFlags = Object.values(USER_SETTINGS).map((s) => s.flag.slice(2));
+  const parsed = parseArgs(argv, {
+    string: [...settingFlags, "namespace", "name"],
+    boolean: ["can-freeze", "can-thaw"],
+  });
+  const env = io.env ?? processEnv(USER_SETTINGS);
+  const args = settingFlags.flatMap((n) =>
+    parsed.flags[n] === undefined ? [] : [`--${n}=${String(parsed.flags[n])}`]
+  );
+  const needsSecret = command !== "list-users" && command !== "remove-user";
+  const table = command === "service-token"
+    ? { jwtSecret: USER_SETTINGS.jwtSecret, expiresIn: USER_SETTINGS.expiresIn }
+    : USER_SETTINGS;
+  const config = loadConfig(table, { args, env }) as {
+    usersDb?: string;
+    jwtSecret: string;
+    expiresIn: string;
+  };
+  if (needsSecret && config.jwtSecret === "") {
+    throw new ConfigError(
+      "BAD_CONFIG",
+      `'${command}' signs tokens: set PERMAFROST_JWT_SECRET (or pass --jwt-secret)`,
+    );
+  }
+  const positional = (what: string): string => {
+    if (parsed._.length !== 1) {
+      throw new ConfigError(
+        "BAD_CONFIG",
+        `'${command}' expects ${what}, got ${parsed._.length} arguments`,
+      );
+    }
+    return parsed._[0]!;
+  };
+  if (command === "service-token") {
+    if (parsed._.length > 0) {
+      throw new ConfigError("BAD_CONFIG", "'service-token' takes no arguments");
+    }
+    const rbac = new RBACManager({ secret: config.jwtSecret, now: io.now });
+    const name = String(parsed.flags.name ?? "cluster");
+    out(await rbac.generateServiceToken(name, { expiresIn: config.expiresIn }));
+    return 0;
+  }
+  const store = openSqliteUserStore(config.usersDb!);
+  try {
+    const rbac = needsSecret
+      ? new RBACManager({ secret: config.jwtSecret, store, now: io.now })
+      : undefined;
+    switch (command) {
+      case "add-user": {
+        const name = positional("<name>");
+        if (parsed.flags.namespace === undefined) {
+          throw new ConfigError(
+            "BAD_CONFIG",
+            "'add-user' needs --namespace NS (a directory under the data roots, or '*' for all)",
+          );
+        }
+        const user = await rbac!.addUser({
+          name,
+          can_freeze: parsed.flags["can-freeze"] === true,
+          can_thaw: parsed.flags["can-thaw"] === true,
+          namespace: String(parsed.flags.namespace),
+        });
+        out(await rbac!.generateToken(user, { expiresIn: config.expiresIn }));
+        err(
+          `added user ${user.name} (namespace ${user.namespace}${
+            user.can_freeze ? ", can_freeze" : ""
+          }${user.can_thaw ? ", can_thaw" : ""}); the token above is valid for ${config.expiresIn}`,
+        );
+        return 0;
+      }
+      case "list-users":
+        out(JSON.stringify(await store.list(), null, 2));
+        return 0;
+      case "remove-user": {
+        const name = positional("<name>");
+        if (!(await store.remove(name))) {
+          throw new AuthError("USER_NOT_FOUND", `No user named '${name}'`);
+        }
+        err(`removed user ${name}; their tokens stop working at the master`);
+        return 0;
+      }
+      default: {
+        const name = positional("<name>");
+        out(await rbac!.generateToken(name, { expiresIn: config.expiresIn }));
+        return 0;
+      }
+    }
+  } finally {
+    store.close();
+  }
+}
+
+function write(file: { writeSync(p: Uint8Array): number }): (text: string) => void {
+  const encoder = new TextEncoder();
+  return (text) => {
+    const bytes = encoder.encode(text.endsWith("\n") ? text : text + "\n");
+    let at = 0;
+    while (at < bytes.length) at += file.writeSync(bytes.subarray(at));
+  };
+}

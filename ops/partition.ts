@@ -1,0 +1,565 @@
+/**
+ * Partitioned datasets: `freezePartitioned(source, dir, {partitionBy})` writes
+ * one archive per distinct combination of the partition columns' values, Hive
+ * style, plus a small manifest; `readPartitioned` reads a directory back,
+ * opening only the partitions a `where` can match.
+ *
+ * Layout:
+ * ```
+ * <dir>/_manifest.json                       the manifest (written last, atomically)
+ * <dir>/country=US/year=2001/part.pf         one archive per partition
+ * ```
+ * A path segment is `column=value` with the value percent-encoded (only
+ * `A-Z a-z 0-9 - _ .` stay as they are; a leading `.` is encoded too); a null is
+ * `__null__` and an empty string `__empty__`. The segments are for people and
+ * other tools: readers find partitions through the manifest, which holds the
+ * real values. Each archive keeps every column, the partition columns included
+ * (constant in a chunk, they cost a few bytes), and records its values in the
+ * header's `partition`. The manifest also keeps each partition's merged
+ * min/max/null statistics of every column, so a `where` on any column can skip
+ * whole partitions without opening them.
+ *
+ * Streaming: rows are routed to per-partition buffers that are cut into chunks
+ * of `chunk_rows` and written as they fill, so memory is bounded by
+ * (partitions × `chunk_rows`) rows; at most `MAX_PARTITIONS` partitions.
+ * Partitions are thawed in manifest order (order of first appearance), each in
+ * its own row order.
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { CODEC_IDS, codecById } from "../codecs/registry.ts";
+import { encodeChunk } from "../format/chunk.ts";
+import type { Batch, Field, Schema } from "../format/column.ts";
+import { cellValue, concatBatches, sliceBatch } from "../format/column.ts";
+import { DEFAULT_CHUNK_ROWS } from "../format/constants.ts";
+import type { ArrowSchemaJson, ColumnPlan, ColumnStats } from "../format/header.ts";
+import { schemaFromJson, schemaToJson } from "../format/header.ts";
+import { planColumns } from "../format/plan.ts";
+import { BlockPool, defaultThreads } from "../format/pool.ts";
+import type { FormatWarning } from "../format/predictors/predictor.ts";
+import type { KeyRing } from "../format/keys/provider.ts";
+import { ArchiveReader, type RowRange } from "../format/reader.ts";
+import { mergeStats } from "../format/stats.ts";
+import { ArchiveWriter, type EncodedChunk } from "../format/writer.ts";
+import { formatDate, formatFloat, TimestampFormatter } from "../io/_format.ts";
+import { OpsError } from "./errors.ts";
+import {
+  autoCodec,
+  type FreezeOptions,
+  type FreezeSource,
+  type FreezeSummary,
+  header,
+  openFreezeSource,
+  PrimaryKeyCheck,
+} from "./freeze.ts";
+import {
+  scanArchive,
+  type ScanCounters,
+  type ScanOptions,
+  selectSchema,
+  takeRows,
+} from "./_scan.ts";
+import { compileWhere } from "./where.ts";
+
+/** Name of the manifest file in a partitioned dataset directory. */
+export const MANIFEST_NAME = "_manifest.json";
+
+/** Name of each partition's archive inside its folder. */
+export const PART_NAME = "part.pf";
+
+/** Most partitions one freeze may write (each holds an open file and a partial chunk). */
+export const MAX_PARTITIONS = 1000;
+
+/** One partition in the manifest. */
+export interface PartitionEntry {
+  /** Partition column → value as text (dates `YYYY-MM-DD`, timestamps ISO, null as null). */
+  values: Record<string, string | null>;
+  /** Archive path relative to the dataset directory. */
+  path: string;
+  /** Rows. */
+  rows: number;
+  /** Chunks. */
+  chunks: number;
+  /** Size of the archive file. */
+  archive_bytes: number;
+  /** SHA-256 (hex) of the archive's payload. */
+  payload_sha256: string;
+  /** Merged statistics of every column, by name (for pruning whole partitions). */
+  stats: Record<string, ColumnStats>;
+}
+
+/** The manifest (`_manifest.json`). */
+export interface PartitionManifest {
+  /** Always `permafrost-partitioned`. */
+  format: "permafrost-partitioned";
+  /** Manifest version (1). */
+  version: 1;
+  /** Partition columns, outermost first. */
+  partition_by: string[];
+  /** The schema shared by every partition (Arrow-schema JSON). */
+  schema: ArrowSchemaJson;
+  /** Total rows. */
+  rows: number;
+  /** Partitions, in order of first appearance in the source. */
+  partitions: PartitionEntry[];
+}
+
+/** Options of `freezePartitioned`: those of `freeze` plus the partition columns. */
+export interface FreezePartitionedOptions extends FreezeOptions {
+  /** Partition columns, outermost first. */
+  partitionBy: string[];
+}
+
+/** What `freezePartitioned` did: `freeze`'s summary for the whole dataset, plus the partitions. */
+export interface PartitionedSummary extends FreezeSummary {
+  /** The manifest's partitions. */
+  partitions: PartitionEntry[];
+}
+
+interface Part {
+  entry: PartitionEntry;
+  pending: Batch[];
+  pendingRows: number;
+  writer?: ArchiveWriter;
+  plans?: Record<string, ColumnPlan>;
+  codec: string;
+  autoReason: string | null;
+  stats: ColumnStats[][];
+}
+
+/**
+ * Freezes a source into one archive per partition under `dir`, plus a manifest.
+ *
+ * @param source A file path, an Arrow table, or `{schema, batches}`.
+ * @param dir Destination directory (created; must be missing or empty).
+ * @param options `partitionBy` and every `freeze` option.
+ * @returns A summary over all partitions, with the manifest's entries.
+ * @throws {OpsError} BAD_OPTION for an unknown partition column, a non-empty
+ * directory or too many partitions; PRIMARY_KEY as `freeze`.
+ *
+ * @example Freeze rows into one archive per country
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { tableFromArrays } from "apache-arrow";
+ * import { freezePartitioned } from "./partition.ts";
+ * const dir = await Deno.makeTempDir();
+ * const table = tableFromArrays({ country: ["US", "FR", "US"], n: Float64Array.of(1, 2, 3) });
+ * const s = await freezePartitioned(table, `${dir}/out`, { partitionBy: ["country"], threads: 0 });
+ * assert.deepEqual(s.partitions.map((p) => [p.path, p.rows]), [["country=US/part.pf", 2], ["country=FR/part.pf", 1]]);
+ * await Deno.remove(dir, { recursive: true });
+ * ```
+ */
+export async function freezePartitioned(
+  source: FreezeSource,
+  dir: string,
+  options: FreezePartitionedOptions,
+): Promise<PartitionedSummary> {
+  const started = performance.now();
+  const by = options.partitionBy;
+  if (!Array.isArray(by) || by.length === 0 || by.some((c) => typeof c !== "string" || c === "")) {
+    throw new OpsError(
+      "BAD_OPTION",
+      "Partition by needs at least one column name, e.g. country,year",
+    );
+  }
+  if (new Set(by).size !== by.length) {
+    throw new OpsError("BAD_OPTION", `Partition columns repeat: ${by.join(", ")}`);
+  }
+  const codecName = options.codec ?? "zstd";
+  if (codecName !== "auto" && !CODEC_IDS.includes(codecName)) {
+    throw new OpsError(
+      "BAD_OPTION",
+      `Unknown codec "${codecName}": use ${[...CODEC_IDS, "auto"].join(", ")}`,
+    );
+  }
+  const chunkRows = options.chunkRows ?? DEFAULT_CHUNK_ROWS;
+  if (!Number.isSafeInteger(chunkRows) || chunkRows < 1) {
+    throw new OpsError("BAD_OPTION", `Chunk rows must be a positive integer, got ${chunkRows}`);
+  }
+  if (options.encryption !== undefined) {
+    // Never write plain partitions when encryption was asked for.
+    throw new OpsError(
+      "BAD_OPTION",
+      "Cannot encrypt a partitioned freeze yet: freeze each partition separately, or drop the partitioning",
+    );
+  }
+  await prepareDir(dir);
+  const opened = await openFreezeSource(source, { ...options, chunkRows });
+  const { schema } = opened;
+  const keyIdx = by.map((name) => {
+    const i = schema.findIndex((f) => f.name === name);
+    if (i < 0) {
+      throw new OpsError(
+        "BAD_OPTION",
+        `Cannot partition by "${name}": the source has ${schema.map((f) => f.name).join(", ")}`,
+      );
+    }
+    return i;
+  });
+  const threads = options.threads ?? defaultThreads();
+  const pool = threads > 0 ? new BlockPool(threads) : undefined;
+  const window = Math.max(2, (pool?.threads ?? 1) * 2);
+  const keys = options.primaryKey === undefined ? null : (() => {
+    if (!schema.some((f) => f.name === options.primaryKey)) {
+      throw new OpsError("BAD_OPTION", `Primary key "${options.primaryKey}" is not a column`);
+    }
+    return new PrimaryKeyCheck(schema, options.primaryKey!);
+  })();
+  const warnings: FormatWarning[] = [];
+  const warn = (w: FormatWarning) => {
+    warnings.push(w);
+    options.onWarning?.(w);
+  };
+  const parts = new Map<string, Part>();
+  const order: Part[] = [];
+  const inflight: { part: Part; chunk: Promise<EncodedChunk> }[] = [];
+  const formatters = by.map((_, k) => valueFormatter(schema[keyIdx[k]!]!));
+  let rowsSeen = 0;
+  let raw = 0;
+
+  const drainOne = async () => {
+    const { part, chunk } = inflight.shift()!;
+    const done = await chunk;
+    raw += done.blocks.reduce((n, b) => n + b.raw_length, 0);
+    part.stats.push(done.stats);
+    await part.writer!.writeChunk(done);
+    options.onProgress?.({
+      rows: rowsSeen,
+      raw_bytes: raw,
+      archive_bytes: 0,
+      input_bytes: opened.bytes,
+      seconds: (performance.now() - started) / 1000,
+    });
+  };
+  const emit = async (part: Part, batch: Batch) => {
+    if (!part.writer) {
+      part.plans = planColumns(batch, {
+        quantization: quantizationOf(schema, options.quantization),
+        conditioning: options.conditioning,
+      });
+      if (codecName === "auto") {
+        const choice = await autoCodec(batch, part.plans);
+        part.codec = choice.codec;
+        part.autoReason = choice.reason;
+      }
+      codecById(part.codec);
+      await Deno.mkdir(join(dir, ...part.entry.path.split("/").slice(0, -1)), { recursive: true });
+      const h = header(schema, part.codec, part.autoReason, part.plans, {
+        chunkRows,
+        primaryKey: options.primaryKey,
+        metadata: options.metadata,
+      });
+      h.partition = Object.fromEntries(
+        Object.entries(part.entry.values).map(([k, v]) => [k, v ?? "__null__"]),
+      );
+      part.writer = await ArchiveWriter.create(join(dir, part.entry.path), h);
+    }
+    const pending = encodeChunk(batch, {
+      plans: part.plans!,
+      codec: part.codec,
+      encoder: pool,
+      warn,
+    });
+    pending.catch(() => {});
+    inflight.push({ part, chunk: pending });
+    if (inflight.length >= window) await drainOne();
+  };
+  const flush = async (part: Part, final: boolean) => {
+    while (part.pendingRows >= chunkRows || (final && part.pendingRows > 0)) {
+      const all = concatBatches(schema, part.pending);
+      const take = Math.min(chunkRows, all.length);
+      const rest = sliceBatch(all, take, all.length);
+      part.pending = rest.length > 0 ? [rest] : [];
+      part.pendingRows = rest.length;
+      await emit(part, sliceBatch(all, 0, take));
+    }
+  };
+
+  try {
+    for await (const batch of opened.batches) {
+      keys?.add(batch, rowsSeen);
+      rowsSeen += batch.length;
+      const groups = new Map<string, number[]>();
+      const keyCols = keyIdx.map((i) => batch.columns[i]!);
+      for (let r = 0; r < batch.length; r++) {
+        let key = "";
+        for (let k = 0; k < keyCols.length; k++) {
+          const v = cellValue(keyCols[k]!, r);
+          key += (v === null ? "\u0000" : typeof v + ":" + String(v)) + "\u0001";
+        }
+        let list = groups.get(key);
+        if (!list) groups.set(key, list = []);
+        list.push(r);
+      }
+      for (const [key, rows] of groups) {
+        let part = parts.get(key);
+        if (!part) {
+          if (parts.size >= MAX_PARTITIONS) {
+            throw new OpsError(
+              "BAD_OPTION",
+              `Cannot partition by ${
+                by.join(", ")
+              }: more than ${MAX_PARTITIONS} distinct values; partition by coarser columns`,
+            );
+          }
+          const r0 = rows[0]!;
+          const values: Record<string, string | null> = {};
+          const segments = by.map((name, k) => {
+            const v = cellValue(keyCols[k]!, r0);
+            const text = v === null ? null : formatters[k]!(v);
+            values[name] = text;
+            return `${name}=${pathSegment(text)}`;
+          });
+          part = {
+            entry: {
+              values,
+              path: [...segments, PART_NAME].join("/"),
+              rows: 0,
+              chunks: 0,
+              archive_bytes: 0,
+              payload_sha256: "",
+              stats: {},
+            },
+            pending: [],
+            pendingRows: 0,
+            codec: codecName === "auto" ? "zstd" : codecName,
+            autoReason: null,
+            stats: [],
+          };
+          parts.set(key, part);
+          order.push(part);
+        }
+        const sub = takeRows(batch, Uint32Array.from(rows));
+        part.pending.push(sub);
+        part.pendingRows += sub.length;
+        part.entry.rows += sub.length;
+        await flush(part, false);
+      }
+    }
+    for (const part of order) await flush(part, true);
+    while (inflight.length > 0) await drainOne();
+    let bytes = 0;
+    let chunks = 0;
+    for (const part of order) {
+      const written = await part.writer!.finish();
+      part.entry.chunks = written.chunks;
+      part.entry.archive_bytes = written.bytes;
+      part.entry.payload_sha256 = written.payload_sha256;
+      part.entry.stats = Object.fromEntries(
+        schema.map((f, i) => [f.name, mergeStats(f.type, part.stats.map((s) => s[i]!))]),
+      );
+      bytes += written.bytes;
+      chunks += written.chunks;
+    }
+    const manifest: PartitionManifest = {
+      format: "permafrost-partitioned",
+      version: 1,
+      partition_by: by,
+      schema: schemaToJson(schema),
+      rows: rowsSeen,
+      partitions: order.map((p) => p.entry),
+    };
+    const manifestPath = join(dir, MANIFEST_NAME);
+    const temp = `${manifestPath}.pf.tmp-${crypto.randomUUID().slice(0, 8)}`;
+    await Deno.writeTextFile(temp, JSON.stringify(manifest, null, 1) + "\n");
+    await Deno.rename(temp, manifestPath);
+    const codecs = [...new Set(order.map((p) => p.codec))];
+    return {
+      path: dir,
+      rows: rowsSeen,
+      chunks,
+      columns: schema.length,
+      codec: codecs.length === 0 ? (codecName === "auto" ? "zstd" : codecName) : codecs.join(","),
+      auto_reason: order.find((p) => p.autoReason)?.autoReason ?? null,
+      input_bytes: opened.bytes,
+      archive_bytes: bytes,
+      ratio: opened.bytes === null || bytes === 0 ? null : opened.bytes / bytes,
+      seconds: (performance.now() - started) / 1000,
+      payload_sha256: "",
+      widened_columns: [],
+      warnings,
+      partitions: manifest.partitions,
+    };
+  } catch (err) {
+    for (const part of order) await part.writer?.abort();
+    await Promise.allSettled(inflight.map((i) => i.chunk));
+    throw err;
+  } finally {
+    pool?.close();
+    await opened.close();
+  }
+}
+
+async function prepareDir(dir: string): Promise<void> {
+  try {
+    const info = await Deno.stat(dir);
+    if (!info.isDirectory) {
+      throw new OpsError(
+        "BAD_OPTION",
+        `Cannot write partitions to '${dir}': it is a file, not a directory`,
+      );
+    }
+    for await (const _ of Deno.readDir(dir)) {
+      throw new OpsError(
+        "BAD_OPTION",
+        `Cannot write partitions to '${dir}': the directory is not empty (remove it or pick a new one)`,
+      );
+    }
+  } catch (err) {
+    if (!(err instanceof Deno.errors.NotFound)) throw err;
+    await Deno.mkdir(dir, { recursive: true });
+  }
+}
+
+function quantizationOf(schema: Schema, q: FreezeOptions["quantization"]) {
+  if (q === undefined) return {};
+  if (typeof q === "string") {
+    return Object.fromEntries(schema.filter((f) => f.type === "float64").map((f) => [f.name, q]));
+  }
+  return q;
+}
+
+/** Text of a partition value, in the forms the CSV writer uses. */
+function valueFormatter(field: Field): (v: bigint | number | boolean | string) => string {
+  switch (field.type) {
+    case "date":
+      return (v) => formatDate(Number(v));
+    case "timestamp": {
+      const f = new TimestampFormatter(field.unit ?? "us", true, true);
+      return (v) => f.format(v as bigint);
+    }
+    case "float64":
+      return (v) => formatFloat(v as number, true);
+    default:
+      return (v) => String(v);
+  }
+}
+
+/**
+ * Encodes a partition value as one path segment.
+ *
+ * @param text The value's text, or null.
+ * @returns A segment safe on every common file system.
+ */
+export function pathSegment(text: string | null): string {
+  if (text === null) return "__null__";
+  if (text === "") return "__empty__";
+  let out = "";
+  for (const byte of new TextEncoder().encode(text)) {
+    const c = String.fromCharCode(byte);
+    out += /[A-Za-z0-9_.-]/.test(c) && !(c === "." && out === "")
+      ? c
+      : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+  }
+  if (out === "__null__" || out === "__empty__") out = out.replaceAll("_", "%5F");
+  return out;
+}
+
+/**
+ * Tells whether a path is a partitioned dataset directory (holds a manifest).
+ *
+ * @param path A path.
+ * @returns True for a directory with `_manifest.json`.
+ */
+export async function isPartitionedDir(path: string): Promise<boolean> {
+  try {
+    const info = await Deno.stat(path);
+    if (!info.isDirectory) return false;
+    return (await Deno.stat(join(path, MANIFEST_NAME))).isFile;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Reads and checks a partitioned dataset's manifest.
+ *
+ * @param dir The dataset directory.
+ * @returns The manifest and its schema.
+ * @throws {OpsError} BAD_OPTION when the manifest is missing or malformed.
+ */
+export async function readManifest(
+  dir: string,
+): Promise<{ manifest: PartitionManifest; schema: Schema }> {
+  let manifest: PartitionManifest;
+  try {
+    manifest = JSON.parse(await Deno.readTextFile(join(dir, MANIFEST_NAME)));
+  } catch (cause) {
+    throw new OpsError(
+      "BAD_OPTION",
+      `Cannot read '${join(dir, MANIFEST_NAME)}': ${
+        cause instanceof Error ? cause.message : cause
+      }`,
+      { path: dir, cause },
+    );
+  }
+  if (manifest?.format !== "permafrost-partitioned" || !Array.isArray(manifest.partitions)) {
+    throw new OpsError("BAD_OPTION", `'${join(dir, MANIFEST_NAME)}' is not a Permafrost manifest`, {
+      path: dir,
+    });
+  }
+  for (const p of manifest.partitions) {
+    if (typeof p?.path !== "string" || p.path.split("/").some((s) => s === ".." || s === "")) {
+      throw new OpsError("BAD_OPTION", `'${join(dir, MANIFEST_NAME)}' names a bad partition path`, {
+        path: dir,
+      });
+    }
+  }
+  return { manifest, schema: schemaFromJson(manifest.schema) };
+}
+
+/** Counters of a partitioned read. */
+export interface PartitionCounters extends ScanCounters {
+  /** Partitions in the manifest. */
+  partitions_total: number;
+  /** Partitions opened (the others were skipped by their statistics). */
+  partitions_read: number;
+}
+
+/**
+ * Reads a partitioned dataset: partitions in manifest order, each filtered by
+ * `where`. `rows` counts across the partitions in that order.
+ *
+ * @param dir The dataset directory.
+ * @param options Rows, columns, where; keys for encrypted partitions.
+ * @param counters Updated as partitions and chunks are skipped and read.
+ * @returns Batches holding `options.columns`.
+ */
+export async function* readPartitioned(
+  dir: string,
+  options: ScanOptions & { keys?: KeyRing },
+  counters: PartitionCounters,
+): AsyncGenerator<Batch> {
+  const { manifest, schema } = await readManifest(dir);
+  selectSchema(schema, options.columns);
+  const where = typeof options.where === "object" && "mask" in options.where
+    ? options.where
+    : options.where === undefined
+    ? undefined
+    : compileWhere(options.where, schema);
+  const start = options.rows?.start ?? 0;
+  const end = options.rows?.end ?? Infinity;
+  counters.partitions_total += manifest.partitions.length;
+  let offset = 0;
+  for (const p of manifest.partitions) {
+    const first = offset;
+    offset += p.rows;
+    if (offset <= start || first >= end) continue;
+    if (where && !where.mayMatch((name) => p.stats?.[name], p.rows)) continue;
+    counters.partitions_read++;
+    const reader = await ArchiveReader.open(join(dir, ...p.path.split("/")), {
+      keys: options.keys,
+      requireKey: true,
+    });
+    try {
+      const rows: RowRange = {
+        start: Math.max(0, start - first),
+        end: Math.min(p.rows, end - first),
+      };
+      yield* scanArchive(reader, { ...options, rows, where }, counters);
+    } finally {
+      reader.close();
+    }
+  }
+}
