@@ -17,6 +17,14 @@ import { OpsError } from "./ops/errors.ts";
 import { runCatalogServe } from "./catalog/cli.ts";
 import { thaw as thawArchive } from "./ops/thaw.ts";
 import { runStart } from "./ops/start.ts";
+import {
+  ENCRYPTION_FLAGS,
+  freezeEncryption,
+  runUserCommand,
+  thawKeys,
+  USER_COMMANDS,
+  USER_USAGE,
+} from "./ops/cli_security.ts";
 import { freezePartitioned, type PartitionedSummary } from "./ops/partition.ts";
 import {
   FREEZE_STRING_FLAGS,
@@ -35,13 +43,15 @@ Commands:
   freeze <source> <archive> [--codec zstd|lzma2|zpaq|auto] [--chunk-rows N] [--threads N]
          [--quantize QUANT_HIGH|QUANT_MEDIUM|QUANT_LOW] [--primary-key COL] [--format F]
          [--partition-by a,b]   (then <archive> is a directory: one archive per partition)
+         [--key-file F | --kms local:PATH|aws-kms:KEY|gcp-kms:RESOURCE]   encrypt (AES-256-GCM)
   thaw <archive|dir> <output> [--rows START:END] [--columns a,b] [--where "expr"]
-         [--format csv|jsonl|parquet|arrow|xlsx] [--split-sheets]
+         [--format csv|jsonl|parquet|arrow|xlsx] [--split-sheets] [--key-file F | --kms URI]
   append <source> <archive> [--format F] [--threads N]   new chunks, same schema, atomic
   diff <a.pf> <b.pf> [--json] [--exit-code]   chunks unchanged, changed, added, removed
   audit <archive>              JSON on stdout; reads header and footer only
   verify <archive>             checks every hash; exit 1 naming the first bad chunk
-  peek <archive> [--rows N] [--columns a,b] [--json]
+  peek <archive> [--rows N] [--columns a,b] [--json] [--key-file F | --kms URI]
+  cluster add-user|list-users|remove-user ...   users and tokens (PERMAFROST_USERS_DB, PERMAFROST_JWT_SECRET)
   catalog serve --db <catalog.db> [--host H] [--port 8800] [--log-level info]
   start [--data-dir D] [--catalog-port P]   everything on this machine, for trying it out
   help                         this text
@@ -84,7 +94,14 @@ function parseRows(text: string): { start: number; end: number } {
 async function cmdFreeze(argv: string[]): Promise<number> {
   const flagNames = Object.values(FREEZE_SETTINGS).map((s) => s.flag.slice(2));
   const parsed = parseArgs(argv, {
-    string: [...flagNames, "quantize", "primary-key", "format", ...FREEZE_STRING_FLAGS],
+    string: [
+      ...flagNames,
+      "quantize",
+      "primary-key",
+      "format",
+      ...FREEZE_STRING_FLAGS,
+      ...ENCRYPTION_FLAGS,
+    ],
   });
   const [source, archive] = positionals(parsed._, 2, "<source> <archive>");
   const partitionBy = partitionByFlag(parsed.flags);
@@ -103,6 +120,7 @@ async function cmdFreeze(argv: string[]): Promise<number> {
     quantization: parsed.flags.quantize as Quantization | undefined,
     primaryKey: parsed.flags["primary-key"] as string | undefined,
     format: parsed.flags.format as "csv" | undefined,
+    encryption: await freezeEncryption(parsed.flags),
     onProgress: (p: { rows: number; raw_bytes: number; seconds: number }) =>
       bar.update(
         null,
@@ -139,7 +157,7 @@ async function cmdFreeze(argv: string[]): Promise<number> {
 
 async function cmdThaw(argv: string[]): Promise<number> {
   const parsed = parseArgs(argv, {
-    string: ["rows", "columns", "format", "delimiter", ...THAW_STRING_FLAGS],
+    string: ["rows", "columns", "format", "delimiter", ...THAW_STRING_FLAGS, ...ENCRYPTION_FLAGS],
     boolean: [...THAW_BOOLEAN_FLAGS],
   });
   const [archive, output] = positionals(parsed._, 2, "<archive> <output>");
@@ -150,6 +168,7 @@ async function cmdThaw(argv: string[]): Promise<number> {
       : String(parsed.flags.columns).split(","),
     format: parsed.flags.format as "csv" | "xlsx" | undefined,
     delimiter: parsed.flags.delimiter as string | undefined,
+    keys: await thawKeys(parsed.flags),
     ...thawFlagOptions(parsed.flags),
   });
   err(
@@ -198,7 +217,10 @@ async function cmdVerify(argv: string[]): Promise<number> {
 }
 
 async function cmdPeek(argv: string[]): Promise<number> {
-  const parsed = parseArgs(argv, { string: ["rows", "columns"], boolean: ["json"] });
+  const parsed = parseArgs(argv, {
+    string: ["rows", "columns", ...ENCRYPTION_FLAGS],
+    boolean: ["json"],
+  });
   const [archive] = positionals(parsed._, 1, "<archive>");
   const rows = parsed.flags.rows === undefined ? 10 : Number(parsed.flags.rows);
   if (!Number.isSafeInteger(rows) || rows < 0) {
@@ -206,6 +228,7 @@ async function cmdPeek(argv: string[]): Promise<number> {
   }
   const result = await peek(archive!, {
     rows,
+    keys: await thawKeys(parsed.flags),
     columns: parsed.flags.columns === undefined
       ? undefined
       : String(parsed.flags.columns).split(","),
@@ -237,7 +260,14 @@ function cmdStart(argv: string[]): Promise<number> {
   return runStart({ dataDir: parsed.flags["data-dir"] as string | undefined, catalogPort: port });
 }
 
+function cmdCluster(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv;
+  if (sub && USER_COMMANDS.includes(sub)) return runUserCommand(sub, rest);
+  throw new UsageError(`Expected 'cluster <command>'\n\n${USER_USAGE}`);
+}
+
 const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
+  cluster: cmdCluster,
   start: cmdStart,
   catalog: cmdCatalog,
   freeze: cmdFreeze,

@@ -71,6 +71,22 @@ export type { IoErrorCode } from "./io/errors.ts";
 export type { ErrorDetails } from "./internal/errors.ts";
 export type { FormatWarning, Quantization } from "./format/predictors/predictor.ts";
 export { PermafrostError } from "./internal/errors.ts";
+export { AuthError, memoryUserStore, openSqliteUserStore, RBACManager } from "./auth/mod.ts";
+export type {
+  AuthErrorCode,
+  ClusterUser,
+  NewUser,
+  Principal,
+  RBACOptions,
+  TokenOptions,
+  UserStore,
+} from "./auth/mod.ts";
+export { localKeyProvider, readKeyFile } from "./format/keys/local.ts";
+export { awsKmsProvider } from "./format/keys/aws_kms.ts";
+export { gcpKmsProvider } from "./format/keys/gcp_kms.ts";
+export type { AwsCredentials, AwsKmsOptions, HttpClientOptions } from "./format/keys/aws_kms.ts";
+export type { GcpKmsOptions } from "./format/keys/gcp_kms.ts";
+export type { EncryptionOptions, KeyProvider, KeyRing } from "./format/keys/provider.ts";
 export { Catalog, CatalogError } from "./catalog/mod.ts";
 export type {
   ArchiveBackend,

@@ -9,11 +9,11 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { constants as zlibConstants, zstdCompressSync, zstdDecompressSync } from "node:zlib";
 import { encodeChunk } from "./chunk.ts";
-import { withEncryption } from "./crypto.ts";
+import { headerBinding, withEncryption } from "./crypto.ts";
 import { type EncryptionOptions, prepareEncryption } from "./keys/provider.ts";
 import type { Batch, Column, Field, Schema } from "./column.ts";
 import { sliceBatch } from "./column.ts";
-import { headerSha256, schemaToJson } from "./header.ts";
+import { schemaToJson } from "./header.ts";
 import type { ArchiveFooter, ArchiveHeader, ColumnPlan } from "./header.ts";
 import { HASH_SIZE, TAIL_SIZE } from "./constants.ts";
 import { sha256Hex } from "./_hash.ts";
@@ -203,7 +203,7 @@ export async function writeTestArchive(
   const writer = await ArchiveWriter.create(path, final);
   for (let at = 0; at < batch.length; at += chunkRows) {
     const encryption = enc
-      ? { dataKey: enc.dataKey, headerSha256: headerSha256(final), rowStart: at }
+      ? { dataKey: enc.dataKey, headerBinding: headerBinding(final), rowStart: at }
       : undefined;
     await writer.writeChunk(
       await encodeChunk(sliceBatch(batch, at, at + chunkRows), { plans, codec, encryption }),

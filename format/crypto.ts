@@ -4,13 +4,17 @@
  *
  * An encrypted block is `nonce (12 B) · ciphertext · tag (16 B)`. The nonce is random
  * per block; the additional authenticated data ({@link blockAad}) binds the block to
- * the archive's header (its SHA-256: schema, codec, plans, metadata, the encryption
- * member) and to its place and meaning — first row of its chunk, row count, column
- * index, raw length and predictor id. So a block moved to another chunk, column or
- * archive, a footer entry edited to decode it with another predictor, or a header
- * edited to read it as another type, fails authentication instead of decoding to
- * wrong values. SHA-256 hashes of blocks, chunks and the payload stay over the
- * stored (encrypted) bytes, so `verify` needs no key.
+ * the header fields that decide how it decodes ({@link headerBinding}: schema, codec,
+ * chunk rows, plans, lossy columns, primary key, partition, algorithm, key check) and
+ * to its place and meaning — first row of its chunk, row count, column index, raw
+ * length and predictor id. So a block moved to another chunk, column or archive, a
+ * footer entry edited to decode it with another predictor, or a header edited to read
+ * it as another type, fails authentication instead of decoding to wrong values. The
+ * key fields (`key_provider`, `key_id`, `edek`), `metadata` and `auto_reason` are
+ * left out on purpose: re-wrapping the data key under a new key (rotation) or editing
+ * a description rewrites the header without touching a block. SHA-256 hashes of
+ * blocks, chunks and the payload stay over the stored (encrypted) bytes, so `verify`
+ * needs no key.
  *
  * The footer of an encrypted archive keeps each chunk's null counts but not its
  * min/max ({@link sealChunk} blanks them): they would be column values in plain text.
@@ -44,8 +48,8 @@ export const ENCRYPTION_ALGORITHM = "AES-256-GCM";
 
 /** What a block's additional authenticated data binds it to (FORMAT.md §4.4). */
 export interface BlockContext {
-  /** SHA-256 (hex) of the archive's header JSON bytes (`header_sha256`). */
-  headerSha256: string;
+  /** {@link headerBinding} of the archive's header (64 hex digits). */
+  headerBinding: string;
   /** First row (archive-wide, 0-based) of the block's chunk. */
   rowStart: number;
   /** Rows in the chunk. */
@@ -62,8 +66,8 @@ export interface BlockContext {
 export interface ChunkEncryption {
   /** The archive's 32-byte data key (raw bytes, so it can cross to a Worker). */
   dataKey: Uint8Array;
-  /** SHA-256 (hex) of the archive's header (`headerSha256(header)`), bound into every block. */
-  headerSha256: string;
+  /** {@link headerBinding} of the archive's header, bound into every block. */
+  headerBinding: string;
   /** First row (archive-wide, 0-based) of the chunk. */
   rowStart: number;
 }
@@ -85,7 +89,7 @@ const encoder = new TextEncoder();
 
 /**
  * The additional authenticated data of one block:
- * `"PFRZ" · u8 major · u8 minor (4) · u16 0 · header SHA-256 (32 B) · u64 row_start ·
+ * `"PFRZ" · u8 major · u8 minor (4) · u16 0 · header binding (32 B) · u64 row_start ·
  * u32 rows · u32 column · u64 raw_length · predictor id (UTF-8)`, integers little-endian.
  *
  * @param ctx The block's place and meaning.
@@ -94,10 +98,10 @@ const encoder = new TextEncoder();
  */
 export function blockAad(ctx: BlockContext): Uint8Array {
   const id = encoder.encode(ctx.predictor);
-  if (typeof ctx.headerSha256 !== "string" || !/^[0-9a-f]{64}$/.test(ctx.headerSha256)) {
+  if (typeof ctx.headerBinding !== "string" || !/^[0-9a-f]{64}$/.test(ctx.headerBinding)) {
     throw new FormatError(
       "BAD_ARGUMENT",
-      "Cannot encrypt a block: headerSha256 is not a SHA-256 hex digest",
+      "Cannot encrypt a block: headerBinding is not a SHA-256 hex digest",
     );
   }
   for (
@@ -118,7 +122,7 @@ export function blockAad(ctx: BlockContext): Uint8Array {
   view.setUint8(4, VERSION_MAJOR);
   view.setUint8(5, VERSION_MINOR_ENCRYPTED);
   view.setUint16(6, 0, true);
-  aad.set(Buffer.from(ctx.headerSha256, "hex"), 8);
+  aad.set(Buffer.from(ctx.headerBinding, "hex"), 8);
   view.setBigUint64(40, BigInt(ctx.rowStart), true);
   view.setUint32(48, ctx.rows, true);
   view.setUint32(52, ctx.column, true);
@@ -273,7 +277,7 @@ export async function sealChunk(
       throw new FormatError("BAD_ARGUMENT", `Cannot encrypt column ${column}: already encrypted`);
     }
     const aad = blockAad({
-      headerSha256: encryption.headerSha256,
+      headerBinding: encryption.headerBinding,
       rowStart: encryption.rowStart,
       rows: chunk.rows,
       column,
@@ -340,6 +344,34 @@ export async function keyMatches(key: CryptoKey, keyCheck: string): Promise<bool
 export function keyFingerprint(key: Uint8Array): string {
   const hash = createHash("sha256").update("permafrost key id\n").update(key).digest("hex");
   return KEY_ID_PREFIX + hash.slice(0, 32);
+}
+
+/**
+ * The header binding every block's AAD carries: SHA-256 (hex) of
+ * `"PFRZ header binding v1\n"` and the JSON array `[schema, codec, chunk_rows, columns,
+ * lossy_columns, primary_key, partition, encryption.algorithm, encryption.key_check]`
+ * (`JSON.stringify` of the values as the header holds them).
+ *
+ * @param header An encrypted archive's header.
+ * @returns 64 hex digits.
+ * @throws {FormatError} BAD_ARGUMENT for a header without `encryption`.
+ */
+export function headerBinding(header: ArchiveHeader): string {
+  const e = header.encryption;
+  if (!e) throw new FormatError("BAD_ARGUMENT", "Cannot bind blocks to an unencrypted header");
+  const bound = [
+    header.schema,
+    header.codec,
+    header.chunk_rows,
+    header.columns,
+    header.lossy_columns,
+    header.primary_key,
+    header.partition,
+    e.algorithm,
+    e.key_check,
+  ];
+  return createHash("sha256").update("PFRZ header binding v1\n").update(JSON.stringify(bound))
+    .digest("hex");
 }
 
 /**

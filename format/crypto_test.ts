@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import * as C from "./constants.ts";
+import type { ArchiveHeader } from "./header.ts";
 import {
   blockAad,
   decodeBase64,
+  headerBinding,
   importDataKey,
   keyFingerprint,
   keyMatches,
@@ -31,7 +33,7 @@ Deno.test("encryption constants never change", () => {
 
 Deno.test("blockAad() lays out its fields as FORMAT.md §4.4 says", () => {
   const aad = blockAad({
-    headerSha256: H,
+    headerBinding: H,
     rowStart: 100_000,
     rows: 50_000,
     column: 3,
@@ -45,7 +47,14 @@ Deno.test("blockAad() lays out its fields as FORMAT.md §4.4 says", () => {
   );
   assert.throws(
     () =>
-      blockAad({ headerSha256: H, rowStart: -1, rows: 1, column: 0, rawLength: 0, predictor: "x" }),
+      blockAad({
+        headerBinding: H,
+        rowStart: -1,
+        rows: 1,
+        column: 0,
+        rawLength: 0,
+        predictor: "x",
+      }),
     (e: unknown) => e instanceof FormatError && e.code === "BAD_ARGUMENT",
   );
 });
@@ -53,7 +62,7 @@ Deno.test("blockAad() lays out its fields as FORMAT.md §4.4 says", () => {
 Deno.test("sealBlock() output is pinned for a fixed key and nonce (AES-256-GCM known answer)", async () => {
   const key = await importDataKey(KEY);
   const aad = blockAad({
-    headerSha256: H,
+    headerBinding: H,
     rowStart: 100_000,
     rows: 50_000,
     column: 3,
@@ -75,7 +84,7 @@ Deno.test("sealBlock() output is pinned for a fixed key and nonce (AES-256-GCM k
 Deno.test("openBlock() refuses a flipped bit, another place, another key and a short block", async (t) => {
   const key = await importDataKey(KEY);
   const ctx = {
-    headerSha256: H,
+    headerBinding: H,
     rowStart: 0,
     rows: 10,
     column: 1,
@@ -94,7 +103,7 @@ Deno.test("openBlock() refuses a flipped bit, another place, another key and a s
   await t.step("another header, chunk, column, raw length or predictor", async () => {
     for (
       const other of [
-        { ...ctx, headerSha256: H.replace("00", "01") },
+        { ...ctx, headerBinding: H.replace("00", "01") },
         { ...ctx, rowStart: 10 },
         { ...ctx, rows: 11 },
         { ...ctx, column: 2 },
@@ -150,7 +159,7 @@ Deno.test("sealChunk() encrypts every block, marks it sealed and blanks min/max"
       { min: "secret", max: "secrets", null_count: 1 },
     ],
   };
-  const sealed = await sealChunk(chunk, { dataKey: KEY, headerSha256: H, rowStart: 6 });
+  const sealed = await sealChunk(chunk, { dataKey: KEY, headerBinding: H, rowStart: 6 });
   assert.deepEqual(sealed.stats, [
     { min: null, max: null, null_count: 0 },
     { min: null, max: null, null_count: 1 },
@@ -161,7 +170,7 @@ Deno.test("sealChunk() encrypts every block, marks it sealed and blanks min/max"
     assert.equal(b.sealed, true);
     assert.equal(b.bytes.length, chunk.blocks[i]!.bytes.length + 28);
     const aad = blockAad({
-      headerSha256: H,
+      headerBinding: H,
       rowStart: 6,
       rows: 3,
       column: i,
@@ -171,7 +180,7 @@ Deno.test("sealChunk() encrypts every block, marks it sealed and blanks min/max"
     assert.deepEqual(await openBlock(key, b.bytes, aad, AT), chunk.blocks[i]!.bytes);
   }
   await assert.rejects(
-    sealChunk(sealed, { dataKey: KEY, headerSha256: H, rowStart: 6 }),
+    sealChunk(sealed, { dataKey: KEY, headerBinding: H, rowStart: 6 }),
     (e: unknown) => e instanceof FormatError && e.code === "BAD_ARGUMENT",
   );
 });
@@ -180,4 +189,62 @@ Deno.test("keyFingerprint() is stable and distinct per key", () => {
   assert.match(keyFingerprint(KEY), /^sha256:[0-9a-f]{32}$/);
   assert.equal(keyFingerprint(KEY), keyFingerprint(KEY.slice()));
   assert.notEqual(keyFingerprint(KEY), keyFingerprint(new Uint8Array(32)));
+});
+
+Deno.test("headerBinding() covers how blocks decode, not the key wrapping or metadata", () => {
+  const h: ArchiveHeader = {
+    format: "permafrost",
+    version: "1.4",
+    schema: {
+      fields: [{
+        name: "id",
+        nullable: false,
+        type: { name: "int", bitWidth: 64, isSigned: true },
+        children: [],
+      }],
+    },
+    codec: "zstd",
+    auto_reason: null,
+    chunk_rows: 2,
+    columns: { id: { deps: [], quantization: "QUANT_NONE" } },
+    lossy_columns: [],
+    primary_key: null,
+    partition: null,
+    encryption: {
+      algorithm: "AES-256-GCM",
+      key_provider: "raw",
+      key_id: null,
+      edek: null,
+      key_check: "A".repeat(40),
+    },
+    metadata: {},
+  };
+  const pinned = "6cc5afce9be0c1701ec66ea2294275c041366f37c837303fade9ffc9cc662d7c";
+  assert.equal(headerBinding(h), pinned);
+  const e = h.encryption!;
+  for (
+    const same of [
+      { ...h, metadata: { description: "x" }, auto_reason: "why", version: "1.5" },
+      { ...h, encryption: { ...e, key_provider: "local", key_id: "sha256:00", edek: "AAAA" } },
+    ]
+  ) {
+    assert.equal(headerBinding(same), pinned);
+  }
+  for (
+    const other of [
+      { ...h, codec: "lzma2" },
+      { ...h, chunk_rows: 3 },
+      { ...h, primary_key: "id" },
+      { ...h, lossy_columns: ["id"] },
+      { ...h, partition: { day: "1" } },
+      { ...h, columns: { id: { deps: [], quantization: "QUANT_LOW" as const } } },
+      { ...h, encryption: { ...e, key_check: "B".repeat(40) } },
+    ]
+  ) {
+    assert.notEqual(headerBinding(other), pinned);
+  }
+  assert.throws(
+    () => headerBinding({ ...h, encryption: null }),
+    (err: unknown) => err instanceof FormatError && err.code === "BAD_ARGUMENT",
+  );
 });

@@ -13,7 +13,6 @@ import type { ColumnType, Field, Schema, TimeUnit } from "./column.ts";
 import { MAX_EDEK_SIZE } from "./constants.ts";
 import { FormatError } from "./errors.ts";
 import { decodeUtf8, encodeUtf8 } from "./_bytes.ts";
-import { sha256Hex } from "./_hash.ts";
 import type { Quantization } from "./predictors/predictor.ts";
 import { QUANTIZATIONS } from "./predictors/predictor.ts";
 
@@ -264,17 +263,6 @@ function columnTypeOf(t: Record<string, unknown> | undefined, name: string): Col
  */
 export function encodeHeader(header: ArchiveHeader): Uint8Array {
   return encodeUtf8(JSON.stringify(header));
-}
-
-/**
- * SHA-256 (hex) of a header's canonical bytes: the `header_sha256` the writer
- * records after the header, and what every encrypted block's AAD binds (FORMAT.md §4.4).
- *
- * @param header The header, exactly as it will be written.
- * @returns 64 hex digits.
- */
-export function headerSha256(header: ArchiveHeader): string {
-  return sha256Hex(encodeHeader(header));
 }
 
 /**

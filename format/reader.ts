@@ -20,7 +20,7 @@
 import { codecById } from "../codecs/registry.ts";
 import type { Codec } from "../codecs/codec.ts";
 import { decodeBlock } from "./block.ts";
-import { blockAad, importDataKey, openBlock } from "./crypto.ts";
+import { blockAad, headerBinding, importDataKey, openBlock } from "./crypto.ts";
 import { type KeyRing, unlockDataKey } from "./keys/provider.ts";
 import type { Batch, Column, Field, Schema } from "./column.ts";
 import { sliceBatch } from "./column.ts";
@@ -120,6 +120,7 @@ export class ArchiveReader {
   #chunksRead = 0;
   #dataKey: Uint8Array | null;
   #cryptoKey: Promise<CryptoKey> | null;
+  #binding: string | null;
 
   private constructor(
     file: Deno.FsFile,
@@ -132,6 +133,7 @@ export class ArchiveReader {
     this.#codec = codec;
     this.#dataKey = dataKey;
     this.#cryptoKey = dataKey ? importDataKey(dataKey) : null;
+    this.#binding = index.header.encryption ? headerBinding(index.header) : null;
   }
 
   /** True when the blocks are encrypted (FORMAT.md §4.4). */
@@ -299,7 +301,7 @@ export class ArchiveReader {
         await this.#requireKey(),
         stored,
         blockAad({
-          headerSha256: this.index.header_sha256,
+          headerBinding: this.#binding!,
           rowStart: chunk.row_start,
           rows: chunk.row_end - chunk.row_start,
           column: i,

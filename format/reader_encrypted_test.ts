@@ -2,10 +2,10 @@ import assert from "node:assert/strict";
 import { encodeChunk } from "./chunk.ts";
 import type { Batch, Schema } from "./column.ts";
 import { concatBatches, sliceBatch } from "./column.ts";
-import { importDataKey, makeKeyCheck, withEncryption } from "./crypto.ts";
+import { headerBinding, importDataKey, makeKeyCheck, withEncryption } from "./crypto.ts";
 import { FormatError, type FormatErrorCode } from "./errors.ts";
 import type { ArchiveFooter } from "./header.ts";
-import { headerSha256, schemaToJson } from "./header.ts";
+import { schemaToJson } from "./header.ts";
 import { localKeyProvider } from "./keys/local.ts";
 import type { KeyRing } from "./keys/provider.ts";
 import { planColumns } from "./plan.ts";
@@ -145,7 +145,7 @@ Deno.test("encodeChunk() encrypts in the block pool's Workers", async () => {
         plans,
         codec: "zstd",
         encoder: pool,
-        encryption: { dataKey: KEY, headerSha256: headerSha256(header), rowStart: at },
+        encryption: { dataKey: KEY, headerBinding: headerBinding(header), rowStart: at },
       })
     );
     for (const c of chunks) await writer.writeChunk(await c);
@@ -239,19 +239,36 @@ Deno.test("ArchiveReader refuses tampered encrypted blocks with a typed error, n
     );
     await assert.rejects(readAll(bad, { key: KEY }), isCode("WRONG_KEY"));
   });
-  await t.step("a header edited to read a column as another type, or other metadata", async () => {
-    const edits: ((h: Record<string, unknown>) => void)[] = [
-      (h) => {
-        const fields = (h.schema as { fields: { type: unknown }[] }).fields;
-        fields[0]!.type = { name: "date", unit: "DAY" };
-      },
-      (h) => (h.metadata = { description: "edited" }),
-    ];
-    for (const edit of edits) {
-      await Deno.writeFile(bad, resealArchive(good.slice(), { header: edit }));
-      await assert.rejects(readAll(bad, { key: KEY }), isCode("DECRYPT_FAILED"));
-    }
-  });
+  await t.step(
+    "a header edited to decode blocks otherwise (type, codec, plan, key check)",
+    async () => {
+      const edits: ((h: Record<string, unknown>) => void)[] = [
+        (h) => {
+          const fields = (h.schema as { fields: { type: unknown }[] }).fields;
+          fields[0]!.type = { name: "date", unit: "DAY" };
+        },
+        (h) => ((h.schema as { fields: { nullable: boolean }[] }).fields[1]!.nullable = true),
+        (h) => (h.codec = "lzma2"),
+        (h) => (h.chunk_rows = 99),
+        (h) => (h.primary_key = "id"),
+        (h) => (h.lossy_columns = ["id"]),
+      ];
+      for (const edit of edits) {
+        await Deno.writeFile(bad, resealArchive(good.slice(), { header: edit }));
+        await assert.rejects(readAll(bad, { key: KEY }), isCode("DECRYPT_FAILED"));
+      }
+    },
+  );
+  await t.step(
+    "metadata and the key wrapping are not bound: they change without re-encryption",
+    async () => {
+      await Deno.writeFile(
+        bad,
+        resealArchive(good.slice(), { header: (h) => (h.metadata = { description: "edited" }) }),
+      );
+      assertSame(await readAll(bad, { key: KEY }), batch);
+    },
+  );
   await t.step("encryption removed from the header: the ciphertext does not decode", async () => {
     await Deno.writeFile(
       bad,
@@ -325,7 +342,11 @@ Deno.test("ArchiveWriter refuses plaintext blocks in an encrypted archive and a 
         await encodeChunk(batch, {
           plans,
           codec: "zstd",
-          encryption: { dataKey: KEY, headerSha256: headerSha256(base), rowStart: 0 },
+          encryption: {
+            dataKey: KEY,
+            headerBinding: headerBinding({ ...base, encryption }),
+            rowStart: 0,
+          },
         }),
       ),
       isCode("BAD_ARGUMENT"),
@@ -342,3 +363,34 @@ function indexOf(haystack: Uint8Array, needle: Uint8Array): number {
   }
   return -1;
 }
+
+Deno.test("an envelope key rotates by re-wrapping the EDEK alone; the blocks stay as they are", async () => {
+  const batch = randomBatch(ALL_TYPES, 150, 13);
+  const path = `${TMP}/rotate.pf`;
+  const oldKek = localKeyProvider(KEK);
+  const newKek = localKeyProvider(new Uint8Array(32).fill(0x42));
+  await writeTestArchive(path, batch, { chunkRows: 50, encryption: { provider: oldKek } });
+  const reader = await ArchiveReader.open(path, { keys: { providers: [oldKek] } });
+  const dataKey = reader.dataKey()!;
+  reader.close();
+  const wrapped = await newKek.wrap(dataKey);
+  const good = await Deno.readFile(path);
+  const rotated = resealArchive(good.slice(), {
+    header: (h) => {
+      const e = h.encryption as Record<string, unknown>;
+      e.key_id = wrapped.keyId;
+      e.edek = btoa(String.fromCharCode(...wrapped.edek));
+    },
+  });
+  const view = new DataView(good.buffer);
+  const payload = (b: Uint8Array) => {
+    const v = new DataView(b.buffer, b.byteOffset);
+    const start = 16 + v.getUint32(12, true) + 32;
+    return b.subarray(start, b.length - 48 - v.getUint32(b.length - 16, true));
+  };
+  assert.ok(view.byteLength > 0);
+  assert.deepEqual(payload(rotated), payload(good), "no block was rewritten");
+  await Deno.writeFile(`${TMP}/rotated.pf`, rotated);
+  assertSame(await readAll(`${TMP}/rotated.pf`, { providers: [newKek] }), batch);
+  await assert.rejects(readAll(`${TMP}/rotated.pf`, { providers: [oldKek] }), isCode("WRONG_KEY"));
+});

@@ -26,8 +26,7 @@ import { BlockPool, defaultThreads } from "../format/pool.ts";
 import type { FormatWarning, Quantization } from "../format/predictors/predictor.ts";
 import { QUANTIZATIONS } from "../format/predictors/predictor.ts";
 import { ArchiveWriter } from "../format/writer.ts";
-import { type ChunkEncryption, withEncryption } from "../format/crypto.ts";
-import { headerSha256 } from "../format/header.ts";
+import { type ChunkEncryption, headerBinding, withEncryption } from "../format/crypto.ts";
 import { type EncryptionOptions, prepareEncryption } from "../format/keys/provider.ts";
 import { IoError } from "../io/errors.ts";
 import { openSource } from "../io/source.ts";
@@ -297,7 +296,7 @@ async function freezeOnce(
         enc?.header ?? null,
       );
       writer = await ArchiveWriter.create(archive, h);
-      if (enc) sealing = { dataKey: enc.dataKey, headerSha256: headerSha256(h) };
+      if (enc) sealing = { dataKey: enc.dataKey, headerBinding: headerBinding(h) };
     };
     for await (const batch of rechunk(schema, opened.batches, options.chunkRows)) {
       if (!writer) await start(batch);

@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import type { Batch } from "../../format/column.ts";
 import { concatBatches } from "../../format/column.ts";
-import { blockAad, importDataKey, openBlock } from "../../format/crypto.ts";
+import { blockAad, headerBinding, importDataKey, openBlock } from "../../format/crypto.ts";
 import { FormatError } from "../../format/errors.ts";
 import { localKeyProvider } from "../../format/keys/local.ts";
 import { unlockDataKey } from "../../format/keys/provider.ts";
@@ -20,7 +20,7 @@ import { assertColumnEqual } from "../../format/_test_utils.ts";
 import { TINY_V1_4_KEY, tinyBatch, writeTinyEncrypted } from "./make_golden.ts";
 
 const GOLDEN = new URL("./tiny_v1_4_encrypted.pf", import.meta.url).pathname;
-const GOLDEN_SHA256 = "3b5f63e4b1fd7149ecae9e46bf9aaa618ca3511d2d918028f2c031bac335ea21";
+const GOLDEN_SHA256 = "a7947f5a2bbd166a91e96ccf70bdc9b5fa7e5c6ffcf2fa1ac1e7c73ef4da4ea3";
 const ring = async () => ({ providers: [localKeyProvider(await Deno.readFile(TINY_V1_4_KEY))] });
 
 Deno.test("golden tiny_v1_4_encrypted.pf is pinned and thaws to its rows with its key", async () => {
@@ -96,7 +96,7 @@ async function blocks(path: string, index: ArchiveIndex): Promise<number[][]> {
   for (const [c, chunk] of index.footer.chunks.entries()) {
     for (const [i, blk] of chunk.blocks.entries()) {
       const aad = blockAad({
-        headerSha256: index.header_sha256,
+        headerBinding: headerBinding(index.header),
         rowStart: chunk.row_start,
         rows: chunk.row_end - chunk.row_start,
         column: i,
