@@ -191,3 +191,22 @@ Deno.test("ArchiveWriter leaves nothing at the destination when aborted", async 
   const leftovers = [...Deno.readDirSync(TMP)].filter((e) => e.name.includes(".pf.tmp-"));
   assert.deepEqual(leftovers, []);
 });
+
+Deno.test("ArchiveReader.read() round-trips the edge sizes: empty, one row, exactly chunk_rows, chunk_rows + 1", async (t) => {
+  const chunkRows = 32;
+  for (const rows of [0, 1, chunkRows - 1, chunkRows, chunkRows + 1, 3 * chunkRows]) {
+    await t.step(`${rows} rows`, async () => {
+      const batch = randomBatch(ALL_TYPES, rows, 100 + rows);
+      const path = `${TMP}/edge_${rows}.pf`;
+      const written = await writeTestArchive(path, batch, { chunkRows });
+      assert.equal(written.rows, rows);
+      assert.equal(written.chunks, Math.ceil(rows / chunkRows));
+      const { batch: back, reader } = await readAll(path);
+      assert.equal(reader.index.footer.rows, rows);
+      assert.equal(back.length, rows);
+      if (rows > 0) {
+        ALL_TYPES.forEach((f, i) => assertColumnEqual(back.columns[i]!, batch.columns[i]!, f.name));
+      }
+    });
+  }
+});
