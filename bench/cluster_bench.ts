@@ -1,0 +1,151 @@
+/**
+ * Cluster benchmarks, with real processes (`cluster/spawn.ts`): a master and N
+ * workers on this machine, a job submitted through `ClusterClient`, timed from
+ * submission to DONE (process start-up excluded), then everything torn down.
+ *
+ * - {@link clusterThroughput}: one source with 1 or 2 workers (`bench/run.ts`'s
+ *   "1 vs 2 workers" line; the target is 2 workers ≥ 1.7× faster on 2 cores).
+ * - {@link schedulerThroughput}: 1,000 tasks of 100 rows on 2 workers, in tasks per
+ *   second end to end (target ≥ 250).
+ *
+ * Run directly: `deno run <perms> bench/cluster_bench.ts [source]` (default
+ * flights-3m.parquet from the vega-datasets cache).
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { ClusterClient } from "../client/cluster_client.ts";
+import type { JobCodec } from "../client/types.ts";
+import { type ServerProcess, spawnServer } from "../cluster/spawn.ts";
+
+const CACHE = new URL("./.cache/", import.meta.url).pathname;
+
+/** What one timed job gave. */
+export interface ClusterRun {
+  /** Seconds from submission to DONE. */
+  seconds: number;
+  /** Rows frozen. */
+  rows: number;
+  /** Payload hash of the archive (equal to a local freeze's). */
+  payload_sha256: string;
+}
+
+async function withCluster<T>(
+  workers: number,
+  fn: (client: ClusterClient, dir: string) => Promise<T>,
+): Promise<T> {
+  await Deno.mkdir(CACHE, { recursive: true });
+  const dir = await Deno.makeTempDir({ dir: CACHE, prefix: "cluster-bench-" });
+  const children: ServerProcess[] = [];
+  try {
+    const master = await spawnServer("master", [
+      "--host",
+      "127.0.0.1",
+      "--port",
+      "0",
+      "--data-dir",
+      join(dir, "master"),
+      "--log-level",
+      "warn",
+    ]);
+    children.push(master);
+    for (let i = 0; i < workers; i++) {
+      children.push(
+        await spawnServer("worker", [
+          "--master",
+          master.url,
+          "--host",
+          "127.0.0.1",
+          "--port",
+          "0",
+          "--worker-id",
+          `bench-${i + 1}`,
+          "--log-level",
+          "warn",
+        ]),
+      );
+    }
+    const client = new ClusterClient(master.url);
+    for (let i = 0; i < 600 && (await client.health()).idle_workers < workers; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return await fn(client, dir);
+  } finally {
+    await Promise.allSettled(children.map((c) => c.stop()));
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+async function timedJob(
+  client: ClusterClient,
+  source: string,
+  destination: string,
+  options: { codec?: JobCodec; chunkRows?: number },
+): Promise<ClusterRun> {
+  const started = performance.now();
+  const jobId = await client.freeze(source, destination, options);
+  const job = await client.wait(jobId, { pollInterval: 20 });
+  const seconds = (performance.now() - started) / 1000;
+  if (job.status !== "DONE") throw new Error(`cluster job ${job.status}: ${job.error}`);
+  return { seconds, rows: job.total_rows ?? 0, payload_sha256: job.payload_sha256 ?? "" };
+}
+
+/**
+ * Freezes `source` (zstd, 50,000-row chunks) on a fresh master with `workers` workers.
+ *
+ * @param source The source file.
+ * @param workers 1 or 2.
+ * @returns Seconds from submission to DONE, rows, payload hash.
+ */
+export async function clusterThroughput(
+  source: string,
+  workers: 1 | 2,
+): Promise<{ seconds: number; rows: number; payload_sha256: string }> {
+  return await withCluster(
+    workers,
+    (client, dir) =>
+      timedJob(client, source, join(dir, "out.pf"), { codec: "zstd", chunkRows: 50_000 }),
+  );
+}
+
+/**
+ * Scheduler overhead: 1,000 tasks of 100 rows each on 2 workers.
+ *
+ * @returns Tasks per second end to end, and the run.
+ */
+export async function schedulerThroughput(): Promise<ClusterRun & { tasks_per_s: number }> {
+  return await withCluster(2, async (client, dir) => {
+    const source = join(dir, "small.csv");
+    const lines = ["id,v,label"];
+    for (let i = 0; i < 100_000; i++) lines.push(`${i},${(i * 31) % 977},k${i % 9}`);
+    await Deno.writeTextFile(source, lines.join("\n") + "\n");
+    const run = await timedJob(client, source, join(dir, "small.pf"), {
+      codec: "zstd",
+      chunkRows: 100,
+    });
+    return { ...run, tasks_per_s: 1000 / run.seconds };
+  });
+}
+
+function out(line: string): void {
+  Deno.stdout.writeSync(new TextEncoder().encode(line + "\n"));
+}
+
+if (import.meta.main) {
+  const source = Deno.args[0] ??
+    join(CACHE, "vega-datasets-3.2.1", "package", "data", "flights-3m.parquet");
+  const one = await clusterThroughput(source, 1);
+  const two = await clusterThroughput(source, 2);
+  const rate = (r: ClusterRun) => `${(r.rows / r.seconds / 1e3).toFixed(0)}k rows/s`;
+  out(`${source}: ${one.rows} rows`);
+  out(`  1 worker : ${one.seconds.toFixed(2)} s  ${rate(one)}`);
+  out(`  2 workers: ${two.seconds.toFixed(2)} s  ${rate(two)}`);
+  out(`  speed-up : ${(one.seconds / two.seconds).toFixed(2)}x`);
+  out(`  same payload: ${one.payload_sha256 === two.payload_sha256}`);
+  const sched = await schedulerThroughput();
+  out(
+    `scheduler: 1000 tasks x 100 rows on 2 workers: ${sched.seconds.toFixed(2)} s, ${
+      sched.tasks_per_s.toFixed(0)
+    } tasks/s`,
+  );
+}

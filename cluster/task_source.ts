@@ -1,0 +1,309 @@
+/**
+ * How a source is cut into tasks and how one task's rows are read, shared by the
+ * master (layout, first chunk, rows for workers that cannot read the source) and the
+ * workers (their chunk).
+ *
+ * One task is one chunk of exactly `chunk_rows` rows (the last one shorter), so the
+ * archive's chunk boundaries are the local freeze's. Each chunk must also encode to
+ * the same bytes as in a local freeze, and one detail of the readers makes that
+ * subtle: a column gets a validity bitmap when the *read batch* it came from held a
+ * null, and a slice keeps its batch's bitmap. A local freeze reads batches of
+ * `min(chunk_rows, 65536)` rows ({@link LOCAL_BATCH_ROWS}, `ops/freeze.ts`) and
+ * re-cuts them into chunks, so a chunk that straddles batches carries a bitmap if
+ * either whole batch had a null. A task therefore reads a *window*: the smallest run
+ * of the local freeze's batches ("pieces") covering its chunk, in the same batch size,
+ * then keeps its rows. The pieces are global multiples of the batch size for CSV,
+ * JSON lines and Parquet, and per record batch for Arrow IPC (its reader cuts each
+ * record batch separately).
+ *
+ * Windows are byte ranges for CSV and JSON lines (found by `csvRowBoundaries` /
+ * `jsonlRowBoundaries`, a scan that parses nothing) and row ranges for Parquet (row
+ * groups are skipped by DuckDB) and Arrow IPC.
+ *
+ * @module
+ */
+import type { Batch, Field, Schema } from "../format/column.ts";
+import { concatBatches, sliceBatch } from "../format/column.ts";
+import { csvRowBoundaries, readCsvRange } from "../io/csv.ts";
+import { jsonlRowBoundaries, readJsonlRange } from "../io/jsonl.ts";
+import { openParquet, parquetRowGroups } from "../io/parquet.ts";
+import { arrowBatchLayout, openArrow } from "../io/arrow.ts";
+import { openSource, sourceFormatOf } from "../io/source.ts";
+import type { SourceFormat } from "../io/types.ts";
+import { JobError } from "../client/errors.ts";
+import type { FieldJson, TaskWindow } from "../client/types.ts";
+
+/** Largest batch a local freeze reads (`ops/freeze.ts`, `openAny`): its batch size is `min(chunk_rows, this)`. */
+export const LOCAL_BATCH_ROWS = 65536;
+
+/** A source cut into task windows. */
+export interface SourceLayout {
+  /** Format read. */
+  format: SourceFormat;
+  /** File size when laid out. */
+  bytes: number;
+  /** Rows in the source. */
+  rows: number;
+  /** One window per chunk, in order. */
+  windows: TaskWindow[];
+}
+
+/**
+ * The batch size a local freeze reads a source in, for a chunk size.
+ *
+ * @param chunkRows Rows per chunk.
+ * @returns `min(chunkRows, 65536)`.
+ */
+export function batchRowsFor(chunkRows: number): number {
+  return Math.min(chunkRows, LOCAL_BATCH_ROWS);
+}
+
+/**
+ * Resolves a source's format (the given one, else by extension).
+ *
+ * @param path The source.
+ * @param format A format, or undefined.
+ * @returns The format.
+ * @throws {import("../io/errors.ts").IoError} UNKNOWN_FORMAT for an unknown extension.
+ */
+export function formatOf(path: string, format?: SourceFormat): SourceFormat {
+  return format ?? sourceFormatOf(path);
+}
+
+/**
+ * Cuts a source into one window per chunk, without parsing it.
+ *
+ * @param path The source file.
+ * @param options Format and rows per chunk.
+ * @returns The layout.
+ * @throws {import("../io/errors.ts").IoError} READ_FAILED, PARSE_FAILED (a CSV header).
+ */
+export async function layoutSource(
+  path: string,
+  options: { format: SourceFormat; chunkRows: number },
+): Promise<SourceLayout> {
+  const { format, chunkRows } = options;
+  const batch = batchRowsFor(chunkRows);
+  let rows: number;
+  let bytes: number;
+  // Piece k covers rows [starts[k], starts[k + 1]); `unit(k)` is where piece k starts
+  // in the window's unit (a byte offset, or the row itself).
+  let starts: number[];
+  let unit: (k: number) => number;
+  switch (format) {
+    case "csv":
+    case "jsonl": {
+      const b = format === "csv"
+        ? await csvRowBoundaries(path, batch)
+        : await jsonlRowBoundaries(path, batch);
+      rows = b.rows;
+      bytes = b.bytes;
+      starts = b.offsets.map((_, k) => Math.min(k * batch, rows));
+      const offsets = b.offsets;
+      unit = (k) => offsets[k]!;
+      break;
+    }
+    case "parquet": {
+      const { stat } = await statOf(path);
+      bytes = stat.size;
+      rows = (await parquetRowGroups(path)).rows;
+      starts = [];
+      for (let r = 0; r < rows; r += batch) starts.push(r);
+      starts.push(rows);
+      unit = (k) => starts[k]!;
+      break;
+    }
+    case "arrow": {
+      const { stat } = await statOf(path);
+      bytes = stat.size;
+      const layout = await arrowBatchLayout(path);
+      rows = layout.rows;
+      starts = [];
+      let at = 0;
+      for (const n of layout.batches) {
+        for (let s = 0; s < n; s += batch) starts.push(at + s);
+        at += n;
+      }
+      starts.push(rows);
+      unit = (k) => starts[k]!;
+      break;
+    }
+  }
+  const windows: TaskWindow[] = [];
+  let k0 = 0;
+  for (let s = 0; s < rows; s += chunkRows) {
+    const e = Math.min(s + chunkRows, rows);
+    while (k0 + 1 < starts.length && starts[k0 + 1]! <= s) k0++;
+    let k1 = k0 + 1;
+    while (starts[k1]! < e) k1++;
+    windows.push({
+      unit: format === "csv" || format === "jsonl" ? "bytes" : "rows",
+      start: unit(k0),
+      end: unit(k1),
+      span_rows: starts[k1]! - starts[k0]!,
+      skip: s - starts[k0]!,
+      rows: e - s,
+      batch_rows: batch,
+    });
+  }
+  return { format, bytes, rows, windows };
+}
+
+async function statOf(path: string): Promise<{ stat: Deno.FileInfo }> {
+  try {
+    return { stat: await Deno.stat(path) };
+  } catch (cause) {
+    throw new JobError("SOURCE_NOT_FOUND", `Cannot read source '${path}': ${message(cause)}`, {
+      cause,
+      path,
+    });
+  }
+}
+
+function message(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * Opens a source just to read its schema (inferred from the sample for CSV and JSON
+ * lines, as a local freeze does), with some columns forced to text.
+ *
+ * @param path The source.
+ * @param options Format, forced text columns, and the batch size (as the local freeze opens it).
+ * @returns The schema and the file size.
+ * @throws {import("../io/errors.ts").IoError} from the reader.
+ */
+export async function sourceSchema(
+  path: string,
+  options: { format: SourceFormat; types: Record<string, "string">; batchRows: number },
+): Promise<{ schema: Schema; bytes: number }> {
+  const source = await openSource(path, {
+    format: options.format,
+    types: { ...options.types },
+    batchRows: options.batchRows,
+  });
+  try {
+    return { schema: source.schema, bytes: source.bytes };
+  } finally {
+    await source.close();
+  }
+}
+
+/** What {@link readTaskRows} needs. */
+export interface TaskRead {
+  /** Source file. */
+  path: string;
+  /** Its format. */
+  format: SourceFormat;
+  /** The job's schema. */
+  schema: Schema;
+  /** Columns forced to text. */
+  types: Record<string, "string">;
+  /** The window. */
+  window: TaskWindow;
+}
+
+/**
+ * Reads one task's rows: the window in the local freeze's batch size, then the
+ * chunk's rows out of it, cut exactly as the local freeze cuts them.
+ *
+ * @param read Source, schema and window.
+ * @returns The chunk's rows.
+ * @throws {import("../io/errors.ts").IoError} from the reader (PARSE_FAILED,
+ * SCHEMA_MISMATCH with `column`...); {JobError} SOURCE_CHANGED when the window does
+ * not hold the rows or schema the master planned.
+ */
+export async function readTaskRows(read: TaskRead): Promise<Batch> {
+  const { path, format, schema, types, window } = read;
+  const range = { start: window.start, end: window.end };
+  let close = () => Promise.resolve();
+  let batches: AsyncIterable<Batch>;
+  switch (format) {
+    case "csv":
+      batches = readCsvRange(path, schema, range, { batchRows: window.batch_rows });
+      break;
+    case "jsonl":
+      batches = readJsonlRange(path, schema, range, { batchRows: window.batch_rows });
+      break;
+    case "parquet":
+    case "arrow": {
+      const options = { types: { ...types }, rows: range, batchRows: window.batch_rows };
+      const source = format === "parquet"
+        ? await openParquet(path, options)
+        : await openArrow(path, options);
+      close = () => source.close();
+      if (!sameSchema(source.schema, schema)) {
+        await close();
+        throw new JobError(
+          "SOURCE_CHANGED",
+          `Cannot read task rows of '${path}': its schema is ${
+            describe(source.schema)
+          }, the job planned ${describe(schema)}`,
+          { path },
+        );
+      }
+      batches = source.batches();
+      break;
+    }
+  }
+  const parts: Batch[] = [];
+  const from = window.skip;
+  const to = window.skip + window.rows;
+  let at = 0;
+  try {
+    for await (const batch of batches) {
+      const lo = Math.max(from - at, 0);
+      const hi = Math.min(to - at, batch.length);
+      if (lo < hi) parts.push(lo === 0 && hi === batch.length ? batch : sliceBatch(batch, lo, hi));
+      at += batch.length;
+    }
+  } finally {
+    await close();
+  }
+  if (at !== window.span_rows) {
+    throw new JobError(
+      "SOURCE_CHANGED",
+      `Cannot read task rows of '${path}': the ${window.unit} window ${window.start}:${window.end} holds ${at} rows, the job planned ${window.span_rows}`,
+      { path },
+    );
+  }
+  const chunk = concatBatches(schema, parts);
+  if (parts.length === 0 || chunk.length !== window.rows) {
+    throw new JobError(
+      "SOURCE_CHANGED",
+      `Cannot read task rows of '${path}': got ${
+        parts.length === 0 ? 0 : chunk.length
+      } rows, the job planned ${window.rows}`,
+      { path },
+    );
+  }
+  return chunk;
+}
+
+/**
+ * Compares two schemas field by field (name, type, nullability, unit, zone).
+ *
+ * @param a A schema.
+ * @param b Another.
+ * @returns Whether they are the same.
+ */
+export function sameSchema(a: Schema, b: Schema): boolean {
+  return JSON.stringify(a.map(fieldJson)) === JSON.stringify(b.map(fieldJson));
+}
+
+/**
+ * A field as plain JSON (the wire form), keys in a fixed order.
+ *
+ * @param f The field.
+ * @returns Its JSON form.
+ */
+export function fieldJson(f: Field): FieldJson {
+  const out: FieldJson = { name: f.name, type: f.type, nullable: f.nullable };
+  if (f.unit !== undefined) out.unit = f.unit;
+  if (f.timezone !== undefined) out.timezone = f.timezone;
+  return out;
+}
+
+function describe(schema: Schema): string {
+  return schema.map((f) => `${f.name}:${f.type}`).join(", ");
+}

@@ -1,0 +1,382 @@
+/**
+ * The master's Hono app: the REST paths of `DESIGN.md` ("Master REST") over a
+ * {@link Master}, typed with `@hono/zod-openapi` (`/openapi.json`), plus the status
+ * page at `/` and `GET /tasks/{id}/rows` (a task's rows, for a worker that cannot
+ * read the source itself).
+ *
+ * The app owns no state: {@link createMasterApp} gets the master and a logger, so
+ * tests drive it through `app.request()` and `serve.ts` / `cluster/cli.ts` put it
+ * behind `Deno.serve`. Every error answer is `{"error": {"code", "message"}}`
+ * (`internal/http_error.ts`; cluster codes mapped by `JOB_STATUS_BY_CODE`). Bodies
+ * are limited to 1 MiB, except a frozen chunk (`maxChunkBytes`).
+ *
+ * @module
+ */
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { requestId } from "hono/request-id";
+import { DEFAULT_MAX_BODY_BYTES, limitBody } from "../internal/body_limit.ts";
+import { createErrorHandler, notFoundHandler, validationHook } from "../internal/http_error.ts";
+import { jsonBody } from "../internal/json_body.ts";
+import { createLogger, type Logger } from "../internal/log.ts";
+import { JOB_STATUS_BY_CODE } from "../client/errors.ts";
+import { WIRE_CONTENT_TYPE } from "../cluster/wire.ts";
+import { MAX_CHUNK_ROWS } from "./config.ts";
+import type { Master } from "./master.ts";
+import { STATUS_PAGE_HTML } from "./status_page.ts";
+
+/** What the app needs. */
+export interface MasterAppDeps {
+  /** The master. */
+  master: Master;
+  /** Logger (default: warnings and errors to stderr). */
+  logger?: Logger;
+  /** Largest frozen chunk body in bytes (default 512 MiB). */
+  maxChunkBytes?: number;
+}
+
+/** Context variables the app sets. */
+export type MasterEnv = {
+  Variables: { requestId: string };
+  Bindings: { remoteAddr?: Deno.NetAddr };
+};
+
+const JOB_STATUSES = ["QUEUED", "RUNNING", "DONE", "FAILED", "CANCELLED"] as const;
+
+const ErrorSchema = z.object({
+  error: z.object({ code: z.string(), message: z.string() }).passthrough(),
+}).openapi("Error");
+
+const SubmitSchema = z.object({
+  source: z.string().min(1).openapi({ description: "Source file on the master's filesystem" }),
+  destination: z.string().min(1).openapi({ description: "Archive to write" }),
+  codec: z.enum(["zstd", "lzma2", "zpaq", "auto"]).optional(),
+  chunk_rows: z.number().int().min(1).max(MAX_CHUNK_ROWS).optional(),
+  format: z.enum(["csv", "jsonl", "parquet", "arrow"]).optional(),
+}).strict().openapi("SubmitRequest");
+
+const SubmitResultSchema = z.object({
+  job_id: z.string(),
+  status: z.enum(JOB_STATUSES),
+}).openapi("SubmitResponse");
+
+const TaskSchema = z.object({
+  task_id: z.string(),
+  index: z.number().int(),
+  status: z.enum(JOB_STATUSES),
+  attempts: z.number().int(),
+  worker_id: z.string().nullable(),
+  rows: z.number().int(),
+  error: z.string().nullable(),
+}).openapi("Task");
+
+const JobSummarySchema = z.object({
+  job_id: z.string(),
+  status: z.enum(JOB_STATUSES),
+  phase: z.enum(["preparing", "freezing", "writing", "finished"]),
+  progress: z.number(),
+  total_rows: z.number().int().nullable(),
+  source: z.string(),
+  destination: z.string(),
+  codec: z.string(),
+  codec_used: z.string().nullable(),
+  auto_reason: z.string().nullable(),
+  chunk_rows: z.number().int(),
+  tasks_total: z.number().int().nullable(),
+  tasks_done: z.number().int(),
+  widened_columns: z.array(z.string()),
+  created_at: z.string(),
+  started_at: z.string().nullable(),
+  finished_at: z.string().nullable(),
+  updated_at: z.string(),
+  error: z.string().nullable(),
+  payload_sha256: z.string().nullable(),
+  archive_bytes: z.number().int().nullable(),
+}).openapi("JobSummary");
+
+const JobSchema = JobSummarySchema.extend({ tasks: z.array(TaskSchema) }).openapi("Job");
+
+const WorkerSchema = z.object({
+  worker_id: z.string(),
+  url: z.string(),
+  status: z.enum(["idle", "busy", "offline"]),
+  jobs_done: z.number().int(),
+  tasks_failed: z.number().int(),
+  last_heartbeat: z.string(),
+  heartbeat_age_s: z.number(),
+  task_id: z.string().nullable(),
+  registered_at: z.string(),
+}).openapi("Worker");
+
+const HealthSchema = z.object({
+  status: z.literal("ok"),
+  workers: z.number().int(),
+  idle_workers: z.number().int(),
+  offline_workers: z.number().int(),
+  active_jobs: z.number().int(),
+  heartbeat_s: z.number(),
+}).openapi("Health");
+
+const RunningSchema = z.object({ task_id: z.string().min(1), lease: z.string().min(1) })
+  .nullable().optional();
+
+const RegisterSchema = z.object({
+  worker_id: z.string().min(1).max(200).regex(/^[A-Za-z0-9._:@-]+$/, {
+    message: "use letters, digits and . _ : @ -",
+  }),
+  url: z.string().url(),
+  running: RunningSchema,
+}).openapi("RegisterRequest");
+
+const RegisterResultSchema = z.object({
+  worker_id: z.string(),
+  heartbeat_s: z.number(),
+  url: z.string(),
+  drop: z.array(z.string()),
+}).openapi("RegisterResponse");
+
+const HeartbeatSchema = z.object({ running: RunningSchema }).openapi("HeartbeatRequest");
+
+const FailedSchema = z.object({
+  lease: z.string().min(1),
+  worker_id: z.string().min(1),
+  error: z.union([
+    z.string(),
+    z.object({
+      code: z.string().min(1).max(100),
+      message: z.string().max(100_000),
+      column: z.string().optional(),
+    }),
+  ]),
+}).openapi("FailedRequest");
+
+const OkSchema = z.object({ ok: z.literal(true) }).openapi("Ok");
+const HeartbeatResultSchema = z.object({ ok: z.literal(true), drop: z.array(z.string()) });
+
+const JobIdParam = z.object({ job_id: z.string().min(1).max(200) });
+const WorkerIdParam = z.object({ worker_id: z.string().min(1).max(200) });
+const TaskIdParam = z.object({ task_id: z.string().min(1).max(200) });
+
+const json = <T extends z.ZodType>(schema: T, description: string) => ({
+  content: { "application/json": { schema } },
+  description,
+});
+const errors = (...statuses: number[]) =>
+  Object.fromEntries(statuses.map((s) => [s, json(ErrorSchema, `Error ${s}`)]));
+const body = <T extends z.ZodType>(schema: T) => ({
+  required: true,
+  content: { "application/json": { schema } },
+});
+
+const routes = {
+  health: createRoute({
+    method: "get",
+    path: "/health",
+    summary: "Liveness and worker counts",
+    responses: { 200: json(HealthSchema, "The master is up") },
+  }),
+  submit: createRoute({
+    method: "post",
+    path: "/jobs",
+    summary: "Submit a freeze job",
+    request: { body: body(SubmitSchema) },
+    responses: { 201: json(SubmitResultSchema, "Accepted, QUEUED"), ...errors(400, 409, 413) },
+  }),
+  list: createRoute({
+    method: "get",
+    path: "/jobs",
+    summary: "Every job, newest first (without tasks)",
+    responses: { 200: json(z.array(JobSummarySchema), "Jobs") },
+  }),
+  get: createRoute({
+    method: "get",
+    path: "/jobs/{job_id}",
+    summary: "One job with its tasks",
+    request: { params: JobIdParam },
+    responses: { 200: json(JobSchema, "The job"), ...errors(404) },
+  }),
+  cancel: createRoute({
+    method: "post",
+    path: "/jobs/{job_id}/cancel",
+    summary: "Cancel a QUEUED or RUNNING job",
+    request: { params: JobIdParam },
+    responses: { 200: json(SubmitResultSchema, "CANCELLED"), ...errors(404, 409) },
+  }),
+  remove: createRoute({
+    method: "delete",
+    path: "/jobs/{job_id}",
+    summary: "Same as POST /jobs/{job_id}/cancel",
+    request: { params: JobIdParam },
+    responses: { 200: json(SubmitResultSchema, "CANCELLED"), ...errors(404, 409) },
+  }),
+  workers: createRoute({
+    method: "get",
+    path: "/workers",
+    summary: "Every worker the master knows",
+    responses: { 200: json(z.array(WorkerSchema), "Workers") },
+  }),
+  register: createRoute({
+    method: "post",
+    path: "/workers/register",
+    summary: "Register (or re-register) a worker",
+    request: { body: body(RegisterSchema) },
+    responses: { 200: json(RegisterResultSchema, "Registered"), ...errors(400) },
+  }),
+  heartbeat: createRoute({
+    method: "post",
+    path: "/workers/{worker_id}/heartbeat",
+    summary: "A worker's heartbeat (body optional: the task it runs)",
+    request: { params: WorkerIdParam },
+    responses: { 200: json(HeartbeatResultSchema, "Recorded"), ...errors(400, 404) },
+  }),
+  failed: createRoute({
+    method: "post",
+    path: "/tasks/{task_id}/failed",
+    summary: "A worker reports a failed attempt",
+    request: { params: TaskIdParam, body: body(FailedSchema) },
+    responses: { 200: json(OkSchema, "Recorded"), ...errors(400, 404, 409) },
+  }),
+};
+
+function remoteHost(c: Context<MasterEnv>): string | undefined {
+  try {
+    return c.env?.remoteAddr?.hostname;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Creates the master's app.
+ *
+ * @param deps The master and a logger.
+ * @returns The app (`app.fetch` for `Deno.serve`, `app.request` for tests).
+ *
+ * @example Ask a fresh master for its health
+ * ```ts ignore
+ * const store = await JobStore.open(":memory:");
+ * const app = createMasterApp({ master: Master.open({ store, dataDir: ".tmp/m" }) });
+ * const res = await app.request("/health");
+ * assert.equal((await res.json()).status, "ok");
+ * ```
+ */
+export function createMasterApp(deps: MasterAppDeps): OpenAPIHono<MasterEnv> {
+  const { master } = deps;
+  const logger = deps.logger ?? createLogger({ component: "master", level: "warn" });
+  const maxChunkBytes = deps.maxChunkBytes ?? 512 * 1024 * 1024;
+  const app = new OpenAPIHono<MasterEnv>({ defaultHook: validationHook });
+  app.onError(createErrorHandler({ logger, statusByCode: JOB_STATUS_BY_CODE }));
+  app.notFound(notFoundHandler);
+  app.use(requestId());
+  if (logger.enabled("debug")) {
+    app.use(async function accessLog(c, next) {
+      const started = performance.now();
+      await next();
+      logger.debug("request", {
+        request_id: c.get("requestId"),
+        method: c.req.method,
+        path: c.req.path,
+        status: c.res.status,
+        ms: Math.round((performance.now() - started) * 100) / 100,
+      });
+    });
+  }
+  const smallLimit = limitBody({ maxBytes: DEFAULT_MAX_BODY_BYTES });
+  const chunkLimit = limitBody({ maxBytes: maxChunkBytes });
+  app.use(function bodyLimits(c, next) {
+    return /^\/tasks\/[^/]+\/done$/.test(c.req.path) ? chunkLimit(c, next) : smallLimit(c, next);
+  });
+  app.use(jsonBody());
+
+  app.get("/", (c) => c.html(STATUS_PAGE_HTML));
+
+  app.openapi(routes.health, (c) => c.json(master.health(), 200));
+
+  app.openapi(routes.submit, async (c) => {
+    const job = await master.submit(c.req.valid("json"));
+    return c.json({ job_id: job.job_id, status: job.status }, 201);
+  });
+
+  app.openapi(routes.list, (c) => c.json(master.jobs(), 200));
+
+  app.openapi(routes.get, (c) => c.json(master.job(c.req.valid("param").job_id), 200));
+
+  app.openapi(routes.cancel, (c) => {
+    const job = master.cancel(c.req.valid("param").job_id);
+    return c.json({ job_id: job.job_id, status: job.status }, 200);
+  });
+
+  app.openapi(routes.remove, (c) => {
+    const job = master.cancel(c.req.valid("param").job_id);
+    return c.json({ job_id: job.job_id, status: job.status }, 200);
+  });
+
+  app.openapi(routes.workers, (c) => c.json(master.workers(), 200));
+
+  app.openapi(routes.register, (c) => {
+    const answer = master.register(c.req.valid("json"), remoteHost(c));
+    return c.json(answer, 200);
+  });
+
+  app.openapi(routes.heartbeat, async (c) => {
+    // The body is optional: a bare POST is a heartbeat of an idle worker.
+    const text = await c.req.text();
+    let raw: unknown = {};
+    if (text.trim() !== "") {
+      try {
+        raw = JSON.parse(text);
+      } catch {
+        throw new HTTPException(400, { message: "Heartbeat body is not valid JSON" });
+      }
+    }
+    const parsed = HeartbeatSchema.safeParse(raw);
+    if (!parsed.success) {
+      const why = parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`);
+      throw new HTTPException(400, { message: `Invalid heartbeat body: ${why.join("; ")}` });
+    }
+    const answer = master.heartbeat(c.req.valid("param").worker_id, parsed.data);
+    return c.json(answer, 200);
+  });
+
+  app.openapi(routes.failed, (c) => {
+    master.taskFailed(c.req.valid("param").task_id, c.req.valid("json"));
+    return c.json({ ok: true as const }, 200);
+  });
+
+  app.post("/tasks/:task_id/done", async (c) => {
+    const type = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+    if (type !== WIRE_CONTENT_TYPE && type !== "application/octet-stream") {
+      return c.json({
+        error: {
+          code: "UNSUPPORTED_MEDIA_TYPE",
+          message: `Send the frozen chunk as ${WIRE_CONTENT_TYPE}, got '${type || "nothing"}'`,
+        },
+      }, 415);
+    }
+    const bytes = new Uint8Array(await c.req.arrayBuffer());
+    await master.taskDone(c.req.param("task_id"), bytes);
+    return c.json({ ok: true as const }, 200);
+  });
+
+  app.get("/tasks/:task_id/rows", async (c) => {
+    const lease = c.req.query("lease");
+    if (!lease) {
+      throw new HTTPException(400, {
+        message: "Give the task's lease: GET /tasks/{task_id}/rows?lease=…",
+      });
+    }
+    const bytes = await master.taskRows(c.req.param("task_id"), lease);
+    return c.body(bytes as Uint8Array<ArrayBuffer>, 200, { "content-type": WIRE_CONTENT_TYPE });
+  });
+
+  app.doc31("/openapi.json", {
+    openapi: "3.1.0",
+    info: {
+      title: "Permafrost master",
+      version: "1.0.0",
+      description: "Freeze jobs split into tasks run by workers. Errors: {error: {code, message}}.",
+    },
+  });
+  return app;
+}

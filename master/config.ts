@@ -1,0 +1,101 @@
+/**
+ * The master's settings, declared once for the config loader (flag > `PERMAFROST_*`
+ * environment variable > default; `internal/config.ts`) and for the README table
+ * (`configMarkdown(MASTER_CONFIG)`).
+ *
+ * @module
+ */
+import {
+  type ConfigOf,
+  enumParser,
+  intParser,
+  numberParser,
+  pathParser,
+  portParser,
+  setting,
+  stringParser,
+} from "../internal/config.ts";
+import { LOG_LEVELS, type LogLevel } from "../internal/log.ts";
+
+/** Default port of the master. */
+export const MASTER_PORT = 8700;
+/** Largest `chunk_rows` a job may ask for: a task holds one chunk in memory on a worker. */
+export const MAX_CHUNK_ROWS = 1_000_000;
+
+/** The master's settings. */
+export const MASTER_CONFIG = Object.freeze({
+  host: setting({
+    flag: "--host",
+    env: "PERMAFROST_MASTER_HOST",
+    default: "0.0.0.0",
+    parse: stringParser(),
+    description: "Interface the master listens on",
+  }),
+  port: setting({
+    flag: "--port",
+    env: "PERMAFROST_MASTER_PORT",
+    default: MASTER_PORT,
+    parse: portParser(),
+    description: "Port the master listens on (0: any free port)",
+  }),
+  maxRetries: setting({
+    flag: "--max-retries",
+    env: "PERMAFROST_MAX_RETRIES",
+    default: 3,
+    parse: intParser({ min: 1, max: 100 }),
+    description: "Attempts a task gets before its job is FAILED",
+  }),
+  defaultChunk: setting({
+    flag: "--default-chunk",
+    env: "PERMAFROST_DEFAULT_CHUNK",
+    default: 50_000,
+    parse: intParser({ min: 1, max: MAX_CHUNK_ROWS }),
+    description: "Rows per chunk (and task) when a job does not say",
+  }),
+  heartbeatS: setting({
+    flag: "--heartbeat-s",
+    env: "PERMAFROST_HEARTBEAT_S",
+    default: 5,
+    parse: numberParser({ min: 0.05, max: 3600 }),
+    description:
+      "Seconds between worker heartbeats; a worker silent for 3 intervals is offline and its task re-queued",
+  }),
+  taskTimeoutS: setting({
+    flag: "--task-timeout-s",
+    env: "PERMAFROST_TASK_TIMEOUT_S",
+    default: 900,
+    parse: numberParser({ min: 0.1, max: 604_800 }),
+    description: "Seconds a task may run before the attempt counts as failed",
+  }),
+  dataDir: setting({
+    flag: "--data-dir",
+    env: "PERMAFROST_MASTER_DATA_DIR",
+    default: ".permafrost/master",
+    parse: pathParser(),
+    description: "Directory of the job store and the staged chunks",
+  }),
+  db: setting({
+    flag: "--db",
+    env: "PERMAFROST_MASTER_DB",
+    default: "",
+    parse: stringParser({ nonEmpty: false }),
+    description: "SQLite job store (default: jobs.db in the data directory)",
+  }),
+  maxChunkBytes: setting({
+    flag: "--max-chunk-bytes",
+    env: "PERMAFROST_MAX_CHUNK_BYTES",
+    default: 512 * 1024 * 1024,
+    parse: intParser({ min: 1024, max: 4 * 1024 * 1024 * 1024 }),
+    description: "Largest frozen chunk a worker may send (bytes)",
+  }),
+  logLevel: setting({
+    flag: "--log-level",
+    env: "PERMAFROST_LOG_LEVEL",
+    default: "info" as LogLevel,
+    parse: enumParser(LOG_LEVELS),
+    description: "Least severe log level written (JSON lines on stderr)",
+  }),
+});
+
+/** The master's resolved settings. */
+export type MasterConfig = ConfigOf<typeof MASTER_CONFIG>;

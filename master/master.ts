@@ -1,0 +1,1455 @@
+/**
+ * `Master`: the cluster's brain, without HTTP. It holds jobs, tasks and workers in
+ * memory (written through to the {@link JobStore}), and implements "How a freeze
+ * job flows" (`DESIGN.md`):
+ *
+ * - **submit**: checks the request, records the job QUEUED, and prepares it in the
+ *   background (`prepare.ts`: layout, schema, plan, codec); a job without tasks yet
+ *   is never scheduled.
+ * - **schedule**: hands the next task to the next idle worker, round-robin across
+ *   every active job (each assignment serves the job after the one served last) and
+ *   across workers; a retried task prefers an idle worker it has not failed on. One
+ *   task per worker. Each assignment gets a fresh *lease*; a result or report must
+ *   carry the current lease, so anything late, duplicated, or from a worker declared
+ *   offline is refused as `STALE_RESULT` and changes nothing.
+ * - **done**: checks the chunk (framing, block hashes, row and column counts),
+ *   stages it durably (a file under the data directory, then its row, which is the
+ *   commit point; the file's SHA-256 is recorded and checked again before use), and
+ *   when every task is done writes the archive in chunk order (`ArchiveWriter`: temp
+ *   file, fsync, rename) with the header a local freeze writes (`ops/freeze.ts`).
+ * - **failed**: a SCHEMA_MISMATCH naming a column not yet text widens it and starts
+ *   the job over (as a local freeze does; not a failure). Any other error counts:
+ *   the task is retried until it has had `maxRetries` attempts, then the job is
+ *   FAILED with that error (other jobs go on).
+ * - **tick** (the caller runs it on a timer; tests call it with a fake clock): a
+ *   worker silent for 3 heartbeat intervals is offline and its task re-queued
+ *   without counting the attempt; a task past the task timeout counts as failed.
+ * - **cancel**: the job becomes CANCELLED, its workers are told to drop its tasks,
+ *   staged chunks are deleted and no archive is written.
+ * - **restart**: {@link Master.open} reloads the store: jobs resume where they were;
+ *   a task still RUNNING waits for its worker to re-register (3 heartbeat intervals)
+ *   and is re-queued otherwise; DONE chunks are never redone.
+ *
+ * Time comes from the injected clock only; workers are reached through the injected
+ * {@link WorkerTransport}.
+ *
+ * @module
+ */
+import { dirname, join, resolve } from "node:path";
+import { createHash } from "node:crypto";
+import type { Batch, Schema } from "../format/column.ts";
+import type { ColumnPlan } from "../format/header.ts";
+import { ArchiveWriter } from "../format/writer.ts";
+import { sourceFormatOf } from "../io/source.ts";
+import type { SourceFormat } from "../io/types.ts";
+import { header } from "../ops/freeze.ts";
+import { createLogger, type Logger } from "../internal/log.ts";
+import { PermafrostError } from "../internal/errors.ts";
+import { JobError } from "../client/errors.ts";
+import type {
+  FailedRequest,
+  HealthRecord,
+  HeartbeatRequest,
+  HeartbeatResponse,
+  JobCodec,
+  JobRecord,
+  JobSummary,
+  RegisterRequest,
+  RegisterResponse,
+  RunningTask,
+  SubmitRequest,
+  TaskErrorReport,
+  TaskRecord,
+  TaskSpec,
+  WorkerRecord,
+} from "../client/types.ts";
+import { decodeChunkBody, encodeBatchBody } from "../cluster/wire.ts";
+import { readTaskRows, type TaskRead } from "../cluster/task_source.ts";
+import { MAX_CHUNK_ROWS } from "./config.ts";
+import { type PrepareInput, prepareJob, type PrepareResult } from "./prepare.ts";
+import type { JobRow, JobStore, TaskRow } from "./store.ts";
+
+/** Codecs a job may ask for. */
+export const JOB_CODECS: readonly JobCodec[] = Object.freeze(["zstd", "lzma2", "zpaq", "auto"]);
+
+/** Staging files up to this size are read whole when the archive is written. */
+const WHOLE_READ_BYTES = 256 * 1024 * 1024;
+
+/** Heartbeat intervals of silence after which a worker is offline. */
+export const MISSED_HEARTBEATS = 3;
+
+/** Why a task could not be handed to a worker. */
+export class DispatchError extends Error {
+  override name = "DispatchError";
+  /** `unreachable` (no answer), `busy` (runs another task) or `refused` (any other error answer). */
+  readonly kind: "unreachable" | "busy" | "refused";
+
+  /**
+   * Creates a dispatch error.
+   *
+   * @param kind What happened.
+   * @param message Details.
+   */
+  constructor(kind: "unreachable" | "busy" | "refused", message: string) {
+    super(message);
+    this.kind = kind;
+  }
+}
+
+/** How the master reaches workers. */
+export interface WorkerTransport {
+  /**
+   * Hands a task to a worker.
+   *
+   * @throws {DispatchError} when the worker does not take it.
+   */
+  assign(url: string, spec: TaskSpec): Promise<void>;
+  /** Tells a worker to drop a task (best effort; throws when unreachable). */
+  cancel(url: string, taskId: string): Promise<void>;
+}
+
+/**
+ * The HTTP transport: `POST {url}/tasks` and `POST {url}/tasks/{id}/cancel`.
+ *
+ * @param options `fetch` (default the global one) and a per-request timeout.
+ * @returns The transport.
+ */
+export function httpTransport(
+  options: { fetch?: typeof fetch; timeoutMs?: number } = {},
+): WorkerTransport {
+  const doFetch = options.fetch ?? fetch;
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  async function call(url: string, body: unknown): Promise<Response> {
+    try {
+      return await doFetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (err) {
+      throw new DispatchError("unreachable", err instanceof Error ? err.message : String(err));
+    }
+  }
+  return {
+    async assign(url, spec) {
+      const res = await call(`${url}/tasks`, spec);
+      if (res.ok) {
+        await res.body?.cancel();
+        return;
+      }
+      const text = await res.text().catch(() => "");
+      let message = text;
+      try {
+        message = JSON.parse(text).error?.message ?? text;
+      } catch { /* not JSON */ }
+      throw new DispatchError(
+        res.status === 409 ? "busy" : "refused",
+        `worker answered ${res.status}: ${message}`,
+      );
+    },
+    async cancel(url, taskId) {
+      const res = await call(`${url}/tasks/${encodeURIComponent(taskId)}/cancel`, {});
+      await res.body?.cancel();
+    },
+  };
+}
+
+/** What a {@link Master} needs. */
+export interface MasterDeps {
+  /** The durable store (its content is loaded by {@link Master.open}). */
+  store: JobStore;
+  /** Directory for staged chunks (`staging/<job_id>/`). */
+  dataDir: string;
+  /** Attempts a task gets (default 3). */
+  maxRetries?: number;
+  /** Heartbeat interval in seconds (default 5). */
+  heartbeatS?: number;
+  /** Task timeout in seconds (default 900). */
+  taskTimeoutS?: number;
+  /** `chunk_rows` of a job that does not give it (default 50,000). */
+  defaultChunk?: number;
+  /** Clock in epoch milliseconds (default `Date.now`). */
+  now?: () => number;
+  /** Logger (default: info and above to stderr). */
+  logger?: Logger;
+  /** How workers are reached (default {@link httpTransport}). */
+  transport?: WorkerTransport;
+  /** Job preparation (default `prepareJob`; tests may slow or fail it). */
+  prepare?: (input: PrepareInput) => Promise<PrepareResult>;
+  /** Reads a task's rows for a worker that cannot (default `readTaskRows`). */
+  readRows?: (read: TaskRead) => Promise<Batch>;
+  /**
+   * fsync each staged chunk before recording it (default false). Not needed for
+   * correctness: a staged chunk is checked against its recorded SHA-256 before the
+   * archive is written, and one lost to a power cut is frozen again.
+   */
+  fsync?: boolean;
+}
+
+interface WorkerState {
+  worker_id: string;
+  url: string;
+  status: "idle" | "busy" | "offline";
+  /** Task the master gave it and expects back, or null. */
+  task_id: string | null;
+  jobs_done: number;
+  tasks_failed: number;
+  last_heartbeat: number;
+  registered_at: number;
+}
+
+/** A unique id: 12 hex digits. */
+function newId(): string {
+  return crypto.randomUUID().replaceAll("-", "").slice(0, 12);
+}
+
+function iso(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
+}
+
+function errorText(e: unknown): string {
+  if (e instanceof PermafrostError) return `${e.code}: ${e.message}`;
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** The master's state machine. */
+export class Master {
+  #store: JobStore;
+  #dataDir: string;
+  #maxRetries: number;
+  #heartbeatMs: number;
+  #taskTimeoutMs: number;
+  #defaultChunk: number;
+  #now: () => number;
+  #log: Logger;
+  #transport: WorkerTransport;
+  #prepare: (input: PrepareInput) => Promise<PrepareResult>;
+  #readRows: (read: TaskRead) => Promise<Batch>;
+  #fsync: boolean;
+  #startedAt: number;
+
+  #jobs = new Map<string, JobRow>();
+  #tasks = new Map<string, TaskRow[]>();
+  #taskById = new Map<string, TaskRow>();
+  #queues = new Map<string, TaskRow[]>();
+  #running = new Set<TaskRow>();
+  #workers = new Map<string, WorkerState>();
+  #preparing = new Map<string, number>();
+  #assembling = new Map<string, { cancelled: boolean }>();
+  #pending = new Set<Promise<unknown>>();
+  #staging = new Map<string, { path: string; file: Deno.FsFile; size: number }>();
+  #nextSeq = 1;
+  #lastJobSeq = 0;
+  #workerCursor = 0;
+  #closed = false;
+
+  private constructor(deps: MasterDeps) {
+    this.#store = deps.store;
+    this.#dataDir = resolve(deps.dataDir);
+    this.#maxRetries = deps.maxRetries ?? 3;
+    this.#heartbeatMs = (deps.heartbeatS ?? 5) * 1000;
+    this.#taskTimeoutMs = (deps.taskTimeoutS ?? 900) * 1000;
+    this.#defaultChunk = deps.defaultChunk ?? 50_000;
+    this.#now = deps.now ?? Date.now;
+    this.#log = deps.logger ?? createLogger({ component: "master" });
+    this.#transport = deps.transport ?? httpTransport();
+    this.#prepare = deps.prepare ?? prepareJob;
+    this.#readRows = deps.readRows ?? readTaskRows;
+    this.#fsync = deps.fsync ?? false;
+    this.#startedAt = this.#now();
+  }
+
+  /**
+   * Creates a master over a store and resumes every unfinished job in it.
+   *
+   * @param deps Store, data directory, limits, clock, logger, transport.
+   * @returns The master.
+   */
+  static open(deps: MasterDeps): Master {
+    const master = new Master(deps);
+    master.#load();
+    return master;
+  }
+
+  /** Heartbeat interval in seconds. */
+  get heartbeatS(): number {
+    return this.#heartbeatMs / 1000;
+  }
+
+  #load(): void {
+    for (const job of this.#store.jobs()) {
+      this.#jobs.set(job.job_id, job);
+      this.#tasks.set(job.job_id, []);
+      this.#queues.set(job.job_id, []);
+      this.#nextSeq = Math.max(this.#nextSeq, job.seq + 1);
+    }
+    for (const task of this.#store.tasks()) {
+      const list = this.#tasks.get(task.job_id);
+      if (!list) continue;
+      list.push(task);
+      this.#taskById.set(task.task_id, task);
+      if (task.status === "QUEUED") this.#queues.get(task.job_id)!.push(task);
+      if (task.status === "RUNNING") this.#running.add(task);
+    }
+    let resumed = 0;
+    for (const job of this.#jobs.values()) {
+      if (!this.#active(job)) continue;
+      resumed++;
+      if (job.prepared === null) this.#startPrepare(job);
+      else if (job.phase === "writing" || this.#allDone(job)) this.#startAssemble(job);
+    }
+    if (resumed > 0) this.#log.info("resumed jobs from the store", { jobs: resumed });
+  }
+
+  #active(job: JobRow): boolean {
+    return job.status === "QUEUED" || job.status === "RUNNING";
+  }
+
+  #allDone(job: JobRow): boolean {
+    return job.tasks_total !== null &&
+      (this.#tasks.get(job.job_id) ?? []).every((t) => t.status === "DONE");
+  }
+
+  #track<T>(p: Promise<T>): void {
+    const tracked = p.catch((err) => {
+      this.#log.error("background work failed", { err, stack: (err as Error)?.stack });
+    }).finally(() => this.#pending.delete(tracked));
+    this.#pending.add(tracked);
+  }
+
+  /** Resolves once every background step (preparations, dispatches, archive writes) has settled. */
+  async settled(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
+  }
+
+  // -------------------------------------------------------------------------
+  // jobs
+
+  /**
+   * Accepts a job: checks it, records it QUEUED, and starts preparing it.
+   *
+   * @param req Source, destination, codec, chunk rows, format.
+   * @returns The job.
+   * @throws {JobError} INVALID_JOB, SOURCE_NOT_FOUND or DESTINATION_BUSY.
+   */
+  async submit(req: SubmitRequest): Promise<JobRecord> {
+    const codec = req.codec ?? "zstd";
+    if (!JOB_CODECS.includes(codec)) {
+      throw new JobError(
+        "INVALID_JOB",
+        `Unknown codec "${codec}": use ${JOB_CODECS.join(", ")}`,
+      );
+    }
+    const chunkRows = req.chunk_rows ?? this.#defaultChunk;
+    if (!Number.isSafeInteger(chunkRows) || chunkRows < 1 || chunkRows > MAX_CHUNK_ROWS) {
+      throw new JobError(
+        "INVALID_JOB",
+        `chunk_rows must be an integer 1..${MAX_CHUNK_ROWS}, got ${chunkRows}`,
+      );
+    }
+    if (typeof req.source !== "string" || req.source.trim() === "") {
+      throw new JobError("INVALID_JOB", "source must be a file path");
+    }
+    if (typeof req.destination !== "string" || req.destination.trim() === "") {
+      throw new JobError("INVALID_JOB", "destination must be a file path");
+    }
+    const source = resolve(req.source);
+    const destination = resolve(req.destination);
+    let format: SourceFormat;
+    try {
+      format = req.format ?? sourceFormatOf(source);
+    } catch (err) {
+      throw new JobError("INVALID_JOB", (err as Error).message, { cause: err });
+    }
+    let info: Deno.FileInfo;
+    try {
+      info = await Deno.stat(source);
+    } catch (cause) {
+      throw new JobError(
+        "SOURCE_NOT_FOUND",
+        `Cannot read source '${req.source}': ${(cause as Error).message}`,
+        { cause, path: source },
+      );
+    }
+    if (!info.isFile) {
+      throw new JobError("SOURCE_NOT_FOUND", `Cannot read source '${req.source}': not a file`);
+    }
+    if (destination === source) {
+      throw new JobError("INVALID_JOB", "destination must differ from source");
+    }
+    const parent = await Deno.stat(dirname(destination)).catch(() => null);
+    if (!parent?.isDirectory) {
+      throw new JobError(
+        "INVALID_JOB",
+        `Cannot write '${req.destination}': directory '${dirname(destination)}' does not exist`,
+      );
+    }
+    const existing = await Deno.stat(destination).catch(() => null);
+    if (existing?.isDirectory) {
+      throw new JobError("INVALID_JOB", `Cannot write '${req.destination}': it is a directory`);
+    }
+    for (const other of this.#jobs.values()) {
+      if (this.#active(other) && other.destination === destination) {
+        throw new JobError(
+          "DESTINATION_BUSY",
+          `Job ${other.job_id} is already writing '${req.destination}'`,
+        );
+      }
+    }
+    const now = this.#now();
+    let jobId = newId();
+    while (this.#jobs.has(jobId)) jobId = newId();
+    const job: JobRow = {
+      job_id: jobId,
+      seq: this.#nextSeq++,
+      status: "QUEUED",
+      phase: "preparing",
+      source,
+      destination,
+      format,
+      codec,
+      chunk_rows: chunkRows,
+      types: {},
+      widened: [],
+      prepared: null,
+      total_rows: null,
+      tasks_total: null,
+      generation: 0,
+      error: null,
+      payload_sha256: null,
+      archive_bytes: null,
+      created_at: now,
+      started_at: null,
+      finished_at: null,
+      updated_at: now,
+    };
+    this.#store.putJob(job);
+    this.#jobs.set(jobId, job);
+    this.#tasks.set(jobId, []);
+    this.#queues.set(jobId, []);
+    this.#log.info("job submitted", {
+      job_id: jobId,
+      source,
+      destination,
+      codec,
+      chunk_rows: chunkRows,
+    });
+    this.#startPrepare(job);
+    return this.job(jobId);
+  }
+
+  #startPrepare(job: JobRow): void {
+    const generation = job.generation;
+    this.#preparing.set(job.job_id, generation);
+    const tasks = this.#tasks.get(job.job_id)!;
+    const windows = tasks.length > 0 ? tasks.map((t) => t.window) : null;
+    this.#track((async () => {
+      let result: PrepareResult;
+      try {
+        result = await this.#prepare({
+          path: job.source,
+          format: job.format ?? sourceFormatOf(job.source),
+          chunkRows: job.chunk_rows,
+          codec: job.codec,
+          types: job.types,
+          windows,
+        });
+      } catch (err) {
+        if (!this.#current(job, generation)) return;
+        this.#preparing.delete(job.job_id);
+        this.#finishJob(job, "FAILED", `Cannot prepare job: ${errorText(err)}`);
+        return;
+      }
+      if (!this.#current(job, generation)) return;
+      this.#preparing.delete(job.job_id);
+      this.#prepared(job, result);
+    })());
+  }
+
+  #current(job: JobRow, generation: number): boolean {
+    return this.#active(job) && job.generation === generation && !this.#closed;
+  }
+
+  #prepared(job: JobRow, r: PrepareResult): void {
+    const now = this.#now();
+    job.prepared = {
+      format: job.format ?? sourceFormatOf(job.source),
+      source_bytes: r.bytes,
+      schema: r.schema,
+      plans: r.plans,
+      codec: r.codec,
+      auto_reason: r.autoReason,
+    };
+    job.types = r.types;
+    job.widened = [...job.widened, ...r.widened];
+    job.total_rows = r.rows;
+    job.tasks_total = r.windows.length;
+    job.phase = "freezing";
+    job.updated_at = now;
+    let tasks = this.#tasks.get(job.job_id)!;
+    const fresh = tasks.length === 0;
+    if (fresh) {
+      tasks = r.windows.map((window, index) => ({
+        task_id: `${job.job_id}-t${index}`,
+        job_id: job.job_id,
+        index,
+        status: "QUEUED" as const,
+        attempts: 0,
+        worker_id: null,
+        lease: null,
+        window,
+        rows: window.rows,
+        failed_on: [],
+        error: null,
+        started_at: null,
+        finished_at: null,
+        staged_path: null,
+        staged_offset: null,
+        staged_bytes: null,
+        staged_sha256: null,
+      }));
+      this.#tasks.set(job.job_id, tasks);
+      for (const t of tasks) this.#taskById.set(t.task_id, t);
+      this.#queues.set(job.job_id, tasks.filter((t) => t.status === "QUEUED"));
+    }
+    this.#store.transaction(() => {
+      this.#store.putJob(job);
+      if (fresh) { for (const t of tasks) this.#store.putTask(t); }
+    });
+    this.#log.info("job prepared", {
+      job_id: job.job_id,
+      rows: r.rows,
+      tasks: r.windows.length,
+      codec: r.codec,
+      widened: job.widened,
+    });
+    if (this.#allDone(job)) this.#startAssemble(job);
+    this.schedule();
+  }
+
+  /**
+   * Cancels a QUEUED or RUNNING job (a CANCELLED one is answered as it is).
+   *
+   * @param jobId The job.
+   * @returns The job, CANCELLED.
+   * @throws {JobError} JOB_NOT_FOUND; JOB_FINISHED for a DONE or FAILED job.
+   */
+  cancel(jobId: string): JobRecord {
+    const job = this.#job(jobId);
+    if (job.status === "DONE" || job.status === "FAILED") {
+      throw new JobError(
+        "JOB_FINISHED",
+        `Cannot cancel job ${jobId}: it is ${job.status}`,
+      );
+    }
+    if (job.status !== "CANCELLED") {
+      this.#finishJob(job, "CANCELLED", null);
+      this.schedule();
+    }
+    return this.job(jobId);
+  }
+
+  /** Ends a job (CANCELLED or FAILED): drops its running tasks and deletes its staged chunks. */
+  #finishJob(job: JobRow, status: "CANCELLED" | "FAILED", error: string | null): void {
+    const now = this.#now();
+    job.status = status;
+    job.phase = "finished";
+    job.error = error;
+    job.finished_at = now;
+    job.updated_at = now;
+    const assembling = this.#assembling.get(job.job_id);
+    if (assembling) assembling.cancelled = true;
+    this.#preparing.delete(job.job_id);
+    const tasks = this.#tasks.get(job.job_id) ?? [];
+    for (const t of tasks) {
+      if (t.status === "RUNNING") this.#dropOnWorker(t);
+      if (t.status === "QUEUED" || t.status === "RUNNING") {
+        t.status = "CANCELLED";
+        t.lease = null;
+        t.finished_at = now;
+      }
+      unstage(t);
+    }
+    this.#queues.set(job.job_id, []);
+    this.#store.transaction(() => {
+      this.#store.putJob(job);
+      for (const t of tasks) this.#store.putTask(t);
+    });
+    this.#track(this.#removeStaging(job.job_id));
+    this.#log.info(`job ${status.toLowerCase()}`, { job_id: job.job_id, error });
+  }
+
+  #removeStaging(jobId: string): Promise<void> {
+    this.#closeStaging(jobId);
+    return Deno.remove(join(this.#dataDir, "staging", jobId), { recursive: true }).catch(() => {});
+  }
+
+  #closeStaging(jobId: string): void {
+    const s = this.#staging.get(jobId);
+    if (!s) return;
+    this.#staging.delete(jobId);
+    try {
+      s.file.close();
+    } catch { /* already closed */ }
+  }
+
+  /**
+   * Appends a chunk's body to the job's staging file (one append-only file per job
+   * and generation) and returns where it landed. Synchronous on purpose: one write
+   * to the page cache costs far less than a file per chunk or the thread hand-offs
+   * of async calls, which dominate with small tasks; and nothing else can run
+   * between the lease check and the record.
+   */
+  #stage(job: JobRow, bytes: Uint8Array): { path: string; offset: number } {
+    const path = join(this.#dataDir, "staging", job.job_id, `g${job.generation}.chunks`);
+    let s = this.#staging.get(job.job_id);
+    if (s && s.path !== path) {
+      this.#closeStaging(job.job_id);
+      s = undefined;
+    }
+    if (!s) {
+      Deno.mkdirSync(dirname(path), { recursive: true });
+      const file = Deno.openSync(path, { read: true, write: true, create: true });
+      s = { path, file, size: file.statSync().size };
+      this.#staging.set(job.job_id, s);
+    }
+    const offset = s.size;
+    try {
+      s.file.seekSync(offset, Deno.SeekMode.Start);
+      let at = 0;
+      while (at < bytes.length) at += s.file.writeSync(bytes.subarray(at));
+      if (this.#fsync) s.file.syncDataSync();
+    } catch (err) {
+      // Unknown how much landed: reopen next time and append after it (unreferenced bytes).
+      this.#closeStaging(job.job_id);
+      throw err;
+    }
+    s.size = offset + bytes.length;
+    return { path, offset };
+  }
+
+  /** Tells the worker running a task to drop it; the task's lease ends now. */
+  #dropOnWorker(task: TaskRow): void {
+    this.#running.delete(task);
+    const lease = task.lease;
+    task.lease = null;
+    const worker = task.worker_id ? this.#workers.get(task.worker_id) : undefined;
+    if (!worker || worker.task_id !== task.task_id) return;
+    // Busy without a task until it confirms: it may still be encoding.
+    worker.task_id = null;
+    if (worker.status === "offline") return;
+    worker.status = "busy";
+    this.#track(
+      this.#transport.cancel(worker.url, task.task_id).then(() => {
+        if (worker.status === "busy" && worker.task_id === null) {
+          worker.status = "idle";
+          this.schedule();
+        }
+      }, (err) => {
+        this.#log.debug("could not tell worker to drop task; its heartbeat will", {
+          worker_id: worker.worker_id,
+          task_id: task.task_id,
+          lease,
+          err,
+        });
+      }),
+    );
+  }
+
+  // -------------------------------------------------------------------------
+  // scheduling
+
+  /** Assigns queued tasks to idle workers until one of the two runs out. */
+  schedule(): void {
+    if (this.#closed) return;
+    for (;;) {
+      const workers = [...this.#workers.values()];
+      if (!workers.some((w) => w.status === "idle")) return;
+      const job = this.#nextJob();
+      if (!job) return;
+      const queue = this.#queues.get(job.job_id)!;
+      const task = queue[0]!;
+      const worker = this.#pickWorker(workers, task);
+      queue.shift();
+      this.#lastJobSeq = job.seq;
+      this.#assign(job, task, worker);
+    }
+  }
+
+  #nextJob(): JobRow | undefined {
+    let first: JobRow | undefined;
+    for (const job of this.#jobs.values()) {
+      if (!this.#active(job) || job.phase !== "freezing") continue;
+      if ((this.#queues.get(job.job_id)?.length ?? 0) === 0) continue;
+      if (job.seq > this.#lastJobSeq) return job;
+      first ??= job;
+    }
+    return first;
+  }
+
+  #pickWorker(workers: WorkerState[], task: TaskRow): WorkerState {
+    const n = workers.length;
+    let fallback: WorkerState | undefined;
+    for (let i = 0; i < n; i++) {
+      const at = (this.#workerCursor + i) % n;
+      const w = workers[at]!;
+      if (w.status !== "idle") continue;
+      if (!task.failed_on.includes(w.worker_id)) {
+        this.#workerCursor = (at + 1) % n;
+        return w;
+      }
+      fallback ??= w;
+    }
+    this.#workerCursor = (workers.indexOf(fallback!) + 1) % n;
+    return fallback!;
+  }
+
+  #assign(job: JobRow, task: TaskRow, worker: WorkerState): void {
+    const now = this.#now();
+    const lease = newId() + newId();
+    task.status = "RUNNING";
+    task.worker_id = worker.worker_id;
+    task.lease = lease;
+    task.attempts++;
+    task.started_at = now;
+    this.#running.add(task);
+    worker.status = "busy";
+    worker.task_id = task.task_id;
+    if (job.status === "QUEUED") {
+      job.status = "RUNNING";
+      job.started_at = now;
+    }
+    job.updated_at = now;
+    this.#store.transaction(() => {
+      this.#store.putTask(task);
+      this.#store.putJob(job);
+    });
+    const prepared = job.prepared!;
+    const spec: TaskSpec = {
+      task_id: task.task_id,
+      job_id: job.job_id,
+      index: task.index,
+      lease,
+      worker_id: worker.worker_id,
+      source: { path: job.source, format: prepared.format, bytes: prepared.source_bytes },
+      window: task.window,
+      schema: prepared.schema,
+      types: job.types,
+      plans: prepared.plans,
+      codec: prepared.codec,
+    };
+    this.#log.debug("task assigned", {
+      job_id: job.job_id,
+      task_id: task.task_id,
+      worker_id: worker.worker_id,
+      attempt: task.attempts,
+    });
+    this.#track(this.#dispatch(worker, task, spec));
+  }
+
+  async #dispatch(worker: WorkerState, task: TaskRow, spec: TaskSpec): Promise<void> {
+    try {
+      await this.#transport.assign(worker.url, spec);
+    } catch (err) {
+      if (task.lease !== spec.lease || this.#closed) return;
+      const kind = err instanceof DispatchError ? err.kind : "unreachable";
+      this.#log.warn("could not hand task to worker", {
+        task_id: task.task_id,
+        worker_id: worker.worker_id,
+        kind,
+        err,
+      });
+      if (kind === "refused") {
+        if (worker.task_id === task.task_id) {
+          worker.task_id = null;
+          worker.status = "idle";
+        }
+        this.#failAttempt(task, {
+          code: "DISPATCH_REFUSED",
+          message: (err as Error).message,
+        }, worker.worker_id);
+      } else {
+        if (worker.task_id === task.task_id) {
+          worker.task_id = null;
+          worker.status = kind === "unreachable" ? "offline" : "busy";
+        }
+        this.#requeue(task, `worker ${worker.worker_id} ${kind}`);
+      }
+      this.schedule();
+    }
+  }
+
+  /** Puts a task back in its queue without counting the attempt (its worker went away). */
+  #requeue(task: TaskRow, why: string): void {
+    this.#running.delete(task);
+    task.status = "QUEUED";
+    task.lease = null;
+    task.attempts = Math.max(0, task.attempts - 1);
+    task.started_at = null;
+    this.#store.putTask(task);
+    this.#queues.get(task.job_id)?.unshift(task);
+    this.#log.info("task re-queued", { task_id: task.task_id, job_id: task.job_id, why });
+  }
+
+  /** Counts a failed attempt: retry, or fail the job at the limit. */
+  #failAttempt(task: TaskRow, error: TaskErrorReport, workerId: string | null): void {
+    const job = this.#jobs.get(task.job_id)!;
+    this.#running.delete(task);
+    task.lease = null;
+    task.error = `${error.code}: ${error.message}`;
+    if (workerId && !task.failed_on.includes(workerId)) task.failed_on.push(workerId);
+    if (workerId) {
+      const w = this.#workers.get(workerId);
+      if (w) w.tasks_failed++;
+    }
+    if (task.attempts >= this.#maxRetries) {
+      task.status = "FAILED";
+      task.finished_at = this.#now();
+      this.#store.putTask(task);
+      this.#log.warn("task failed for good", {
+        task_id: task.task_id,
+        job_id: task.job_id,
+        attempts: task.attempts,
+        error: task.error,
+      });
+      this.#finishJob(
+        job,
+        "FAILED",
+        `Task ${task.index} (rows ${task.index * job.chunk_rows}:${
+          task.index * job.chunk_rows + task.rows
+        }) failed after ${task.attempts} attempts: ${task.error}`,
+      );
+      return;
+    }
+    task.status = "QUEUED";
+    task.started_at = null;
+    this.#store.putTask(task);
+    this.#queues.get(task.job_id)!.push(task);
+    this.#log.warn("task attempt failed; retrying", {
+      task_id: task.task_id,
+      job_id: task.job_id,
+      attempt: task.attempts,
+      error: task.error,
+    });
+  }
+
+  // -------------------------------------------------------------------------
+  // workers
+
+  /**
+   * Registers (or re-registers) a worker.
+   *
+   * @param req Id, URL, and the task it still runs.
+   * @param remoteHost The caller's address, used when the URL's host is unspecified (`0.0.0.0`).
+   * @returns Heartbeat interval, the URL used, and tasks to drop.
+   */
+  register(req: RegisterRequest, remoteHost?: string): RegisterResponse {
+    const now = this.#now();
+    const url = workerUrl(req.url, remoteHost);
+    const old = this.#workers.get(req.worker_id);
+    const worker: WorkerState = old ?? {
+      worker_id: req.worker_id,
+      url,
+      status: "idle",
+      task_id: null,
+      jobs_done: 0,
+      tasks_failed: 0,
+      last_heartbeat: now,
+      registered_at: now,
+    };
+    worker.url = url;
+    worker.last_heartbeat = now;
+    if (!old) this.#workers.set(req.worker_id, worker);
+    // Tasks the master believes this worker runs, but it does not: re-queue them.
+    for (const t of [...this.#running]) {
+      if (t.worker_id === worker.worker_id && t.task_id !== req.running?.task_id) {
+        if (worker.task_id === t.task_id) worker.task_id = null;
+        this.#requeue(t, `worker ${worker.worker_id} re-registered without it`);
+      }
+    }
+    const drop = this.#reconcile(worker, req.running ?? null, true);
+    this.#log.info(old ? "worker re-registered" : "worker registered", {
+      worker_id: worker.worker_id,
+      url,
+      status: worker.status,
+    });
+    this.schedule();
+    return { worker_id: worker.worker_id, heartbeat_s: this.heartbeatS, url, drop };
+  }
+
+  /**
+   * Records a heartbeat.
+   *
+   * @param workerId The worker.
+   * @param req The task it runs, if any.
+   * @returns Tasks to drop.
+   * @throws {JobError} WORKER_NOT_FOUND when the worker never registered (it should register).
+   */
+  heartbeat(workerId: string, req: HeartbeatRequest = {}): HeartbeatResponse {
+    const worker = this.#workers.get(workerId);
+    if (!worker) {
+      throw new JobError(
+        "WORKER_NOT_FOUND",
+        `No worker '${workerId}': register with POST /workers/register`,
+      );
+    }
+    worker.last_heartbeat = this.#now();
+    const drop = this.#reconcile(worker, req.running ?? null, false);
+    this.schedule();
+    return { ok: true, drop };
+  }
+
+  /** Aligns what the master and a worker believe the worker runs; returns tasks to drop. */
+  #reconcile(worker: WorkerState, running: RunningTask | null, registering: boolean): string[] {
+    const drop: string[] = [];
+    if (worker.status === "offline") {
+      this.#log.info("worker back online", { worker_id: worker.worker_id });
+      worker.status = "idle";
+      worker.task_id = null;
+    }
+    if (running) {
+      const t = this.#taskById.get(running.task_id);
+      if (
+        t && t.status === "RUNNING" && t.lease === running.lease &&
+        t.worker_id === worker.worker_id
+      ) {
+        worker.status = "busy";
+        worker.task_id = t.task_id;
+        return drop;
+      }
+      // A task it should not run (cancelled, re-queued elsewhere, already done): it
+      // drops it at once, so its state here stands.
+      drop.push(running.task_id);
+      if (worker.task_id !== running.task_id) return drop;
+      worker.task_id = null;
+      worker.status = "idle";
+      return drop;
+    }
+    if (worker.task_id !== null) {
+      const t = this.#taskById.get(worker.task_id);
+      // Not yet started on the worker (the assignment is in flight): give it time.
+      const young = t?.started_at != null &&
+        this.#now() - t.started_at < 2 * this.#heartbeatMs;
+      if (
+        t && t.status === "RUNNING" && t.worker_id === worker.worker_id && (young && !registering)
+      ) {
+        return drop;
+      }
+      if (t && t.status === "RUNNING" && t.worker_id === worker.worker_id) {
+        this.#requeue(t, `worker ${worker.worker_id} does not run it`);
+      }
+      worker.task_id = null;
+    }
+    worker.status = "idle";
+    return drop;
+  }
+
+  // -------------------------------------------------------------------------
+  // results
+
+  /**
+   * Accepts a frozen chunk: checks it, stages it durably, and writes the archive
+   * when it was the last one.
+   *
+   * @param taskId The task.
+   * @param bytes The body (`cluster/wire.ts`).
+   * @throws {JobError} TASK_NOT_FOUND; BAD_CHUNK (the attempt also counts as failed);
+   * STALE_RESULT for a lease that is not current.
+   */
+  taskDone(taskId: string, bytes: Uint8Array): Promise<void> {
+    try {
+      this.#taskDone(taskId, bytes);
+      return Promise.resolve();
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  #taskDone(taskId: string, bytes: Uint8Array): void {
+    const task = this.#taskById.get(taskId);
+    if (!task) throw new JobError("TASK_NOT_FOUND", `No task '${taskId}'`);
+    const { meta, chunk } = decodeChunkBody(bytes);
+    if (meta.task_id !== taskId) {
+      throw new JobError(
+        "BAD_CHUNK",
+        `Chunk for task '${meta.task_id}' was posted to task '${taskId}'`,
+      );
+    }
+    this.#checkLease(task, meta.lease);
+    const job = this.#jobs.get(task.job_id)!;
+    const columns = job.prepared!.schema.length;
+    if (chunk.blocks.length !== columns || chunk.rows !== task.rows) {
+      const error = new JobError(
+        "BAD_CHUNK",
+        `Chunk of task '${taskId}' has ${chunk.blocks.length} blocks and ${chunk.rows} rows, expected ${columns} and ${task.rows}`,
+      );
+      this.#endAttemptOnWorker(task);
+      this.#failAttempt(task, { code: error.code, message: error.message }, meta.worker_id);
+      this.schedule();
+      throw error;
+    }
+    // The worker is free as soon as its result is here: give it the next task while
+    // this one is staged (the task stays RUNNING under its lease until then).
+    const worker = this.#workers.get(meta.worker_id) ??
+      (task.worker_id ? this.#workers.get(task.worker_id) : undefined);
+    if (worker?.task_id === taskId) {
+      worker.task_id = null;
+      if (worker.status === "busy") worker.status = "idle";
+      this.schedule();
+    }
+    let staged: { path: string; offset: number };
+    try {
+      staged = this.#stage(job, bytes);
+    } catch (err) {
+      if (task.lease === meta.lease && task.status === "RUNNING") {
+        this.#requeue(task, `the master could not stage its chunk: ${errorText(err)}`);
+        this.schedule();
+      }
+      throw err;
+    }
+    // (Staging is synchronous, so nothing can have changed the lease since the check.)
+    const now = this.#now();
+    this.#running.delete(task);
+    task.status = "DONE";
+    task.lease = null;
+    task.finished_at = now;
+    task.staged_path = staged.path;
+    task.staged_offset = staged.offset;
+    task.staged_bytes = bytes.length;
+    task.staged_sha256 = createHash("sha256").update(bytes).digest("hex");
+    job.updated_at = now;
+    if (worker) worker.jobs_done++;
+    this.#store.transaction(() => {
+      this.#store.putTask(task);
+      this.#store.putJob(job);
+    });
+    this.#log.debug("task done", { task_id: taskId, job_id: job.job_id, bytes: bytes.length });
+    if (this.#allDone(job)) this.#startAssemble(job);
+    this.schedule();
+  }
+
+  #checkLease(task: TaskRow, lease: string): void {
+    if (task.status !== "RUNNING" || task.lease !== lease) {
+      throw new JobError(
+        "STALE_RESULT",
+        `Task '${task.task_id}' is ${task.status} and no longer expects lease '${lease}': result ignored`,
+      );
+    }
+  }
+
+  #endAttemptOnWorker(task: TaskRow): void {
+    const w = task.worker_id ? this.#workers.get(task.worker_id) : undefined;
+    if (w && w.task_id === task.task_id) {
+      w.task_id = null;
+      if (w.status === "busy") w.status = "idle";
+    }
+  }
+
+  /**
+   * Records a failed attempt reported by a worker.
+   *
+   * @param taskId The task.
+   * @param req Lease, worker and error.
+   * @throws {JobError} TASK_NOT_FOUND; STALE_RESULT for a lease that is not current.
+   */
+  taskFailed(taskId: string, req: FailedRequest): void {
+    const task = this.#taskById.get(taskId);
+    if (!task) throw new JobError("TASK_NOT_FOUND", `No task '${taskId}'`);
+    this.#checkLease(task, req.lease);
+    const error: TaskErrorReport = typeof req.error === "string"
+      ? { code: "ERROR", message: req.error }
+      : req.error;
+    this.#endAttemptOnWorker(task);
+    const job = this.#jobs.get(task.job_id)!;
+    const column = error.column;
+    if (error.code === "SCHEMA_MISMATCH" && column && job.types[column] !== "string") {
+      this.#widen(job, column, error.message);
+    } else {
+      this.#failAttempt(task, error, req.worker_id);
+    }
+    this.schedule();
+  }
+
+  /** Reads a column as text from now on and starts the job over (a local freeze does the same). */
+  #widen(job: JobRow, column: string, why: string): void {
+    this.#log.info("widening column to text and starting the job over", {
+      job_id: job.job_id,
+      column,
+      why,
+    });
+    job.types = { ...job.types, [column]: "string" };
+    job.widened = [...job.widened, column];
+    job.generation++;
+    job.prepared = null;
+    job.phase = "preparing";
+    job.updated_at = this.#now();
+    const tasks = this.#tasks.get(job.job_id)!;
+    for (const t of tasks) {
+      if (t.status === "RUNNING") this.#dropOnWorker(t);
+      t.status = "QUEUED";
+      t.attempts = 0;
+      t.lease = null;
+      t.failed_on = [];
+      t.error = null;
+      t.started_at = null;
+      t.finished_at = null;
+      unstage(t);
+    }
+    this.#queues.set(job.job_id, [...tasks]);
+    this.#store.transaction(() => {
+      this.#store.putJob(job);
+      for (const t of tasks) this.#store.putTask(t);
+    });
+    // Only the old generation's file goes, and at once: the new one lives beside it.
+    this.#closeStaging(job.job_id);
+    try {
+      Deno.removeSync(join(this.#dataDir, "staging", job.job_id, `g${job.generation - 1}.chunks`));
+    } catch { /* never staged anything */ }
+    this.#startPrepare(job);
+  }
+
+  /**
+   * The rows of a running task, for a worker that cannot read the source.
+   *
+   * @param taskId The task.
+   * @param lease Its current lease.
+   * @returns The rows, framed (`cluster/wire.ts`).
+   * @throws {JobError} TASK_NOT_FOUND or STALE_RESULT.
+   */
+  async taskRows(taskId: string, lease: string): Promise<Uint8Array> {
+    const task = this.#taskById.get(taskId);
+    if (!task) throw new JobError("TASK_NOT_FOUND", `No task '${taskId}'`);
+    this.#checkLease(task, lease);
+    const job = this.#jobs.get(task.job_id)!;
+    const prepared = job.prepared!;
+    const batch = await this.#readRows({
+      path: job.source,
+      format: prepared.format,
+      schema: prepared.schema as Schema,
+      types: job.types,
+      window: task.window,
+    });
+    return encodeBatchBody(batch);
+  }
+
+  // -------------------------------------------------------------------------
+  // time
+
+  /** Marks silent workers offline, re-queues their tasks, and fails timed-out attempts. */
+  tick(): void {
+    if (this.#closed) return;
+    const now = this.#now();
+    const silence = MISSED_HEARTBEATS * this.#heartbeatMs;
+    for (const w of this.#workers.values()) {
+      if (w.status === "offline" || now - w.last_heartbeat <= silence) continue;
+      w.status = "offline";
+      this.#log.warn("worker offline", {
+        worker_id: w.worker_id,
+        silent_s: (now - w.last_heartbeat) / 1000,
+      });
+      const t = w.task_id ? this.#taskById.get(w.task_id) : undefined;
+      w.task_id = null;
+      if (t && t.status === "RUNNING" && t.worker_id === w.worker_id) {
+        this.#requeue(t, `worker ${w.worker_id} went offline`);
+      }
+    }
+    for (const t of [...this.#running]) {
+      const w = t.worker_id ? this.#workers.get(t.worker_id) : undefined;
+      if (!w && now - this.#startedAt > silence) {
+        // Running when the master restarted; its worker never came back.
+        this.#requeue(t, `worker ${t.worker_id} did not re-register`);
+        continue;
+      }
+      if (t.started_at !== null && now - t.started_at > this.#taskTimeoutMs) {
+        this.#dropOnWorker(t);
+        this.#failAttempt(t, {
+          code: "TIMEOUT",
+          message: `attempt ran over the task timeout of ${this.#taskTimeoutMs / 1000} s`,
+        }, t.worker_id);
+      }
+    }
+    this.schedule();
+  }
+
+  // -------------------------------------------------------------------------
+  // archive
+
+  #startAssemble(job: JobRow): void {
+    if (this.#assembling.has(job.job_id) || !this.#active(job)) return;
+    const state = { cancelled: false };
+    this.#assembling.set(job.job_id, state);
+    job.phase = "writing";
+    job.updated_at = this.#now();
+    this.#store.putJob(job);
+    this.#track(
+      this.#assemble(job, state).finally(() => this.#assembling.delete(job.job_id)),
+    );
+  }
+
+  async #assemble(job: JobRow, state: { cancelled: boolean }): Promise<void> {
+    const tasks = [...this.#tasks.get(job.job_id)!].sort((a, b) => a.index - b.index);
+    this.#closeStaging(job.job_id);
+    const files = new Map<string, Deno.FsFile>();
+    // Small staging files (most jobs) are read whole, once; big ones chunk by chunk.
+    const whole = new Map<string, Uint8Array | null>();
+    const read = async (t: TaskRow): Promise<Uint8Array | null> => {
+      if (t.staged_path === null || t.staged_offset === null || t.staged_bytes === null) {
+        return null;
+      }
+      const end = t.staged_offset + t.staged_bytes;
+      try {
+        if (!whole.has(t.staged_path)) {
+          const size = (await Deno.stat(t.staged_path)).size;
+          whole.set(
+            t.staged_path,
+            size <= WHOLE_READ_BYTES ? await Deno.readFile(t.staged_path) : null,
+          );
+        }
+        const all = whole.get(t.staged_path);
+        if (all) return end <= all.length ? all.subarray(t.staged_offset, end) : null;
+        let file = files.get(t.staged_path);
+        if (!file) {
+          file = await Deno.open(t.staged_path, { read: true });
+          files.set(t.staged_path, file);
+        }
+        await file.seek(t.staged_offset, Deno.SeekMode.Start);
+        const out = new Uint8Array(t.staged_bytes);
+        let at = 0;
+        while (at < out.length) {
+          const n = await file.read(out.subarray(at));
+          if (n === null) return null;
+          at += n;
+        }
+        return out;
+      } catch {
+        return null;
+      }
+    };
+    try {
+      await this.#writeArchive(job, state, tasks, read);
+    } finally {
+      for (const f of files.values()) f.close();
+    }
+  }
+
+  async #writeArchive(
+    job: JobRow,
+    state: { cancelled: boolean },
+    tasks: TaskRow[],
+    read: (t: TaskRow) => Promise<Uint8Array | null>,
+  ): Promise<void> {
+    // A staged chunk that went missing or bad on disk is frozen again, not trusted.
+    const lost: TaskRow[] = [];
+    for (const t of tasks) {
+      const bytes = await read(t);
+      const ok = bytes !== null &&
+        createHash("sha256").update(bytes).digest("hex") === t.staged_sha256;
+      if (!ok) lost.push(t);
+    }
+    if (state.cancelled) return;
+    if (lost.length > 0) {
+      for (const t of lost) {
+        t.status = "QUEUED";
+        unstage(t);
+        this.#queues.get(job.job_id)!.push(t);
+        this.#log.warn("staged chunk missing or damaged; freezing it again", {
+          task_id: t.task_id,
+          job_id: job.job_id,
+        });
+      }
+      job.phase = "freezing";
+      this.#store.transaction(() => {
+        this.#store.putJob(job);
+        for (const t of lost) this.#store.putTask(t);
+      });
+      this.schedule();
+      return;
+    }
+    const prepared = job.prepared!;
+    const schema = prepared.schema as Schema;
+    const h = header(
+      schema,
+      prepared.codec,
+      prepared.auto_reason,
+      prepared.plans as Record<string, ColumnPlan>,
+      { chunkRows: job.chunk_rows },
+    );
+    let writer: ArchiveWriter | undefined;
+    try {
+      writer = await ArchiveWriter.create(job.destination, h);
+      for (const t of tasks) {
+        if (state.cancelled) break;
+        const bytes = await read(t);
+        if (bytes === null) throw new Error(`staged chunk of task ${t.index} vanished`);
+        const { chunk } = decodeChunkBody(bytes);
+        await writer.writeChunk(chunk);
+      }
+      if (state.cancelled) {
+        await writer.abort();
+        return;
+      }
+      const written = await writer.finish();
+      if (state.cancelled) {
+        await Deno.remove(job.destination).catch(() => {});
+        return;
+      }
+      const now = this.#now();
+      job.status = "DONE";
+      job.phase = "finished";
+      job.total_rows = written.rows;
+      job.payload_sha256 = written.payload_sha256;
+      job.archive_bytes = written.bytes;
+      job.finished_at = now;
+      job.updated_at = now;
+      for (const t of tasks) unstage(t);
+      this.#store.transaction(() => {
+        this.#store.putJob(job);
+        for (const t of tasks) this.#store.putTask(t);
+      });
+      await this.#removeStaging(job.job_id);
+      this.#log.info("job done", {
+        job_id: job.job_id,
+        rows: written.rows,
+        chunks: written.chunks,
+        bytes: written.bytes,
+        payload_sha256: written.payload_sha256,
+      });
+    } catch (err) {
+      await writer?.abort();
+      if (state.cancelled || !this.#active(job)) return;
+      this.#finishJob(job, "FAILED", `Cannot write archive: ${errorText(err)}`);
+    }
+  }
+
+  // -------------------------------------------------------------------------
+  // views
+
+  #job(jobId: string): JobRow {
+    const job = this.#jobs.get(jobId);
+    if (!job) throw new JobError("JOB_NOT_FOUND", `No job '${jobId}'`);
+    return job;
+  }
+
+  #summary(job: JobRow): JobSummary {
+    const tasks = this.#tasks.get(job.job_id) ?? [];
+    const done = tasks.reduce((n, t) => n + (t.status === "DONE" ? 1 : 0), 0);
+    const progress = job.status === "DONE"
+      ? 1
+      : job.tasks_total
+      ? Math.min(1, done / job.tasks_total)
+      : 0;
+    return {
+      job_id: job.job_id,
+      status: job.status,
+      phase: job.phase,
+      progress,
+      total_rows: job.total_rows,
+      source: job.source,
+      destination: job.destination,
+      codec: job.codec,
+      codec_used: job.prepared?.codec ?? null,
+      auto_reason: job.prepared?.auto_reason ?? null,
+      chunk_rows: job.chunk_rows,
+      tasks_total: job.tasks_total,
+      tasks_done: done,
+      widened_columns: [...job.widened],
+      created_at: iso(job.created_at)!,
+      started_at: iso(job.started_at),
+      finished_at: iso(job.finished_at),
+      updated_at: iso(job.updated_at)!,
+      error: job.error,
+      payload_sha256: job.payload_sha256,
+      archive_bytes: job.archive_bytes,
+    };
+  }
+
+  /**
+   * One job with its tasks.
+   *
+   * @param jobId The job.
+   * @returns The record.
+   * @throws {JobError} JOB_NOT_FOUND.
+   */
+  job(jobId: string): JobRecord {
+    const job = this.#job(jobId);
+    const tasks: TaskRecord[] = (this.#tasks.get(jobId) ?? []).map((t) => ({
+      task_id: t.task_id,
+      index: t.index,
+      status: t.status,
+      attempts: t.attempts,
+      worker_id: t.worker_id,
+      rows: t.rows,
+      error: t.error,
+    }));
+    return { ...this.#summary(job), tasks };
+  }
+
+  /** Every job, newest first, without tasks. */
+  jobs(): JobSummary[] {
+    return [...this.#jobs.values()].reverse().map((j) => this.#summary(j));
+  }
+
+  /** Every worker, in registration order. */
+  workers(): WorkerRecord[] {
+    const now = this.#now();
+    return [...this.#workers.values()].map((w) => ({
+      worker_id: w.worker_id,
+      url: w.url,
+      status: w.status,
+      jobs_done: w.jobs_done,
+      tasks_failed: w.tasks_failed,
+      last_heartbeat: iso(w.last_heartbeat)!,
+      heartbeat_age_s: Math.max(0, (now - w.last_heartbeat) / 1000),
+      task_id: w.task_id,
+      registered_at: iso(w.registered_at)!,
+    }));
+  }
+
+  /** Counts for `GET /health`. */
+  health(): HealthRecord {
+    const workers = [...this.#workers.values()];
+    return {
+      status: "ok",
+      workers: workers.filter((w) => w.status !== "offline").length,
+      idle_workers: workers.filter((w) => w.status === "idle").length,
+      offline_workers: workers.filter((w) => w.status === "offline").length,
+      active_jobs: [...this.#jobs.values()].filter((j) => this.#active(j)).length,
+      heartbeat_s: this.heartbeatS,
+    };
+  }
+
+  /** Stops scheduling and waits for background work; the caller closes the store after. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const s of this.#assembling.values()) s.cancelled = true;
+    await this.settled();
+    for (const jobId of [...this.#staging.keys()]) this.#closeStaging(jobId);
+  }
+}
+
+function unstage(t: TaskRow): void {
+  t.staged_path = null;
+  t.staged_offset = null;
+  t.staged_bytes = null;
+  t.staged_sha256 = null;
+}
+
+/** The URL the master uses for a worker: an unspecified host becomes the caller's address. */
+export function workerUrl(raw: string, remoteHost?: string): string {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new JobError("INVALID_JOB", `Worker url '${raw}' is not a URL`);
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    throw new JobError("INVALID_JOB", `Worker url '${raw}' is not http(s)`);
+  }
+  const host = url.hostname;
+  if (host === "0.0.0.0" || host === "[::]" || host === "::") {
+    const h = remoteHost && remoteHost !== "" ? remoteHost : "127.0.0.1";
+    url.hostname = h.includes(":") && !h.startsWith("[") ? `[${h}]` : h;
+  }
+  return url.href.replace(/\/+$/, "");
+}

@@ -1,0 +1,123 @@
+/**
+ * The master's status page at `/`: plain HTML and a little JavaScript, no build
+ * step. Every second it reads `GET /workers` and `GET /jobs` and redraws two
+ * tables: workers with their status and heartbeat age, jobs with a progress bar.
+ * Text goes in with `textContent` only, so a path in a job cannot inject markup.
+ *
+ * @module
+ */
+
+/** The page. */
+export const STATUS_PAGE_HTML = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Permafrost master</title>
+<style>
+  body { font: 14px/1.4 system-ui, sans-serif; margin: 2rem; color: #1d2733; }
+  h1 { font-size: 1.3rem; margin: 0 0 .2rem; }
+  h2 { font-size: 1.05rem; margin: 1.6rem 0 .4rem; }
+  #updated { color: #6b7785; font-size: .85rem; }
+  table { border-collapse: collapse; width: 100%; }
+  th, td { text-align: left; padding: .3rem .6rem; border-bottom: 1px solid #e3e8ee; vertical-align: middle; }
+  th { font-weight: 600; color: #4a5765; }
+  td.num { text-align: right; font-variant-numeric: tabular-nums; }
+  .bar { position: relative; width: 12rem; height: .9rem; background: #e3e8ee; border-radius: .45rem; overflow: hidden; }
+  .bar > div { height: 100%; background: #3b82f6; }
+  .status { font-weight: 600; }
+  .idle, .DONE { color: #15803d; } .busy, .RUNNING { color: #1d4ed8; }
+  .offline, .FAILED { color: #b91c1c; } .QUEUED, .CANCELLED { color: #6b7785; }
+  .empty { color: #6b7785; font-style: italic; }
+  code { font-size: .85rem; }
+</style>
+</head>
+<body>
+<h1>Permafrost master</h1>
+<div id="updated">loading…</div>
+<h2>Workers</h2>
+<table>
+  <thead><tr><th>worker</th><th>status</th><th>task</th><th class="num">tasks done</th><th class="num">last heartbeat</th><th>url</th></tr></thead>
+  <tbody id="workers"><tr><td colspan="6" class="empty">no workers yet</td></tr></tbody>
+</table>
+<h2>Jobs</h2>
+<table>
+  <thead><tr><th>job</th><th>status</th><th>progress</th><th class="num">tasks</th><th class="num">rows</th><th>codec</th><th>source → destination</th><th>error</th></tr></thead>
+  <tbody id="jobs"><tr><td colspan="8" class="empty">no jobs yet</td></tr></tbody>
+</table>
+<noscript>This page refreshes with JavaScript; the same data is at <code>/workers</code> and <code>/jobs</code>.</noscript>
+<script>
+"use strict";
+function cell(tr, text, cls) {
+  const td = document.createElement("td");
+  td.textContent = text == null ? "" : String(text);
+  if (cls) td.className = cls;
+  tr.appendChild(td);
+  return td;
+}
+function fill(id, rows, columns, empty) {
+  const body = document.getElementById(id);
+  body.replaceChildren();
+  if (rows.length === 0) {
+    const tr = document.createElement("tr");
+    cell(tr, empty, "empty").colSpan = columns;
+    body.appendChild(tr);
+  }
+  return body;
+}
+function drawWorkers(workers) {
+  const body = fill("workers", workers, 6, "no workers yet");
+  for (const w of workers) {
+    const tr = document.createElement("tr");
+    tr.dataset.worker = w.worker_id;
+    cell(tr, w.worker_id);
+    cell(tr, w.status, "status " + w.status);
+    cell(tr, w.task_id || "");
+    cell(tr, w.jobs_done, "num");
+    cell(tr, w.heartbeat_age_s.toFixed(1) + " s ago", "num");
+    cell(tr, w.url);
+    body.appendChild(tr);
+  }
+}
+function drawJobs(jobs) {
+  const body = fill("jobs", jobs, 8, "no jobs yet");
+  for (const j of jobs) {
+    const tr = document.createElement("tr");
+    tr.dataset.job = j.job_id;
+    cell(tr, j.job_id);
+    cell(tr, j.status + (j.status === "RUNNING" ? " (" + j.phase + ")" : ""), "status " + j.status);
+    const td = cell(tr, "");
+    const bar = document.createElement("div");
+    bar.className = "bar";
+    bar.title = Math.round(j.progress * 100) + "%";
+    const fillDiv = document.createElement("div");
+    fillDiv.style.width = (j.progress * 100).toFixed(1) + "%";
+    bar.appendChild(fillDiv);
+    td.appendChild(bar);
+    td.appendChild(document.createTextNode(" " + Math.round(j.progress * 100) + "%"));
+    cell(tr, j.tasks_total == null ? "…" : j.tasks_done + " / " + j.tasks_total, "num");
+    cell(tr, j.total_rows == null ? "" : j.total_rows.toLocaleString("en-US"), "num");
+    cell(tr, j.codec_used || j.codec);
+    cell(tr, j.source + " → " + j.destination);
+    cell(tr, j.error || "");
+    body.appendChild(tr);
+  }
+}
+async function refresh() {
+  try {
+    const [w, j] = await Promise.all([fetch("workers"), fetch("jobs")]);
+    if (!w.ok || !j.ok) throw new Error("HTTP " + w.status + "/" + j.status);
+    drawWorkers(await w.json());
+    drawJobs(await j.json());
+    document.getElementById("updated").textContent = "updated " + new Date().toLocaleTimeString();
+  } catch (err) {
+    document.getElementById("updated").textContent = "cannot reach the master: " + err.message;
+  } finally {
+    setTimeout(refresh, 1000);
+  }
+}
+refresh();
+</script>
+</body>
+</html>
+`;

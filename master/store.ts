@@ -1,0 +1,376 @@
+/**
+ * `JobStore`: the master's durable record of jobs and tasks, in an embedded SQLite
+ * database (`node:sqlite`). The master keeps its working state in memory and writes
+ * every change through to here; at start it loads everything back, so a master
+ * killed at any instant (even `kill -9`) resumes its jobs without redoing a chunk
+ * whose row says DONE.
+ *
+ * Durability: WAL journal with `synchronous=NORMAL`, so a commit survives the
+ * process dying at once (the OS holds the write); a power cut may lose the last
+ * commits, which then only costs redoing those tasks (a staged chunk counts only
+ * once its row says DONE). The database is opened in exclusive locking mode, so a
+ * second master on the same file fails at start instead of corrupting the jobs.
+ *
+ * Owns no logic: rows in, rows out.
+ *
+ * @module
+ */
+import { DatabaseSync, type SQLInputValue } from "node:sqlite";
+import { dirname } from "node:path";
+import type {
+  ColumnPlanJson,
+  FieldJson,
+  JobCodec,
+  JobPhase,
+  JobSourceFormat,
+  JobStatus,
+  TaskStatus,
+  TaskWindow,
+} from "../client/types.ts";
+import { JobError } from "../client/errors.ts";
+
+/** What the master fixed for a job once it had read its source's layout and first chunk. */
+export interface PreparedJob {
+  /** Format read. */
+  format: JobSourceFormat;
+  /** Source size when laid out. */
+  source_bytes: number;
+  /** Schema every chunk is read with. */
+  schema: FieldJson[];
+  /** Plan of every column. */
+  plans: Record<string, ColumnPlanJson>;
+  /** Codec id of every block. */
+  codec: string;
+  /** Why `auto` chose it. */
+  auto_reason: string | null;
+}
+
+/** One job as stored (and held in memory). Times are epoch milliseconds. */
+export interface JobRow {
+  job_id: string;
+  seq: number;
+  status: JobStatus;
+  phase: JobPhase;
+  source: string;
+  destination: string;
+  format: JobSourceFormat | null;
+  codec: JobCodec;
+  chunk_rows: number;
+  /** Columns forced to text (grows when a worker reports SCHEMA_MISMATCH). */
+  types: Record<string, "string">;
+  /** The same columns, in the order they were widened. */
+  widened: string[];
+  prepared: PreparedJob | null;
+  total_rows: number | null;
+  tasks_total: number | null;
+  /** Bumped each time the job starts over (a widened column). */
+  generation: number;
+  error: string | null;
+  payload_sha256: string | null;
+  archive_bytes: number | null;
+  created_at: number;
+  started_at: number | null;
+  finished_at: number | null;
+  updated_at: number;
+}
+
+/** One task as stored (and held in memory). */
+export interface TaskRow {
+  task_id: string;
+  job_id: string;
+  index: number;
+  status: TaskStatus;
+  attempts: number;
+  worker_id: string | null;
+  /** Id of the current attempt; results must carry it. Null when not running. */
+  lease: string | null;
+  window: TaskWindow;
+  rows: number;
+  /** Workers an attempt failed on (a retry prefers another one). */
+  failed_on: string[];
+  error: string | null;
+  started_at: number | null;
+  finished_at: number | null;
+  /** Staging file (one append-only file per job and generation). */
+  staged_path: string | null;
+  /** Where the chunk's body starts in it. */
+  staged_offset: number | null;
+  staged_bytes: number | null;
+  staged_sha256: string | null;
+}
+
+const SCHEMA_VERSION = "1";
+
+const JOB_COLUMNS = [
+  "job_id",
+  "seq",
+  "status",
+  "phase",
+  "source",
+  "destination",
+  "format",
+  "codec",
+  "chunk_rows",
+  "types",
+  "widened",
+  "prepared",
+  "total_rows",
+  "tasks_total",
+  "generation",
+  "error",
+  "payload_sha256",
+  "archive_bytes",
+  "created_at",
+  "started_at",
+  "finished_at",
+  "updated_at",
+] as const;
+
+const TASK_COLUMNS = [
+  "task_id",
+  "job_id",
+  "idx",
+  "status",
+  "attempts",
+  "worker_id",
+  "lease",
+  "read_window",
+  "rows",
+  "failed_on",
+  "error",
+  "started_at",
+  "finished_at",
+  "staged_path",
+  "staged_offset",
+  "staged_bytes",
+  "staged_sha256",
+] as const;
+
+const DDL = `
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS jobs (
+  job_id TEXT PRIMARY KEY, seq INTEGER NOT NULL, status TEXT NOT NULL, phase TEXT NOT NULL,
+  source TEXT NOT NULL, destination TEXT NOT NULL, format TEXT, codec TEXT NOT NULL,
+  chunk_rows INTEGER NOT NULL, types TEXT NOT NULL, widened TEXT NOT NULL, prepared TEXT,
+  total_rows INTEGER, tasks_total INTEGER, generation INTEGER NOT NULL, error TEXT,
+  payload_sha256 TEXT, archive_bytes INTEGER, created_at REAL NOT NULL, started_at REAL,
+  finished_at REAL, updated_at REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tasks (
+  task_id TEXT PRIMARY KEY, job_id TEXT NOT NULL, idx INTEGER NOT NULL, status TEXT NOT NULL,
+  attempts INTEGER NOT NULL, worker_id TEXT, lease TEXT, read_window TEXT NOT NULL,
+  rows INTEGER NOT NULL, failed_on TEXT NOT NULL, error TEXT, started_at REAL,
+  finished_at REAL, staged_path TEXT, staged_offset INTEGER, staged_bytes INTEGER,
+  staged_sha256 TEXT
+);
+CREATE INDEX IF NOT EXISTS tasks_by_job ON tasks (job_id, idx);
+`;
+
+function upsert(table: string, columns: readonly string[], key: string): string {
+  const names = columns.join(", ");
+  const params = columns.map(() => "?").join(", ");
+  const sets = columns.filter((c) => c !== key).map((c) => `${c} = excluded.${c}`).join(", ");
+  return `INSERT INTO ${table} (${names}) VALUES (${params}) ON CONFLICT(${key}) DO UPDATE SET ${sets}`;
+}
+
+/** The durable job store. */
+export class JobStore {
+  #db: DatabaseSync;
+  #putJob;
+  #putTask;
+  #closed = false;
+
+  private constructor(db: DatabaseSync) {
+    this.#db = db;
+    this.#putJob = db.prepare(upsert("jobs", JOB_COLUMNS, "job_id"));
+    this.#putTask = db.prepare(upsert("tasks", TASK_COLUMNS, "task_id"));
+  }
+
+  /**
+   * Opens (creating if needed) the store.
+   *
+   * @param path Database file, or `:memory:` (tests).
+   * @returns The store.
+   * @throws {JobError} REQUEST_FAILED when the file cannot be opened, or another
+   * master holds it.
+   */
+  static async open(path: string): Promise<JobStore> {
+    if (path !== ":memory:") await Deno.mkdir(dirname(path), { recursive: true });
+    let db: DatabaseSync | undefined;
+    try {
+      db = new DatabaseSync(path);
+      db.exec("PRAGMA busy_timeout = 0");
+      db.exec("PRAGMA locking_mode = EXCLUSIVE");
+      db.exec("PRAGMA journal_mode = WAL");
+      db.exec("PRAGMA synchronous = NORMAL");
+      // Takes the exclusive lock now: a second master fails here, at start.
+      db.exec("BEGIN IMMEDIATE");
+      db.exec(DDL);
+      db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)").run(
+        SCHEMA_VERSION,
+      );
+      db.exec("COMMIT");
+      const version = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as
+        | { value: string }
+        | undefined;
+      if (version?.value !== SCHEMA_VERSION) {
+        throw new Error(`schema version is ${version?.value}, this master reads ${SCHEMA_VERSION}`);
+      }
+      return new JobStore(db);
+    } catch (cause) {
+      try {
+        db?.close();
+      } catch { /* already closed */ }
+      const why = cause instanceof Error ? cause.message : String(cause);
+      const busy = /locked|busy/i.test(why);
+      throw new JobError(
+        "REQUEST_FAILED",
+        busy
+          ? `Cannot open job store '${path}': another master is using it`
+          : `Cannot open job store '${path}': ${why}`,
+        { cause, path },
+      );
+    }
+  }
+
+  /** Every job, oldest first. */
+  jobs(): JobRow[] {
+    const rows = this.#db.prepare("SELECT * FROM jobs ORDER BY seq").all() as Record<
+      string,
+      SQLInputValue
+    >[];
+    return rows.map((r) => ({
+      job_id: String(r.job_id),
+      seq: Number(r.seq),
+      status: r.status as JobStatus,
+      phase: r.phase as JobPhase,
+      source: String(r.source),
+      destination: String(r.destination),
+      format: (r.format ?? null) as JobSourceFormat | null,
+      codec: r.codec as JobCodec,
+      chunk_rows: Number(r.chunk_rows),
+      types: JSON.parse(String(r.types)),
+      widened: JSON.parse(String(r.widened)),
+      prepared: r.prepared === null ? null : JSON.parse(String(r.prepared)),
+      total_rows: num(r.total_rows),
+      tasks_total: num(r.tasks_total),
+      generation: Number(r.generation),
+      error: str(r.error),
+      payload_sha256: str(r.payload_sha256),
+      archive_bytes: num(r.archive_bytes),
+      created_at: Number(r.created_at),
+      started_at: num(r.started_at),
+      finished_at: num(r.finished_at),
+      updated_at: Number(r.updated_at),
+    }));
+  }
+
+  /** Every task, by job and index. */
+  tasks(): TaskRow[] {
+    const rows = this.#db.prepare("SELECT * FROM tasks ORDER BY job_id, idx").all() as Record<
+      string,
+      SQLInputValue
+    >[];
+    return rows.map((r) => ({
+      task_id: String(r.task_id),
+      job_id: String(r.job_id),
+      index: Number(r.idx),
+      status: r.status as TaskStatus,
+      attempts: Number(r.attempts),
+      worker_id: str(r.worker_id),
+      lease: str(r.lease),
+      window: JSON.parse(String(r.read_window)),
+      rows: Number(r.rows),
+      failed_on: JSON.parse(String(r.failed_on)),
+      error: str(r.error),
+      started_at: num(r.started_at),
+      finished_at: num(r.finished_at),
+      staged_path: str(r.staged_path),
+      staged_offset: num(r.staged_offset),
+      staged_bytes: num(r.staged_bytes),
+      staged_sha256: str(r.staged_sha256),
+    }));
+  }
+
+  /** Writes one job. */
+  putJob(job: JobRow): void {
+    this.#putJob.run(
+      job.job_id,
+      job.seq,
+      job.status,
+      job.phase,
+      job.source,
+      job.destination,
+      job.format,
+      job.codec,
+      job.chunk_rows,
+      JSON.stringify(job.types),
+      JSON.stringify(job.widened),
+      job.prepared === null ? null : JSON.stringify(job.prepared),
+      job.total_rows,
+      job.tasks_total,
+      job.generation,
+      job.error,
+      job.payload_sha256,
+      job.archive_bytes,
+      job.created_at,
+      job.started_at,
+      job.finished_at,
+      job.updated_at,
+    );
+  }
+
+  /** Writes one task. */
+  putTask(task: TaskRow): void {
+    this.#putTask.run(
+      task.task_id,
+      task.job_id,
+      task.index,
+      task.status,
+      task.attempts,
+      task.worker_id,
+      task.lease,
+      JSON.stringify(task.window),
+      task.rows,
+      JSON.stringify(task.failed_on),
+      task.error,
+      task.started_at,
+      task.finished_at,
+      task.staged_path,
+      task.staged_offset,
+      task.staged_bytes,
+      task.staged_sha256,
+    );
+  }
+
+  /**
+   * Runs writes as one transaction (all or nothing).
+   *
+   * @param fn The writes.
+   */
+  transaction(fn: () => void): void {
+    this.#db.exec("BEGIN");
+    try {
+      fn();
+      this.#db.exec("COMMIT");
+    } catch (err) {
+      this.#db.exec("ROLLBACK");
+      throw err;
+    }
+  }
+
+  /** Closes the database (idempotent). */
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#db.close();
+  }
+}
+
+function num(v: SQLInputValue | undefined): number | null {
+  return v === null || v === undefined ? null : Number(v);
+}
+
+function str(v: SQLInputValue | undefined): string | null {
+  return v === null || v === undefined ? null : String(v);
+}

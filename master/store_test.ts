@@ -1,0 +1,113 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { type JobRow, JobStore, type TaskRow } from "./store.ts";
+import { tempDir } from "./_test_utils.ts";
+
+const job: JobRow = {
+  job_id: "j1",
+  seq: 1,
+  status: "RUNNING",
+  phase: "freezing",
+  source: "/data/a.csv",
+  destination: "/data/a.pf",
+  format: "csv",
+  codec: "auto",
+  chunk_rows: 100,
+  types: { n: "string" },
+  widened: ["n"],
+  prepared: {
+    format: "csv",
+    source_bytes: 123,
+    schema: [{ name: "n", type: "string", nullable: true }],
+    plans: { n: { deps: [], quantization: "QUANT_NONE" } },
+    codec: "lzma2",
+    auto_reason: "lzma2: smaller",
+  },
+  total_rows: 250,
+  tasks_total: 3,
+  generation: 1,
+  error: null,
+  payload_sha256: null,
+  archive_bytes: null,
+  created_at: 1000,
+  started_at: 2000,
+  finished_at: null,
+  updated_at: 3000,
+};
+
+const task: TaskRow = {
+  task_id: "j1-t0",
+  job_id: "j1",
+  index: 0,
+  status: "DONE",
+  attempts: 2,
+  worker_id: "w1",
+  lease: null,
+  window: { unit: "bytes", start: 5, end: 99, span_rows: 100, skip: 0, rows: 100, batch_rows: 100 },
+  rows: 100,
+  failed_on: ["w2"],
+  error: "PARSE_FAILED: x",
+  started_at: 2500,
+  finished_at: 2600,
+  staged_path: "/m/staging/j1/g0.chunks",
+  staged_offset: 4096,
+  staged_bytes: 77,
+  staged_sha256: "ab",
+};
+
+Deno.test("JobStore keeps jobs and tasks across a reopen", async () => {
+  const dir = await tempDir("store-");
+  const path = join(dir, "nested", "jobs.db");
+  try {
+    const store = await JobStore.open(path);
+    store.transaction(() => {
+      store.putJob(job);
+      store.putTask(task);
+    });
+    store.putJob({ ...job, status: "DONE", payload_sha256: "ff", archive_bytes: 9 });
+    store.close();
+    const again = await JobStore.open(path);
+    try {
+      assert.deepEqual(again.jobs(), [{
+        ...job,
+        status: "DONE",
+        payload_sha256: "ff",
+        archive_bytes: 9,
+      }]);
+      assert.deepEqual(again.tasks(), [task]);
+    } finally {
+      again.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("JobStore.open() refuses a store another master holds", async () => {
+  const dir = await tempDir("store-lock-");
+  const path = join(dir, "jobs.db");
+  const first = await JobStore.open(path);
+  try {
+    await assert.rejects(JobStore.open(path), (e: unknown) => {
+      assert.match((e as Error).message, /another master is using it/);
+      return true;
+    });
+  } finally {
+    first.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("JobStore.transaction() writes nothing when the function throws", async () => {
+  const store = await JobStore.open(":memory:");
+  try {
+    assert.throws(() =>
+      store.transaction(() => {
+        store.putJob(job);
+        throw new Error("boom");
+      }), /boom/);
+    assert.deepEqual(store.jobs(), []);
+  } finally {
+    store.close();
+  }
+});

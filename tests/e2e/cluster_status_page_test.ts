@@ -1,0 +1,110 @@
+/**
+ * The master's status page at `/`, rendered by headless Chromium (Debian
+ * `chromium`): after its script has run, the DOM lists the worker with its status
+ * and heartbeat age, and the job with its progress bar. Skipped, with a message,
+ * when no Chromium binary is installed.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { ClusterClient } from "../../client/cluster_client.ts";
+import { type ServerProcess, spawnServer } from "../../cluster/spawn.ts";
+
+const CANDIDATES = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"];
+
+async function findChromium(): Promise<string | null> {
+  for (const path of CANDIDATES) {
+    if (await Deno.stat(path).then((s) => s.isFile, () => false)) return path;
+  }
+  return null;
+}
+
+const chromium = await findChromium();
+if (chromium === null) {
+  Deno.stderr.writeSync(
+    new TextEncoder().encode(
+      `SKIPPED: cluster status page test: no Chromium at ${
+        CANDIDATES.join(", ")
+      } (apt-get install -y chromium)\n`,
+    ),
+  );
+}
+
+Deno.test({
+  name: "cluster e2e: the status page shows workers and jobs with progress in headless Chromium",
+  ignore: chromium === null,
+  async fn() {
+    await Deno.mkdir(".tmp", { recursive: true });
+    const dir = await Deno.makeTempDir({ dir: ".tmp", prefix: "e2e-page-" });
+    const children: ServerProcess[] = [];
+    try {
+      const source = join(dir, "a.csv");
+      await Deno.writeTextFile(
+        source,
+        "id,v\n" + Array.from({ length: 3000 }, (_, i) => `${i},${i % 17}`).join("\n") + "\n",
+      );
+      const master = await spawnServer("master", [
+        "--host",
+        "127.0.0.1",
+        "--port",
+        "0",
+        "--data-dir",
+        join(dir, "master"),
+        "--heartbeat-s",
+        "0.2",
+      ]);
+      children.push(master);
+      children.push(
+        await spawnServer("worker", [
+          "--master",
+          master.url,
+          "--host",
+          "127.0.0.1",
+          "--port",
+          "0",
+          "--worker-id",
+          "page-worker",
+        ]),
+      );
+      const client = new ClusterClient(master.url);
+      const jobId = await client.freeze(source, join(dir, "a.pf"), { chunkRows: 500 });
+      const job = await client.wait(jobId, { pollInterval: 50 });
+      assert.equal(job.status, "DONE");
+
+      const { code, stdout, stderr } = await new Deno.Command(chromium!, {
+        args: [
+          "--headless",
+          "--no-sandbox",
+          "--disable-gpu",
+          "--disable-dev-shm-usage",
+          `--user-data-dir=${join(dir, "chromium")}`,
+          "--virtual-time-budget=5000",
+          "--dump-dom",
+          `${master.url}/`,
+        ],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const dom = new TextDecoder().decode(stdout);
+      assert.equal(code, 0, new TextDecoder().decode(stderr));
+      // The script ran: the placeholder rows are gone and the data is in.
+      assert.match(dom, /<div id="updated">updated /);
+      assert.match(
+        dom,
+        /<tr data-worker="page-worker"><td>page-worker<\/td><td class="status idle">idle<\/td>/,
+      );
+      assert.match(dom, /s ago<\/td>/);
+      assert.match(
+        dom,
+        new RegExp(`<tr data-job="${jobId}"><td>${jobId}</td><td class="status DONE">DONE</td>`),
+      );
+      assert.match(
+        dom,
+        /<div class="bar" title="100%"><div style="width: 100(\.0)?%;"><\/div><\/div> 100%/,
+      );
+      assert.match(dom, /6 \/ 6/);
+    } finally {
+      await Promise.allSettled(children.map((c) => c.stop("SIGKILL")));
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});

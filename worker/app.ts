@@ -1,0 +1,191 @@
+/**
+ * A worker's Hono app: what the master calls on it.
+ *
+ * | method | path | body → answer |
+ * |---|---|---|
+ * | GET | /health | → `{status, worker_id, state, task_id, master, tasks_done}` |
+ * | POST | /tasks | a task (`TaskSpec`) → 202 `{accepted, task_id}`; 409 `BUSY` while another runs |
+ * | POST | /tasks/{task_id}/cancel | → `{ok, dropped}` (`DELETE /tasks/{task_id}` does the same) |
+ *
+ * No state of its own: {@link createWorkerApp} gets the {@link WorkerNode}, so tests
+ * drive it through `app.request()`. Errors are `{"error": {"code", "message"}}`.
+ *
+ * @module
+ */
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { limitBody } from "../internal/body_limit.ts";
+import { createErrorHandler, notFoundHandler, validationHook } from "../internal/http_error.ts";
+import { jsonBody } from "../internal/json_body.ts";
+import { createLogger, type Logger } from "../internal/log.ts";
+import { JOB_STATUS_BY_CODE } from "../client/errors.ts";
+import type { TaskSpec } from "../client/types.ts";
+import type { WorkerNode } from "./worker.ts";
+
+/** What the app needs. */
+export interface WorkerAppDeps {
+  /** The worker. */
+  node: WorkerNode;
+  /** Logger (default: warnings and errors to stderr). */
+  logger?: Logger;
+}
+
+/** Largest task body: a task holds its schema and plan, never rows. */
+const MAX_TASK_BYTES = 8 * 1024 * 1024;
+
+const name = z.string().min(1).max(100_000);
+const count = z.number().int().min(0);
+
+const TaskSpecSchema = z.object({
+  task_id: z.string().min(1).max(200),
+  job_id: z.string().min(1).max(200),
+  index: count,
+  lease: z.string().min(1).max(200),
+  worker_id: z.string().min(1).max(200),
+  source: z.object({
+    path: z.string().min(1),
+    format: z.enum(["csv", "jsonl", "parquet", "arrow"]),
+    bytes: count,
+  }),
+  window: z.object({
+    unit: z.enum(["bytes", "rows"]),
+    start: count,
+    end: count,
+    span_rows: count,
+    skip: count,
+    rows: z.number().int().min(1),
+    batch_rows: z.number().int().min(1),
+  }).refine((w) => w.end >= w.start && w.skip + w.rows <= w.span_rows, {
+    message: "window must satisfy start <= end and skip + rows <= span_rows",
+  }),
+  schema: z.array(z.object({
+    name,
+    type: z.enum(["int64", "float64", "bool", "timestamp", "date", "string"]),
+    nullable: z.boolean(),
+    unit: z.enum(["s", "ms", "us", "ns"]).optional(),
+    timezone: z.string().optional(),
+  })).max(100_000),
+  types: z.record(z.string(), z.literal("string")),
+  plans: z.record(
+    z.string(),
+    z.object({
+      deps: z.array(z.string()),
+      quantization: z.enum(["QUANT_NONE", "QUANT_HIGH", "QUANT_MEDIUM", "QUANT_LOW"]),
+    }),
+  ),
+  codec: z.string().min(1).max(100),
+}).refine((t) => t.schema.every((f) => Object.hasOwn(t.plans, f.name)), {
+  message: "plans must hold every column of the schema",
+});
+
+const ErrorSchema = z.object({
+  error: z.object({ code: z.string(), message: z.string() }).passthrough(),
+});
+
+const TaskIdParam = z.object({ task_id: z.string().min(1).max(200) });
+
+const json = <T extends z.ZodType>(schema: T, description: string) => ({
+  content: { "application/json": { schema } },
+  description,
+});
+
+const routes = {
+  health: createRoute({
+    method: "get",
+    path: "/health",
+    summary: "Liveness and what the worker does",
+    responses: {
+      200: json(
+        z.object({
+          status: z.literal("ok"),
+          worker_id: z.string(),
+          state: z.enum(["registering", "idle", "busy"]),
+          task_id: z.string().nullable(),
+          master: z.string(),
+          tasks_done: z.number().int(),
+        }),
+        "The worker is up",
+      ),
+    },
+  }),
+  assign: createRoute({
+    method: "post",
+    path: "/tasks",
+    summary: "Run a task (the master calls this)",
+    request: {
+      body: { required: true, content: { "application/json": { schema: TaskSpecSchema } } },
+    },
+    responses: {
+      202: json(z.object({ accepted: z.literal(true), task_id: z.string() }), "Started"),
+      400: json(ErrorSchema, "Invalid task"),
+      409: json(ErrorSchema, "Busy with another task"),
+    },
+  }),
+  cancel: createRoute({
+    method: "post",
+    path: "/tasks/{task_id}/cancel",
+    summary: "Drop a task (no result is sent)",
+    request: { params: TaskIdParam },
+    responses: {
+      200: json(z.object({ ok: z.literal(true), dropped: z.boolean() }), "Dropped if running"),
+    },
+  }),
+  remove: createRoute({
+    method: "delete",
+    path: "/tasks/{task_id}",
+    summary: "Same as POST /tasks/{task_id}/cancel",
+    request: { params: TaskIdParam },
+    responses: {
+      200: json(z.object({ ok: z.literal(true), dropped: z.boolean() }), "Dropped if running"),
+    },
+  }),
+};
+
+/**
+ * Creates a worker's app.
+ *
+ * @param deps The worker and a logger.
+ * @returns The app.
+ */
+export function createWorkerApp(deps: WorkerAppDeps): OpenAPIHono {
+  const { node } = deps;
+  const logger = deps.logger ?? createLogger({ component: "worker", level: "warn" });
+  const app = new OpenAPIHono({ defaultHook: validationHook });
+  app.onError(createErrorHandler({ logger, statusByCode: JOB_STATUS_BY_CODE }));
+  app.notFound(notFoundHandler);
+  app.use(limitBody({ maxBytes: MAX_TASK_BYTES }));
+  app.use(jsonBody({ maxBytes: MAX_TASK_BYTES }));
+
+  app.openapi(routes.health, (c) => {
+    const s = node.state;
+    return c.json({
+      status: "ok" as const,
+      worker_id: s.worker_id,
+      state: s.status,
+      task_id: s.task_id,
+      master: s.master,
+      tasks_done: s.tasks_done,
+    }, 200);
+  });
+
+  app.openapi(routes.assign, (c) => {
+    const spec = c.req.valid("json") as TaskSpec;
+    node.accept(spec);
+    return c.json({ accepted: true as const, task_id: spec.task_id }, 202);
+  });
+
+  app.openapi(routes.cancel, (c) => {
+    const dropped = node.cancel(c.req.valid("param").task_id);
+    return c.json({ ok: true as const, dropped }, 200);
+  });
+
+  app.openapi(routes.remove, (c) => {
+    const dropped = node.cancel(c.req.valid("param").task_id);
+    return c.json({ ok: true as const, dropped }, 200);
+  });
+
+  app.doc31("/openapi.json", {
+    openapi: "3.1.0",
+    info: { title: "Permafrost worker", version: "1.0.0" },
+  });
+  return app;
+}

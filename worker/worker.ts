@@ -1,0 +1,548 @@
+/**
+ * `WorkerNode`: a cluster worker without HTTP. It registers with the master (and
+ * keeps retrying with back-off, logging it, while the master cannot be reached),
+ * sends a heartbeat every interval the master asked for (saying which task it runs,
+ * so a restarted master can re-adopt it), runs one task at a time, and reports the
+ * frozen chunk or the failure.
+ *
+ * A task: read the chunk's rows (directly when this machine sees the same source
+ * file, else from the master), encode them in a `BlockPool` Worker (so this thread
+ * stays free for heartbeats and HTTP), and `POST /tasks/{id}/done` the framed chunk
+ * (`cluster/wire.ts`). A report the master cannot take now (5xx, unreachable) is
+ * retried until it can; one it refuses as stale is dropped. A task the master tells
+ * it to drop (cancel, or a heartbeat answer) stops at once: the pool is terminated
+ * and no result is sent.
+ *
+ * @module
+ */
+import type { Batch, Schema } from "../format/column.ts";
+import { type ChunkEncoder, encodeChunk } from "../format/chunk.ts";
+import type { ColumnPlan } from "../format/header.ts";
+import { BlockPool } from "../format/pool.ts";
+import { IoError } from "../io/errors.ts";
+import { PermafrostError } from "../internal/errors.ts";
+import { createLogger, type Logger } from "../internal/log.ts";
+import { JobError } from "../client/errors.ts";
+import type {
+  HeartbeatResponse,
+  RegisterResponse,
+  RunningTask,
+  TaskErrorReport,
+  TaskSpec,
+} from "../client/types.ts";
+import { readTaskRows, sameSchema, type TaskRead } from "../cluster/task_source.ts";
+import { decodeBatchBody, encodeChunkBody, WIRE_CONTENT_TYPE } from "../cluster/wire.ts";
+
+/** What a {@link WorkerNode} needs. */
+export interface WorkerNodeDeps {
+  /** The master's URL. */
+  masterUrl: string;
+  /** This worker's id (empty: generated). */
+  workerId?: string;
+  /** `auto` (read the source when visible, else fetch from the master) or `master`. */
+  read?: "auto" | "master";
+  /** How the master is reached (default the global `fetch`). */
+  fetch?: typeof fetch;
+  /** Logger (default: info and above to stderr). */
+  logger?: Logger;
+  /** Makes the chunk encoder (default a one-thread `BlockPool`). */
+  encoder?: () => ChunkEncoder;
+  /** Reads a task's rows from the source (default `readTaskRows`); the signal aborts on a drop. */
+  readRows?: (read: TaskRead, signal: AbortSignal) => Promise<Batch>;
+  /** Heartbeat interval before the master says one, in seconds (default 5). */
+  heartbeatS?: number;
+}
+
+/** What a worker reports about itself (`GET /health` on the worker). */
+export interface WorkerState {
+  /** Its id. */
+  worker_id: string;
+  /** `registering` until the master answered, then `idle` or `busy`. */
+  status: "registering" | "idle" | "busy";
+  /** The task it runs. */
+  task_id: string | null;
+  /** The master's URL. */
+  master: string;
+  /** Tasks it finished since it started. */
+  tasks_done: number;
+}
+
+interface Run {
+  spec: TaskSpec;
+  cancelled: boolean;
+  done: Promise<void>;
+  /** Aborts the run's requests to the master when it is dropped. */
+  abort: AbortController;
+}
+
+/**
+ * Turns any error into what a worker reports.
+ *
+ * @param err The error.
+ * @returns Code, message and column.
+ */
+export function errorReport(err: unknown): TaskErrorReport {
+  if (err instanceof PermafrostError) {
+    const out: TaskErrorReport = { code: err.code, message: err.message };
+    if (err.column !== undefined) out.column = err.column;
+    return out;
+  }
+  return { code: "ERROR", message: err instanceof Error ? err.message : String(err) };
+}
+
+/** A cluster worker. */
+export class WorkerNode {
+  readonly workerId: string;
+  #master: string;
+  #read: "auto" | "master";
+  #fetch: typeof fetch;
+  #log: Logger;
+  #makeEncoder: () => ChunkEncoder;
+  #readRows: (read: TaskRead, signal: AbortSignal) => Promise<Batch>;
+  #encoder: ChunkEncoder | null = null;
+  #heartbeatMs: number;
+  #url = "";
+  #registered = false;
+  #stopped = false;
+  #started = false;
+  #current: Run | null = null;
+  #reporting = new Set<Run>();
+  #runs = new Set<Promise<void>>();
+  #tasksDone = 0;
+  #loop: Promise<void> | null = null;
+  #wake = new AbortController();
+
+  /**
+   * Creates a worker (call `start` once it serves).
+   *
+   * @param deps Master URL, id, read mode, fetch, logger, encoder.
+   */
+  constructor(deps: WorkerNodeDeps) {
+    this.workerId = deps.workerId || `worker-${crypto.randomUUID().slice(0, 8)}`;
+    this.#master = deps.masterUrl.replace(/\/+$/, "");
+    this.#read = deps.read ?? "auto";
+    this.#fetch = deps.fetch ?? fetch;
+    this.#log = deps.logger ?? createLogger({ component: "worker" });
+    this.#log = this.#log.child({ worker_id: this.workerId });
+    this.#makeEncoder = deps.encoder ?? (() => new BlockPool(1));
+    this.#readRows = deps.readRows ?? readTaskRows;
+    this.#heartbeatMs = (deps.heartbeatS ?? 5) * 1000;
+  }
+
+  /** What the worker is doing. */
+  get state(): WorkerState {
+    return {
+      worker_id: this.workerId,
+      status: !this.#registered ? "registering" : this.#current ? "busy" : "idle",
+      task_id: this.#current?.spec.task_id ?? null,
+      master: this.#master,
+      tasks_done: this.#tasksDone,
+    };
+  }
+
+  /**
+   * Starts registering and heartbeating.
+   *
+   * @param url Where the master reaches this worker.
+   */
+  start(url: string): void {
+    if (this.#started) return;
+    this.#started = true;
+    this.#url = url;
+    this.#loop = this.#run();
+  }
+
+  /** Stops the loops and drops the running task (nothing is reported). */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#wake.abort();
+    if (this.#current) this.#drop(this.#current.spec.task_id, "worker stopping");
+    await this.#loop;
+    await Promise.allSettled([...this.#runs]);
+    this.#encoder?.close();
+    this.#encoder = null;
+  }
+
+  // -------------------------------------------------------------------------
+  // master link
+
+  async #run(): Promise<void> {
+    let backoff = 100;
+    let failures = 0;
+    while (!this.#stopped) {
+      if (!this.#registered) {
+        try {
+          await this.#register();
+          if (failures > 0) this.#log.info("reached the master again", { master: this.#master });
+          failures = 0;
+          backoff = 100;
+        } catch (err) {
+          failures++;
+          if (failures === 1 || failures % 10 === 0) {
+            this.#log.warn("cannot register with the master; retrying", {
+              master: this.#master,
+              attempts: failures,
+              retry_in_ms: backoff,
+              err,
+            });
+          }
+          await this.#sleep(backoff);
+          backoff = Math.min(backoff * 2, Math.max(1000, 2 * this.#heartbeatMs));
+          continue;
+        }
+      }
+      await this.#sleep(this.#heartbeatMs);
+      if (this.#stopped) break;
+      try {
+        await this.#heartbeat();
+      } catch (err) {
+        this.#registered = false;
+        if (err instanceof JobError && err.code === "WORKER_NOT_FOUND") {
+          this.#log.info("the master does not know this worker (restarted?); registering again");
+        } else {
+          this.#log.warn("lost the master; registering again", { master: this.#master, err });
+        }
+      }
+    }
+  }
+
+  #sleep(ms: number): Promise<void> {
+    if (this.#stopped) return Promise.resolve();
+    return new Promise((resolve) => {
+      const signal = this.#wake.signal;
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        resolve();
+      }
+      signal.addEventListener("abort", done, { once: true });
+    });
+  }
+
+  #running(): RunningTask | null {
+    // The task being computed; else one whose result is on its way (a master that
+    // restarted meanwhile must keep expecting it).
+    const run = this.#current ?? this.#reporting.values().next().value;
+    return run ? { task_id: run.spec.task_id, lease: run.spec.lease } : null;
+  }
+
+  async #post(
+    path: string,
+    body: BodyInit,
+    type: string,
+    signal?: AbortSignal,
+  ): Promise<Response> {
+    const timeout = AbortSignal.timeout(Math.max(10_000, 4 * this.#heartbeatMs));
+    try {
+      return await this.#fetch(`${this.#master}${path}`, {
+        method: "POST",
+        headers: { "content-type": type },
+        body,
+        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
+      });
+    } catch (cause) {
+      throw new JobError(
+        "UNREACHABLE",
+        `Cannot reach the master at ${this.#master}: ${
+          cause instanceof Error ? cause.message : String(cause)
+        }`,
+        { cause },
+      );
+    }
+  }
+
+  async #json<T>(res: Response): Promise<T> {
+    const text = await res.text();
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = null;
+    }
+    if (!res.ok) {
+      const e = (body as { error?: { code?: string; message?: string } } | null)?.error;
+      const code = e?.code === "WORKER_NOT_FOUND" || e?.code === "STALE_RESULT" ||
+          e?.code === "TASK_NOT_FOUND" || e?.code === "BAD_CHUNK"
+        ? e.code
+        : "REQUEST_FAILED";
+      throw new JobError(
+        code,
+        `Master answered ${res.status}: ${e?.message ?? text.slice(0, 200)}`,
+        {
+          status: res.status,
+        },
+      );
+    }
+    return body as T;
+  }
+
+  async #register(): Promise<void> {
+    const res = await this.#post(
+      "/workers/register",
+      JSON.stringify({ worker_id: this.workerId, url: this.#url, running: this.#running() }),
+      "application/json",
+    );
+    const answer = await this.#json<RegisterResponse>(res);
+    this.#heartbeatMs = answer.heartbeat_s * 1000;
+    this.#registered = true;
+    this.#log.info("registered with the master", {
+      master: this.#master,
+      url: answer.url,
+      heartbeat_s: answer.heartbeat_s,
+    });
+    for (const id of answer.drop) this.#drop(id, "the master does not expect it");
+  }
+
+  async #heartbeat(): Promise<void> {
+    const res = await this.#post(
+      `/workers/${encodeURIComponent(this.workerId)}/heartbeat`,
+      JSON.stringify({ running: this.#running() }),
+      "application/json",
+    );
+    const answer = await this.#json<HeartbeatResponse>(res);
+    for (const id of answer.drop) this.#drop(id, "the master does not expect it");
+  }
+
+  // -------------------------------------------------------------------------
+  // tasks
+
+  /**
+   * Starts a task.
+   *
+   * @param spec The task.
+   * @throws {JobError} BUSY when another task runs.
+   */
+  accept(spec: TaskSpec): void {
+    if (this.#stopped) throw new JobError("BUSY", `Worker ${this.workerId} is stopping`);
+    if (this.#current) {
+      throw new JobError(
+        "BUSY",
+        `Worker ${this.workerId} is running task ${this.#current.spec.task_id}`,
+      );
+    }
+    const run: Run = {
+      spec,
+      cancelled: false,
+      done: Promise.resolve(),
+      abort: new AbortController(),
+    };
+    this.#current = run;
+    run.done = this.#execute(run).catch((err) => {
+      this.#log.error("task crashed", { task_id: spec.task_id, err });
+    }).finally(() => {
+      if (this.#current === run) this.#current = null;
+      this.#runs.delete(run.done);
+    });
+    this.#runs.add(run.done);
+  }
+
+  /**
+   * Drops a task if it is the one running.
+   *
+   * @param taskId The task.
+   * @returns Whether it was running.
+   */
+  cancel(taskId: string): boolean {
+    return this.#drop(taskId, "cancelled by the master");
+  }
+
+  #drop(taskId: string, why: string): boolean {
+    const reporting = [...this.#reporting].find((r) => r.spec.task_id === taskId);
+    if (reporting && !reporting.cancelled) {
+      reporting.cancelled = true;
+      reporting.abort.abort();
+      this.#reporting.delete(reporting);
+      this.#log.info("dropped the result of a task", { task_id: taskId, why });
+    }
+    const run = this.#current;
+    if (!run || run.spec.task_id !== taskId || run.cancelled) return reporting !== undefined;
+    run.cancelled = true;
+    run.abort.abort();
+    this.#current = null;
+    // Terminate the encoding thread: the next task gets a fresh one.
+    this.#encoder?.close();
+    this.#encoder = null;
+    this.#log.info("dropped task", { task_id: taskId, job_id: run.spec.job_id, why });
+    return true;
+  }
+
+  /** Resolves when the running task (if any) has finished, reported or been dropped. */
+  async idle(): Promise<void> {
+    while (this.#runs.size > 0) await Promise.allSettled([...this.#runs]);
+  }
+
+  async #execute(run: Run): Promise<void> {
+    const { spec } = run;
+    const log = this.#log.child({ task_id: spec.task_id, job_id: spec.job_id });
+    log.debug("task started", { index: spec.index, rows: spec.window.rows });
+    let body: Uint8Array;
+    const t0 = performance.now();
+    let t1 = t0;
+    let t2 = t0;
+    try {
+      const batch = await this.#rows(spec, run.abort.signal);
+      t1 = performance.now();
+      if (run.cancelled) return;
+      this.#encoder ??= this.#makeEncoder();
+      const chunk = await encodeChunk(batch, {
+        plans: spec.plans as Record<string, ColumnPlan>,
+        codec: spec.codec,
+        encoder: this.#encoder,
+      });
+      if (run.cancelled) return;
+      t2 = performance.now();
+      body = encodeChunkBody(
+        { task_id: spec.task_id, lease: spec.lease, worker_id: this.workerId },
+        chunk,
+      );
+    } catch (err) {
+      if (run.cancelled) return;
+      const error = errorReport(err);
+      log.warn("task failed", { error });
+      if (this.#current === run) this.#current = null;
+      this.#reporting.add(run);
+      try {
+        await this.#report(
+          run,
+          "failed",
+          JSON.stringify({
+            lease: spec.lease,
+            worker_id: this.workerId,
+            error,
+          }),
+        );
+      } finally {
+        this.#reporting.delete(run);
+      }
+      return;
+    }
+    // Free for the next task while the result travels: the master hands out the
+    // next one as soon as it has staged this one, before it answers.
+    if (this.#current === run) this.#current = null;
+    this.#reporting.add(run);
+    try {
+      const accepted = await this.#report(run, "done", body);
+      if (accepted) {
+        this.#tasksDone++;
+        const ms = (a: number, b: number) => Math.round(b - a);
+        log.debug("task done", {
+          bytes: body.length,
+          read_ms: ms(t0, t1),
+          encode_ms: ms(t1, t2),
+          report_ms: ms(t2, performance.now()),
+        });
+      }
+    } finally {
+      this.#reporting.delete(run);
+    }
+  }
+
+  /** Sends a result until the master takes or refuses it; true when taken. */
+  async #report(run: Run, kind: "done" | "failed", body: Uint8Array | string): Promise<boolean> {
+    const path = `/tasks/${encodeURIComponent(run.spec.task_id)}/${kind}`;
+    const type = kind === "done" ? WIRE_CONTENT_TYPE : "application/json";
+    let backoff = 100;
+    for (let attempt = 1;; attempt++) {
+      if (run.cancelled || this.#stopped) return false;
+      try {
+        const res = await this.#post(path, body as BodyInit, type, run.abort.signal);
+        await this.#json<unknown>(res);
+        return true;
+      } catch (err) {
+        const status = err instanceof JobError ? err.status : undefined;
+        if (status !== undefined && status >= 400 && status < 500) {
+          if (err instanceof JobError && err.code === "STALE_RESULT") {
+            this.#log.info("the master ignored a stale result", {
+              task_id: run.spec.task_id,
+              kind,
+            });
+            return false;
+          }
+          this.#log.error("the master refused a result", { task_id: run.spec.task_id, kind, err });
+          if (kind === "done") {
+            return await this.#report(
+              run,
+              "failed",
+              JSON.stringify({
+                lease: run.spec.lease,
+                worker_id: this.workerId,
+                error: errorReport(err),
+              }),
+            );
+          }
+          return false;
+        }
+        if (attempt === 1 || attempt % 10 === 0) {
+          this.#log.warn("cannot report to the master; retrying", {
+            task_id: run.spec.task_id,
+            kind,
+            attempts: attempt,
+            err,
+          });
+        }
+        await this.#sleep(backoff);
+        backoff = Math.min(backoff * 2, Math.max(1000, 2 * this.#heartbeatMs));
+      }
+    }
+  }
+
+  async #rows(spec: TaskSpec, signal: AbortSignal): Promise<Batch> {
+    const schema = spec.schema as Schema;
+    const read: TaskRead = {
+      path: spec.source.path,
+      format: spec.source.format,
+      schema,
+      types: spec.types,
+      window: spec.window,
+    };
+    if (this.#read === "auto" && await this.#seesSource(spec)) {
+      try {
+        return await this.#readRows(read, signal);
+      } catch (err) {
+        if (!(err instanceof IoError && err.code === "READ_FAILED")) throw err;
+        this.#log.info("cannot read the source here; fetching rows from the master", {
+          task_id: spec.task_id,
+          err,
+        });
+      }
+    }
+    return await this.#fetchRows(spec, schema, signal);
+  }
+
+  async #seesSource(spec: TaskSpec): Promise<boolean> {
+    try {
+      const info = await Deno.stat(spec.source.path);
+      return info.isFile && info.size === spec.source.bytes;
+    } catch {
+      return false;
+    }
+  }
+
+  async #fetchRows(spec: TaskSpec, schema: Schema, signal: AbortSignal): Promise<Batch> {
+    const url = `${this.#master}/tasks/${encodeURIComponent(spec.task_id)}/rows?lease=${
+      encodeURIComponent(spec.lease)
+    }`;
+    let res: Response;
+    try {
+      res = await this.#fetch(url, { signal });
+    } catch (cause) {
+      throw new JobError(
+        "UNREACHABLE",
+        `Cannot fetch rows from the master: ${
+          cause instanceof Error ? cause.message : String(cause)
+        }`,
+        { cause },
+      );
+    }
+    if (!res.ok) await this.#json<unknown>(res);
+    const batch = decodeBatchBody(new Uint8Array(await res.arrayBuffer()));
+    if (batch.length !== spec.window.rows || !sameSchema(batch.schema, schema)) {
+      throw new JobError(
+        "SOURCE_CHANGED",
+        `Rows from the master do not match task ${spec.task_id}: ${batch.length} rows, expected ${spec.window.rows}`,
+      );
+    }
+    return batch;
+  }
+}

@@ -1,0 +1,325 @@
+/**
+ * `WorkerNode` and its app against a scripted master (a fetch function that
+ * answers as the master would): registration with back-off, heartbeats, drops,
+ * result retries, and the worker's HTTP answers.
+ */
+import assert from "node:assert/strict";
+import { INLINE_ENCODER } from "../format/chunk.ts";
+import type { Batch } from "../format/column.ts";
+import { IoError } from "../io/errors.ts";
+import type { TaskSpec } from "../client/types.ts";
+import { decodeChunkBody } from "../cluster/wire.ts";
+import { memoryLogger } from "../master/_test_utils.ts";
+import { createWorkerApp } from "./app.ts";
+import { WorkerNode } from "./worker.ts";
+
+interface Call {
+  path: string;
+  body: unknown;
+  bytes?: Uint8Array;
+}
+
+/** A master that answers from a script; `down` makes every request fail like a closed port. */
+function scriptedMaster(heartbeatS = 0.01) {
+  const calls: Call[] = [];
+  const state = {
+    down: false,
+    knownWorkers: new Set<string>(),
+    drop: [] as string[],
+    doneFailures: 0,
+  };
+  function answer(input: string | URL | Request, init?: RequestInit): Response {
+    const url = new URL(String(input));
+    if (state.down) throw new TypeError("connection refused");
+    const raw = init?.body;
+    let body: unknown = undefined;
+    let bytes: Uint8Array | undefined;
+    if (typeof raw === "string") body = JSON.parse(raw);
+    else if (raw instanceof Uint8Array) bytes = raw;
+    calls.push({ path: url.pathname, body, bytes });
+    const json = (v: unknown, status = 200) => Response.json(v, { status });
+    if (url.pathname === "/workers/register") {
+      const id = (body as { worker_id: string }).worker_id;
+      state.knownWorkers.add(id);
+      return json({ worker_id: id, heartbeat_s: heartbeatS, url: "http://w", drop: [] });
+    }
+    const hb = /^\/workers\/([^/]+)\/heartbeat$/.exec(url.pathname);
+    if (hb) {
+      if (!state.knownWorkers.has(hb[1]!)) {
+        return json({ error: { code: "WORKER_NOT_FOUND", message: "no such worker" } }, 404);
+      }
+      const drop = state.drop;
+      state.drop = [];
+      return json({ ok: true, drop });
+    }
+    if (url.pathname.endsWith("/done")) {
+      if (state.doneFailures > 0) {
+        state.doneFailures--;
+        return json({ error: { code: "UNAVAILABLE", message: "busy" } }, 503);
+      }
+      return json({ ok: true });
+    }
+    if (url.pathname.endsWith("/failed")) return json({ ok: true });
+    return json({ error: { code: "NOT_FOUND", message: url.pathname } }, 404);
+  }
+  const fetch = ((input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    try {
+      return Promise.resolve(answer(input, init));
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }) as typeof globalThis.fetch;
+  return { fetch, calls, state };
+}
+
+async function until(what: string, check: () => boolean, rounds = 2000): Promise<void> {
+  for (let i = 0; i < rounds; i++) {
+    if (check()) return;
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const batch: Batch = {
+  schema: [{ name: "a", type: "int64", nullable: false }],
+  columns: [{ type: "int64", values: BigInt64Array.of(1n, 2n, 3n), validity: null }],
+  length: 3,
+};
+
+// A file the worker can see, so it reads "directly" (through the injected readRows).
+await Deno.mkdir(".tmp", { recursive: true });
+const SOURCE = ".tmp/worker_test_source.csv";
+await Deno.writeTextFile(SOURCE, "a\n");
+
+function spec(taskId: string): TaskSpec {
+  return {
+    task_id: taskId,
+    job_id: "job",
+    index: 0,
+    lease: `lease-${taskId}`,
+    worker_id: "w1",
+    source: { path: SOURCE, format: "csv", bytes: 2 },
+    window: { unit: "bytes", start: 0, end: 10, span_rows: 3, skip: 0, rows: 3, batch_rows: 3 },
+    schema: [{ name: "a", type: "int64", nullable: false }],
+    types: {},
+    plans: { a: { deps: [], quantization: "QUANT_NONE" } },
+    codec: "zstd",
+  };
+}
+
+Deno.test("WorkerNode keeps retrying registration with back-off while the master is down, and logs it", async () => {
+  const master = scriptedMaster();
+  master.state.down = true;
+  const { logger, lines } = memoryLogger();
+  const node = new WorkerNode({
+    masterUrl: "http://m",
+    workerId: "w1",
+    fetch: master.fetch,
+    logger,
+  });
+  node.start("http://w1:1");
+  try {
+    await until(
+      "a logged failure",
+      () => lines.some((l) => l.msg === "cannot register with the master; retrying"),
+    );
+    assert.equal(node.state.status, "registering");
+    master.state.down = false;
+    await until("registration", () => node.state.status === "idle");
+    assert.ok(lines.some((l) => l.msg === "reached the master again"));
+    await until("a heartbeat", () => master.calls.some((c) => c.path === "/workers/w1/heartbeat"));
+  } finally {
+    await node.stop();
+  }
+});
+
+Deno.test("WorkerNode registers again when the master forgets it (a restart)", async () => {
+  const master = scriptedMaster();
+  const node = new WorkerNode({
+    masterUrl: "http://m",
+    workerId: "w1",
+    fetch: master.fetch,
+    logger: memoryLogger().logger,
+  });
+  node.start("http://w1:1");
+  try {
+    await until("registration", () => node.state.status === "idle");
+    master.state.knownWorkers.clear();
+    const before = master.calls.filter((c) => c.path === "/workers/register").length;
+    await until(
+      "re-registration",
+      () => master.calls.filter((c) => c.path === "/workers/register").length > before,
+    );
+  } finally {
+    await node.stop();
+  }
+});
+
+Deno.test("WorkerNode runs a task, retries the result until the master takes it, and says what it runs", async () => {
+  const master = scriptedMaster();
+  master.state.doneFailures = 2;
+  let release: () => void = () => {};
+  const gate = new Promise<void>((r) => (release = r));
+  const node = new WorkerNode({
+    masterUrl: "http://m",
+    workerId: "w1",
+    fetch: master.fetch,
+    logger: memoryLogger().logger,
+    encoder: () => INLINE_ENCODER,
+    readRows: async () => {
+      await gate;
+      return batch;
+    },
+  });
+  node.start("http://w1:1");
+  try {
+    await until("registration", () => node.state.status === "idle");
+    node.accept(spec("t1"));
+    assert.throws(() => node.accept(spec("t2")), { code: "BUSY" });
+    await until(
+      "a heartbeat naming the task",
+      () =>
+        master.calls.some((c) =>
+          c.path === "/workers/w1/heartbeat" &&
+          (c.body as { running?: { task_id: string } }).running?.task_id === "t1"
+        ),
+    );
+    release();
+    await node.idle();
+    const dones = master.calls.filter((c) => c.path === "/tasks/t1/done");
+    assert.equal(dones.length, 3);
+    const body = decodeChunkBody(dones[2]!.bytes!);
+    assert.equal(body.meta.lease, "lease-t1");
+    assert.equal(body.chunk.rows, 3);
+    assert.equal(node.state.tasks_done, 1);
+    assert.equal(node.state.status, "idle");
+  } finally {
+    await node.stop();
+  }
+});
+
+Deno.test("WorkerNode reports a failed read with its code and column", async () => {
+  const master = scriptedMaster();
+  const node = new WorkerNode({
+    masterUrl: "http://m",
+    workerId: "w1",
+    fetch: master.fetch,
+    logger: memoryLogger().logger,
+    encoder: () => INLINE_ENCODER,
+    readRows: () =>
+      Promise.reject(new IoError("SCHEMA_MISMATCH", "value 'x' is not int64", { column: "a" })),
+  });
+  node.start("http://w1:1");
+  try {
+    await until("registration", () => node.state.status === "idle");
+    node.accept(spec("t1"));
+    await node.idle();
+    const failed = master.calls.find((c) => c.path === "/tasks/t1/failed");
+    assert.deepEqual(failed?.body, {
+      lease: "lease-t1",
+      worker_id: "w1",
+      error: { code: "SCHEMA_MISMATCH", message: "value 'x' is not int64", column: "a" },
+    });
+  } finally {
+    await node.stop();
+  }
+});
+
+Deno.test("WorkerNode drops a task the master's heartbeat answer names, and sends no result", async () => {
+  const master = scriptedMaster();
+  const node = new WorkerNode({
+    masterUrl: "http://m",
+    workerId: "w1",
+    fetch: master.fetch,
+    logger: memoryLogger().logger,
+    encoder: () => INLINE_ENCODER,
+    readRows: (_read, signal) =>
+      new Promise<Batch>((_, reject) =>
+        signal.addEventListener("abort", () => reject(signal.reason))
+      ),
+  });
+  node.start("http://w1:1");
+  try {
+    await until("registration", () => node.state.status === "idle");
+    node.accept(spec("t1"));
+    master.state.drop = ["t1"];
+    await until("the drop", () => node.state.status === "idle");
+    assert.ok(!master.calls.some((c) => c.path.startsWith("/tasks/t1/")));
+  } finally {
+    await node.stop();
+  }
+});
+
+Deno.test("createWorkerApp() takes a task, refuses a second one, cancels, and answers bad input with 4xx JSON", async (t) => {
+  const master = scriptedMaster();
+  const node = new WorkerNode({
+    masterUrl: "http://m",
+    workerId: "w1",
+    fetch: master.fetch,
+    logger: memoryLogger().logger,
+    encoder: () => INLINE_ENCODER,
+    readRows: (_read, signal) =>
+      new Promise<Batch>((_, reject) =>
+        signal.addEventListener("abort", () => reject(signal.reason))
+      ),
+  });
+  const app = createWorkerApp({ node, logger: memoryLogger().logger });
+  const post = (path: string, body: unknown) =>
+    app.request(path, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: typeof body === "string" ? body : JSON.stringify(body),
+    });
+  try {
+    await t.step("health", async () => {
+      const res = await app.request("/health");
+      assert.deepEqual(await res.json(), {
+        status: "ok",
+        worker_id: "w1",
+        state: "registering",
+        task_id: null,
+        master: "http://m",
+        tasks_done: 0,
+      });
+    });
+    await t.step("a task is accepted with 202", async () => {
+      const res = await post("/tasks", spec("t1"));
+      assert.equal(res.status, 202);
+      assert.deepEqual(await res.json(), { accepted: true, task_id: "t1" });
+    });
+    await t.step("a second task while busy is a 409 BUSY", async () => {
+      const res = await post("/tasks", spec("t2"));
+      assert.equal(res.status, 409);
+      assert.equal((await res.json()).error.code, "BUSY");
+    });
+    await t.step("cancel drops it", async () => {
+      const res = await post("/tasks/t1/cancel", {});
+      assert.deepEqual(await res.json(), { ok: true, dropped: true });
+      const again = await app.request("/tasks/t1", { method: "DELETE" });
+      assert.deepEqual(await again.json(), { ok: true, dropped: false });
+    });
+    const bad: [string, unknown, string][] = [
+      ["malformed JSON", "{", "BAD_REQUEST"],
+      ["a task without a window", { ...spec("t3"), window: undefined }, "INVALID_REQUEST"],
+      ["a plan missing a column", { ...spec("t3"), plans: {} }, "INVALID_REQUEST"],
+      ["a window that skips past its rows", {
+        ...spec("t3"),
+        window: { ...spec("t3").window, skip: 5 },
+      }, "INVALID_REQUEST"],
+    ];
+    for (const [name, body, code] of bad) {
+      await t.step(`${name}: 400 ${code}`, async () => {
+        const res = await post("/tasks", body);
+        assert.equal(res.status, 400);
+        assert.equal((await res.json()).error.code, code);
+      });
+    }
+    await t.step("unknown path: 404 JSON", async () => {
+      const res = await app.request("/nope");
+      assert.equal(res.status, 404);
+      assert.equal((await res.json()).error.code, "NOT_FOUND");
+    });
+  } finally {
+    await node.stop();
+  }
+});
