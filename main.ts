@@ -16,7 +16,7 @@ import type { Quantization } from "./mod.ts";
 import { OpsError } from "./ops/errors.ts";
 import { runCatalogServe } from "./catalog/cli.ts";
 import { thaw as thawArchive } from "./ops/thaw.ts";
-import { runStart } from "./ops/start.ts";
+import { CLUSTER_USAGE, runCluster, runMaster, runStart, runWorker } from "./cluster/cli.ts";
 import {
   ENCRYPTION_FLAGS,
   freezeEncryption,
@@ -51,9 +51,13 @@ Commands:
   audit <archive>              JSON on stdout; reads header and footer only
   verify <archive>             checks every hash; exit 1 naming the first bad chunk
   peek <archive> [--rows N] [--columns a,b] [--json] [--key-file F | --kms URI]
+  master [--host H] [--port 8700] [--data-dir D] ...   the cluster master (master --help)
+  worker --master URL [--host H] [--port 8801] [--worker-id ID]   a cluster worker
+  cluster submit <source> <destination> [--codec C] [--chunk-rows N] [--wait] [--master URL]
+  cluster health|jobs|workers|status <job_id>|wait <job_id>|cancel <job_id> [--master URL]
   cluster add-user|list-users|remove-user ...   users and tokens (PERMAFROST_USERS_DB, PERMAFROST_JWT_SECRET)
   catalog serve --db <catalog.db> [--host H] [--port 8800] [--log-level info]
-  start [--data-dir D] [--catalog-port P]   everything on this machine, for trying it out
+  start [--workers N] [--data-dir D] [--catalog-port P]   master + N workers + catalog here, to try it
   help                         this text
 
 Exit codes: 0 success, 1 failure, 2 usage error.`;
@@ -246,29 +250,21 @@ function cmdCatalog(argv: string[]): Promise<number> {
   return runCatalogServe(rest, { thaw: thawArchive });
 }
 
-function cmdStart(argv: string[]): Promise<number> {
-  const parsed = parseArgs(argv, { string: ["data-dir", "catalog-port"] });
-  positionals(parsed._, 0, "no arguments");
-  const port = parsed.flags["catalog-port"] === undefined
-    ? undefined
-    : Number(parsed.flags["catalog-port"]);
-  if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port <= 65535)) {
-    throw new UsageError(
-      `--catalog-port must be a port 0..65535, got '${parsed.flags["catalog-port"]}'`,
-    );
-  }
-  return runStart({ dataDir: parsed.flags["data-dir"] as string | undefined, catalogPort: port });
-}
-
 function cmdCluster(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub && USER_COMMANDS.includes(sub)) return runUserCommand(sub, rest);
-  throw new UsageError(`Expected 'cluster <command>'\n\n${USER_USAGE}`);
+  if (sub === undefined || sub === "help" || sub === "--help" || sub === "-h") {
+    (sub === undefined ? err : out)(`${CLUSTER_USAGE}\n\n${USER_USAGE}`);
+    return Promise.resolve(sub === undefined ? 2 : 0);
+  }
+  return runCluster(argv);
 }
 
 const COMMANDS: Record<string, (argv: string[]) => Promise<number>> = {
+  master: (argv) => runMaster(argv),
+  worker: (argv) => runWorker(argv),
   cluster: cmdCluster,
-  start: cmdStart,
+  start: (argv) => runStart(argv),
   catalog: cmdCatalog,
   freeze: cmdFreeze,
   thaw: cmdThaw,

@@ -18,7 +18,7 @@ Deno.test("cluster e2e: start runs a master, 2 workers and a catalog, and stops 
       "--allow-ffi",
       "--allow-net",
       "--allow-run",
-      "cluster/cli.ts",
+      "main.ts",
       "start",
       "--data-dir",
       dataDir,
