@@ -2,7 +2,8 @@
  * `deno task bench`: archive size and freeze/thaw speed on real data (the
  * `vega-datasets` npm package) against anchors — the Parquet file it ships,
  * `zstd -19` and `xz -9e` of the same rows as CSV — plus a 10-row slice read
- * against a full thaw and 1 vs 2 encoder threads. Writes `bench/RESULTS.md`.
+ * against a full thaw, 1 vs 2 encoder threads, and the cluster (`cluster_bench.ts`:
+ * 1 vs 2 workers, scheduler overhead). Writes `bench/RESULTS.md`.
  *
  * Times are wall-clock on a shared machine: read them as ratios within one run.
  * Anchors (`.csv`, `.csv.zst`, `.csv.xz`) are cached in `bench/.cache/`.
@@ -18,6 +19,7 @@ import { parseArgs } from "../internal/config.ts";
 import { formatBytes } from "../internal/progress.ts";
 import { openSource } from "../io/source.ts";
 import { writeOutput } from "../io/output.ts";
+import { type ClusterRun, clusterThroughput, schedulerThroughput } from "./cluster_bench.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const CACHE = join(HERE, ".cache");
@@ -202,6 +204,7 @@ async function main(): Promise<void> {
         } ms for a full thaw to Arrow ` +
         `(**${(full.seconds / slice.seconds).toFixed(0)}× faster**).`,
     );
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     // Alternate 1 and 2 encoder threads three times and take medians: the machine is shared.
     const one: number[] = [];
     const two: number[] = [];
@@ -215,7 +218,6 @@ async function main(): Promise<void> {
         hashes.add(run.value.payload_sha256);
       }
     }
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     notes.push(
       `- Freeze of ${main.name} (zstd), median of 3 alternating runs: 1 encoder thread ${
         median(one).toFixed(1)
@@ -227,6 +229,35 @@ async function main(): Promise<void> {
           (median(one) / median(two)).toFixed(2)
         }×** on ` +
         `${navigator.hardwareConcurrency} cores. Payload hashes equal: ${hashes.size === 1}.`,
+    );
+    // The cluster: real master and worker processes, 1 vs 2 workers alternated, medians.
+    say(`  cluster: ${main.name} with 1 and 2 workers...`);
+    const oneWorker: ClusterRun[] = [];
+    const twoWorkers: ClusterRun[] = [];
+    for (let round = 0; round < 3; round++) {
+      oneWorker.push(await clusterThroughput(source, 1));
+      twoWorkers.push(await clusterThroughput(source, 2));
+    }
+    const mid1 = median(oneWorker.map((r) => r.seconds));
+    const mid2 = median(twoWorkers.map((r) => r.seconds));
+    const localHash = [...hashes][0];
+    const clusterHashes = new Set([...oneWorker, ...twoWorkers].map((r) => r.payload_sha256));
+    const secondsList = (runs: ClusterRun[]) => runs.map((r) => r.seconds.toFixed(1)).join(", ");
+    notes.push(
+      `- Cluster freeze of ${main.name} (zstd, 50,000-row tasks, real processes on this machine), ` +
+        `submission to DONE, median of 3 alternating runs: 1 worker ${mid1.toFixed(1)} s ` +
+        `(${secondsList(oneWorker)}), 2 workers ${mid2.toFixed(1)} s (${
+          secondsList(twoWorkers)
+        }): ` +
+        `**${(mid1 / mid2).toFixed(2)}×**. Payload equal to the local freeze's: ${
+          clusterHashes.size === 1 && clusterHashes.has(localHash!)
+        }.`,
+    );
+    say("  cluster: scheduler overhead...");
+    const sched = await schedulerThroughput();
+    notes.push(
+      `- Scheduler overhead: a job of 1,000 tasks of 100 rows on 2 workers ran end to end in ` +
+        `${sched.seconds.toFixed(2)} s: **${sched.tasks_per_s.toFixed(0)} tasks/s**.`,
     );
   } finally {
     await Deno.remove(work, { recursive: true }).catch(() => {});
@@ -254,7 +285,7 @@ async function main(): Promise<void> {
     "|---|---|---|---|---|",
     ...speedRows,
     "",
-    "## Slices and threads",
+    "## Slices, threads and the cluster",
     "",
     ...notes,
     "",
