@@ -13,8 +13,14 @@ interface Scope {
 }
 const scope = self as unknown as Scope;
 
-scope.onmessage = async (event) => {
-  const { id, job } = event.data;
+// The pool may queue a second job while one runs: chain them, so a Worker encodes
+// one chunk at a time (an async codec such as zpaq would otherwise interleave).
+let tail: Promise<void> = Promise.resolve();
+scope.onmessage = (event) => {
+  tail = tail.then(() => run(event.data.id, event.data.job));
+};
+
+async function run(id: number, job: ChunkJob): Promise<void> {
   try {
     const result = await INLINE_ENCODER.encode(job);
     const buffers = result.chunk.blocks.map((b) => b.bytes.buffer as ArrayBuffer);
@@ -31,4 +37,4 @@ scope.onmessage = async (event) => {
       },
     });
   }
-};
+}

@@ -3,6 +3,11 @@
  * local freeze uses every core and a cluster worker's main thread stays free
  * to answer heartbeats while codecs run.
  *
+ * Each Worker holds up to {@link JOBS_PER_WORKER} jobs: the next one waits in its own
+ * message queue, so it starts the moment the current one ends instead of after a
+ * round trip through this thread (which may be busy decoding the source). A Worker
+ * still runs its jobs one at a time (`_block_worker.ts` chains them).
+ *
  * Workers inherit the process's permissions (`--allow-run=zpaq` reaches them).
  * Errors thrown in a Worker come back as the same class and code.
  *
@@ -23,6 +28,9 @@ interface Pending {
   reject: (reason: unknown) => void;
 }
 
+/** Jobs handed to one Worker at once: the running one and the next. */
+export const JOBS_PER_WORKER = 2;
+
 /** Threads a pool uses by default: one per logical core. */
 export function defaultThreads(): number {
   return Math.max(1, navigator.hardwareConcurrency || 1);
@@ -30,8 +38,9 @@ export function defaultThreads(): number {
 
 /** A pool of block-encoding Workers. Call `close()` when done. */
 export class BlockPool implements ChunkEncoder {
-  #idle: Worker[] = [];
   #all: Worker[] = [];
+  /** Job ids each Worker holds (running or waiting in its message queue). */
+  #held = new Map<Worker, Set<number>>();
   #queue: { id: number; pending: Pending }[] = [];
   #running = new Map<number, Pending>();
   #nextId = 1;
@@ -59,13 +68,18 @@ export class BlockPool implements ChunkEncoder {
         this.#crash(worker, event.message);
       };
       this.#all.push(worker);
-      this.#idle.push(worker);
+      this.#held.set(worker, new Set());
     }
   }
 
   /** Number of Workers. */
   get threads(): number {
     return this.#all.length;
+  }
+
+  /** Chunks in flight that keep every Worker busy: what callers should keep submitted. */
+  get capacity(): number {
+    return this.#all.length * (JOBS_PER_WORKER + 1);
   }
 
   /** Encodes one chunk on the next free Worker. */
@@ -77,23 +91,30 @@ export class BlockPool implements ChunkEncoder {
     });
   }
 
-  #busy = new Map<Worker, number>();
+  /** The Worker holding the fewest jobs, if one has room. */
+  #leastLoaded(): Worker | undefined {
+    let best: Worker | undefined;
+    for (const worker of this.#all) {
+      const held = this.#held.get(worker)!.size;
+      if (held < JOBS_PER_WORKER && (!best || held < this.#held.get(best)!.size)) best = worker;
+    }
+    return best;
+  }
 
   #pump(): void {
-    while (this.#idle.length > 0 && this.#queue.length > 0) {
-      const worker = this.#idle.pop()!;
-      const { id, pending } = this.#queue.shift()!;
-      this.#running.set(id, pending);
-      this.#busy.set(worker, id);
-      worker.postMessage({ id, job: pending.job });
+    for (let worker = this.#leastLoaded(); worker; worker = this.#leastLoaded()) {
+      const next = this.#queue.shift();
+      if (!next) return;
+      this.#running.set(next.id, next.pending);
+      this.#held.get(worker)!.add(next.id);
+      worker.postMessage({ id: next.id, job: next.pending.job });
     }
   }
 
   #reply(worker: Worker, reply: PoolReply): void {
     const pending = this.#running.get(reply.id);
     this.#running.delete(reply.id);
-    this.#busy.delete(worker);
-    this.#idle.push(worker);
+    this.#held.get(worker)!.delete(reply.id);
     if (pending) {
       if (reply.ok) pending.resolve(reply.result);
       else pending.reject(reviveError(reply.error));
@@ -102,13 +123,12 @@ export class BlockPool implements ChunkEncoder {
   }
 
   #crash(worker: Worker, message: string): void {
-    const id = this.#busy.get(worker);
-    if (id !== undefined) {
+    const held = this.#held.get(worker)!;
+    for (const id of held) {
       this.#running.get(id)?.reject(new Error(`Block worker crashed: ${message}`));
       this.#running.delete(id);
-      this.#busy.delete(worker);
     }
-    this.#idle.push(worker);
+    held.clear();
     this.#pump();
   }
 

@@ -125,7 +125,7 @@ export async function append(
         : new StoredKeys(reader, schema, header.primary_key);
       const warn = (w: FormatWarning) => options.onWarning?.(w);
       const inflight: Promise<EncodedChunk>[] = [];
-      const window = Math.max(2, (pool?.threads ?? 1) * 2);
+      const window = pool?.capacity ?? 2;
       let added = 0;
       let chunksAdded = 0;
       const start = async () => {

@@ -4,7 +4,7 @@
  * Streams: the source is read in batches, cut into chunks of `chunk_rows`,
  * each chunk's column blocks are encoded in the Worker pool with a bounded
  * number of chunks in flight, and chunks are written in row order. Memory stays
- * bounded by (threads × 2) chunks whatever the source size.
+ * bounded by the pool's capacity (threads × 3 chunks) whatever the source size.
  *
  * `ops/` is the layer the map leaves implicit: the operations users call, which
  * join `io/` (sources, outputs) and `format/` (archives). `mod.ts` re-exports it.
@@ -264,7 +264,7 @@ async function freezeOnce(
     let codec = options.codec === "auto" ? "zstd" : options.codec;
     let autoReason: string | null = null;
     const inflight: Promise<Awaited<ReturnType<typeof encodeChunk>>>[] = [];
-    const window = Math.max(2, (pool?.threads ?? 1) * 2);
+    const window = pool?.capacity ?? 2;
     let raw = 0;
     let rowsSeen = 0;
     let sealing: Omit<ChunkEncryption, "rowStart"> | undefined;

@@ -199,7 +199,7 @@ export async function freezePartitioned(
   });
   const threads = options.threads ?? defaultThreads();
   const pool = threads > 0 ? new BlockPool(threads) : undefined;
-  const window = Math.max(2, (pool?.threads ?? 1) * 2);
+  const window = pool?.capacity ?? 2;
   const keys = options.primaryKey === undefined ? null : (() => {
     if (!schema.some((f) => f.name === options.primaryKey)) {
       throw new OpsError("BAD_OPTION", `Primary key "${options.primaryKey}" is not a column`);

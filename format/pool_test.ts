@@ -1,0 +1,67 @@
+/**
+ * `BlockPool`: more chunks than Workers can hold at once all come back, each equal
+ * to the inline encoder's bytes and to its own job; a failing job rejects with its
+ * typed error and leaves the pool working; `close()` rejects what is still queued.
+ */
+import assert from "node:assert/strict";
+import { CodecError } from "../codecs/errors.ts";
+import type { Schema } from "./column.ts";
+import { INLINE_ENCODER } from "./chunk.ts";
+import { planColumns } from "./plan.ts";
+import { BlockPool, JOBS_PER_WORKER } from "./pool.ts";
+import { randomBatch } from "./_test_utils.ts";
+
+const SCHEMA: Schema = [
+  { name: "id", type: "int64", nullable: false },
+  { name: "x", type: "float64", nullable: true },
+  { name: "label", type: "string", nullable: true },
+  { name: "ok", type: "bool", nullable: true },
+];
+
+Deno.test("BlockPool encodes many more chunks than it holds, each as the inline encoder does", async () => {
+  const batches = Array.from({ length: 13 }, (_, i) => randomBatch(SCHEMA, 500 + i * 37, i + 1));
+  const plans = planColumns(batches[0]!, {});
+  const pool = new BlockPool(2);
+  try {
+    assert.equal(pool.capacity, 2 * (JOBS_PER_WORKER + 1));
+    const pooled = await Promise.all(
+      batches.map((batch) => pool.encode({ batch, plans, codec: "zstd" })),
+    );
+    for (const [i, batch] of batches.entries()) {
+      const inline = await INLINE_ENCODER.encode({ batch, plans, codec: "zstd" });
+      assert.equal(pooled[i]!.chunk.rows, batch.length, `chunk ${i}`);
+      assert.deepEqual(pooled[i]!.chunk.blocks, inline.chunk.blocks, `chunk ${i}`);
+    }
+  } finally {
+    pool.close();
+  }
+});
+
+Deno.test("BlockPool rejects a failing job with its typed error and keeps serving", async () => {
+  const batch = randomBatch(SCHEMA, 200, 7);
+  const plans = planColumns(batch, {});
+  const pool = new BlockPool(1);
+  try {
+    const [bad, good] = await Promise.allSettled([
+      pool.encode({ batch, plans, codec: "no-such-codec" }),
+      pool.encode({ batch, plans, codec: "zstd" }),
+    ]);
+    assert.equal(bad.status, "rejected");
+    assert.ok(bad.reason instanceof CodecError, String(bad.reason));
+    assert.equal(good.status, "fulfilled");
+    assert.equal(good.value.chunk.rows, 200);
+  } finally {
+    pool.close();
+  }
+});
+
+Deno.test("BlockPool.close() rejects jobs still queued", async () => {
+  const batch = randomBatch(SCHEMA, 2000, 9);
+  const plans = planColumns(batch, {});
+  const pool = new BlockPool(1);
+  const jobs = Array.from({ length: 5 }, () => pool.encode({ batch, plans, codec: "zstd" }));
+  pool.close();
+  const settled = await Promise.allSettled(jobs);
+  assert.ok(settled.every((s) => s.status === "rejected"));
+  await assert.rejects(pool.encode({ batch, plans, codec: "zstd" }), /closed/);
+});
