@@ -26,6 +26,18 @@ export type { UserStore } from "./store.ts";
 export { openSqliteUserStore } from "./sqlite_store.ts";
 export { ALL_NAMESPACES } from "./types.ts";
 export type { ClusterUser, NewUser, Principal } from "./types.ts";
-export { JWT_SECRET_SETTING, jwtSecretParser, TOKEN_TTL_SETTING } from "./settings.ts";
-export { bearerAuth, requireClaim, requireService, seesNamespace } from "./bearer/index.ts";
+export {
+  DATA_ROOTS_SETTING,
+  dataRootsParser,
+  JWT_SECRET_SETTING,
+  jwtSecretParser,
+  TOKEN_TTL_SETTING,
+} from "./settings.ts";
+export {
+  bearerAuth,
+  requireClaim,
+  requireService,
+  requireUser,
+  seesNamespace,
+} from "./bearer/index.ts";
 export type { AuthEnv, AuthVariables, BearerAuthOptions, Claim } from "./bearer/index.ts";

@@ -57,3 +57,36 @@ export const TOKEN_TTL_SETTING: Setting<string> = setting({
   },
   description: "Lifetime of the tokens issued",
 });
+
+/**
+ * Parses a comma-separated list of directories (`/data/a,/data/b`); whether each
+ * exists is checked when the server resolves them (`resolveDataRoots`).
+ *
+ * @returns The parser.
+ */
+export function dataRootsParser(): Parser<readonly string[]> {
+  return {
+    describe: "comma-separated directories",
+    parse(raw) {
+      const dirs = raw.split(",").map((d) => d.trim()).filter((d) => d !== "");
+      if (dirs.length === 0 || dirs.some((d) => d.includes("\0"))) {
+        throw new Error("expected one or more directories, comma-separated");
+      }
+      return Object.freeze(dirs);
+    },
+  };
+}
+
+/**
+ * `--data-roots` / `PERMAFROST_DATA_ROOTS`: where user-given paths may point, and
+ * whose first-level directories are the namespaces (`<root>/team-a/...`). The same
+ * flag and variable as the catalog's, so one setting serves both servers.
+ */
+export const DATA_ROOTS_SETTING: Setting<readonly string[]> = setting({
+  flag: "--data-roots",
+  env: "PERMAFROST_DATA_ROOTS",
+  default: Object.freeze([]) as readonly string[],
+  parse: dataRootsParser(),
+  description:
+    "Directories user-given paths are confined to (symlinks followed); their subdirectories are the namespaces",
+});

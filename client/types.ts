@@ -36,6 +36,13 @@ export interface SubmitRequest {
   chunk_rows?: number;
   /** Source format, instead of guessing from the extension. */
   format?: JobSourceFormat;
+  /**
+   * Absolute directory relative `source`/`destination` resolve against when the
+   * master has no data roots (the CLI sends its working directory). With data roots
+   * relative paths resolve against the first root and this is ignored. Default: the
+   * master's working directory.
+   */
+  cwd?: string;
 }
 
 /** `POST /jobs` answer (201), and `POST /jobs/{id}/cancel`'s. */
@@ -108,6 +115,10 @@ export interface JobSummary {
   payload_sha256: string | null;
   /** Archive size in bytes, when DONE. */
   archive_bytes: number | null;
+  /** Namespace of the token that submitted it (null: submitted with auth off). */
+  namespace: string | null;
+  /** User who submitted it (null: auth off). */
+  submitted_by: string | null;
 }
 
 /** `GET /jobs/{id}`: a job with its tasks. */

@@ -18,9 +18,15 @@
  * `deno run ... cluster/cli.ts master|worker|cluster|start ...` runs the same
  * commands without `main.ts` (the e2e tests and `start` spawn it that way).
  *
+ * Auth: the `cluster` commands send `Authorization: Bearer <token>` from
+ * `PERMAFROST_TOKEN` (or `--token`, which shows in `ps`: prefer the variable); a
+ * 401 or 403 answer exits 1 with the status, the master's reason and what to do.
+ * `submit` sends relative paths as given, with its working directory as `cwd`: a
+ * master without data roots resolves them against it (as before), one with data
+ * roots against its first root (`submit src.csv team-a/out.pf`).
+ *
  * @module
  */
-import { resolve } from "node:path";
 import {
   ConfigError,
   configHelp,
@@ -29,9 +35,11 @@ import {
   parseArgs,
   processEnv,
   setting,
+  stringParser,
   urlParser,
 } from "../internal/config.ts";
 import { PermafrostError } from "../internal/errors.ts";
+import { JobError } from "../client/errors.ts";
 import {
   formatBytes,
   formatCount,
@@ -40,7 +48,7 @@ import {
   stderrSink as progressStderr,
 } from "../internal/progress.ts";
 import { ClusterClient, type FetchLike } from "../client/cluster_client.ts";
-import type { JobCodec, JobRecord, JobSourceFormat } from "../client/types.ts";
+import type { JobCodec, JobRecord, JobSourceFormat, SubmitRequest } from "../client/types.ts";
 import { MASTER_CONFIG } from "../master/config.ts";
 import { startMaster } from "../master/server.ts";
 import { WORKER_CONFIG } from "../worker/config.ts";
@@ -57,6 +65,14 @@ export const CLIENT_CONFIG = Object.freeze({
     default: "http://127.0.0.1:8700",
     parse: urlParser(),
     description: "The master's URL",
+  }),
+  token: setting({
+    flag: "--token",
+    env: "PERMAFROST_TOKEN",
+    default: "",
+    parse: { ...stringParser({ nonEmpty: false }), describe: "a JWT", secret: true },
+    description:
+      "Bearer token sent to the master when it has auth on (cluster add-user prints one); prefer the variable: flags show in ps",
   }),
 });
 
@@ -252,8 +268,9 @@ export const CLUSTER_USAGE = `Usage: cluster <command> [--master URL]
 Commands:
   submit <source> <destination> [--codec zstd|lzma2|zpaq|auto] [--chunk-rows N]
          [--format csv|jsonl|parquet|arrow] [--wait] [--json]
-                        submit a freeze job; prints its id (relative paths are made
-                        absolute here: the master must see the same paths)
+                        submit a freeze job; prints its id (the master must see the
+                        same paths; relative ones resolve against this directory, or
+                        against the master's first data root when it has any)
   health                the master's worker counts (JSON)
   jobs [--json]         every job, newest first
   workers [--json]      every worker
@@ -282,22 +299,25 @@ export async function runCluster(argv: readonly string[], io: CliIo = {}): Promi
     print(CLUSTER_USAGE);
     return command === undefined ? 2 : 0;
   }
+  let sentToken = false;
   try {
     if (!CLUSTER_COMMANDS.includes(command)) {
       throw new UsageError(`Unknown cluster command '${command}'`);
     }
     const parsed = parseArgs(rest, {
-      string: ["master", "codec", "chunk-rows", "format", "poll-ms"],
+      string: ["master", "token", "codec", "chunk-rows", "format", "poll-ms"],
       boolean: ["wait", "json"],
     });
     const config = loadOrUsage(
       CLIENT_CONFIG,
-      parsed.flags.master === undefined ? [] : [`--master=${String(parsed.flags.master)}`],
+      (["master", "token"] as const).flatMap((f) =>
+        parsed.flags[f] === undefined ? [] : [`--${f}=${String(parsed.flags[f])}`]
+      ),
       io,
     );
     const only = (allowed: string[]) => {
       for (const f of Object.keys(parsed.flags)) {
-        if (f !== "master" && !allowed.includes(f)) {
+        if (f !== "master" && f !== "token" && !allowed.includes(f)) {
           throw new UsageError(`--${f} does not apply to 'cluster ${command}'`);
         }
       }
@@ -306,7 +326,11 @@ export async function runCluster(argv: readonly string[], io: CliIo = {}): Promi
     if (!Number.isFinite(pollMs) || pollMs < 10) {
       throw new UsageError(`--poll-ms must be a number of milliseconds >= 10`);
     }
-    const client = new ClusterClient(config.master, { fetch: io.fetch });
+    sentToken = config.token !== "";
+    const client = new ClusterClient(config.master, {
+      fetch: io.fetch,
+      token: sentToken ? config.token : undefined,
+    });
     const args = parsed._;
     const needs = (n: number, names: string) => {
       if (args.length !== n) {
@@ -396,11 +420,11 @@ export async function runCluster(argv: readonly string[], io: CliIo = {}): Promi
         if (chunkRows !== undefined && !(Number.isSafeInteger(chunkRows) && chunkRows > 0)) {
           throw new UsageError(`--chunk-rows must be a positive integer, got '${rawRows}'`);
         }
-        const jobId = await client.freeze(resolve(args[0]!), resolve(args[1]!), {
-          codec: codec as JobCodec | undefined,
-          chunkRows,
-          format: format as JobSourceFormat | undefined,
-        });
+        const req: SubmitRequest = { source: args[0]!, destination: args[1]!, cwd: Deno.cwd() };
+        if (codec !== undefined) req.codec = codec as JobCodec;
+        if (chunkRows !== undefined) req.chunk_rows = chunkRows;
+        if (format !== undefined) req.format = format as JobSourceFormat;
+        const { job_id: jobId } = await client.submit(req);
         if (!parsed.flags.wait) {
           out(jobId);
           print(`submitted job ${jobId} to ${config.master}`);
@@ -416,6 +440,10 @@ export async function runCluster(argv: readonly string[], io: CliIo = {}): Promi
       print(`error: ${err.message}\n(run 'cluster help' for usage)`);
       return 2;
     }
+    if (err instanceof JobError && (err.status === 401 || err.status === 403)) {
+      print(authFailure(err.status, err.message, sentToken));
+      return 1;
+    }
     if (err instanceof PermafrostError) {
       print(`error: ${err.name} ${err.code}: ${err.message}`);
       return 1;
@@ -423,6 +451,16 @@ export async function runCluster(argv: readonly string[], io: CliIo = {}): Promi
     print(`error: ${err instanceof Error ? err.message : String(err)}`);
     return 1;
   }
+}
+
+/** The message of a 401 or 403 answer: the status, the master's reason, what to do. */
+function authFailure(status: 401 | 403, message: string, sentToken: boolean): string {
+  const hint = status === 403
+    ? "your token lacks the right or namespace this needs (ask an operator: cluster add-user ... --can-freeze --namespace NS)"
+    : sentToken
+    ? "the token was refused (expired, revoked, or signed with another secret): get a new one with cluster token <user>"
+    : "the master has auth on: set PERMAFROST_TOKEN to a token from cluster add-user (or pass --token)";
+  return `error: ${status} ${status === 401 ? "Unauthorized" : "Forbidden"}: ${message}\n${hint}`;
 }
 
 async function waitFor(

@@ -5,6 +5,9 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { RBACManager } from "../auth/rbac.ts";
+import { memoryUserStore } from "../auth/store.ts";
+import { resolveDataRoots } from "../internal/paths.ts";
 import { tempDir, testCluster, writeCsv } from "../master/_test_utils.ts";
 import { runCluster, runMaster, runStart, runWorker } from "./cli.ts";
 
@@ -197,6 +200,91 @@ Deno.test("runCluster() submits, waits, lists and cancels through the master", a
       const c = capture();
       assert.equal(await runCluster(["status", "nope", ...m], base(c)), 1);
       assert.match(c.err.join("\n"), /JobError JOB_NOT_FOUND/);
+    });
+  } finally {
+    await cluster.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("runCluster() with auth on: sends PERMAFROST_TOKEN or --token; 401 and 403 exit 1 saying why", async (t) => {
+  const dir = await Deno.realPath(await tempDir("cli-auth-"));
+  const data = join(dir, "data");
+  await Deno.mkdir(join(data, "team-a"), { recursive: true });
+  await writeCsv(join(data, "src.csv"), 300);
+  const rbac = new RBACManager({
+    secret: "cli test secret, at least 32 bytes long",
+    store: memoryUserStore(),
+  });
+  await rbac.addUser({ name: "alice", can_freeze: true, namespace: "team-a" });
+  await rbac.addUser({ name: "reader", namespace: "team-a" });
+  const alice = await rbac.generateToken("alice");
+  const reader = await rbac.generateToken("reader");
+  const cluster = await testCluster({
+    workers: 1,
+    auth: { rbac, dataRoots: await resolveDataRoots([data]) },
+  });
+  const run = async (argv: string[], env: Record<string, string> = {}) => {
+    const c = capture();
+    const code = await runCluster([...argv, "--master", "http://master"], {
+      ...c.io,
+      env,
+      fetch: (input: string, init?: RequestInit) => cluster.masterApp.request(input, init),
+    });
+    return { code, err: c.err.join("\n"), out: c.out.join("\n") };
+  };
+  try {
+    await t.step("no token: exit 1 naming 401 and PERMAFROST_TOKEN", async () => {
+      const r = await run(["wait", "x"]);
+      assert.equal(r.code, 1);
+      assert.match(r.err, /^error: 401 Unauthorized: .*needs a token/);
+      assert.match(r.err, /set PERMAFROST_TOKEN/);
+    });
+    await t.step("a bad token: exit 1, 401, the token was refused", async () => {
+      const r = await run(["wait", "x"], { PERMAFROST_TOKEN: alice.slice(0, -4) + "AAAA" });
+      assert.equal(r.code, 1);
+      assert.match(r.err, /^error: 401 Unauthorized: .*not valid/);
+      assert.match(r.err, /the token was refused/);
+    });
+    await t.step("a token without can_freeze: exit 1, 403", async () => {
+      const r = await run(["submit", "src.csv", "team-a/r.pf"], { PERMAFROST_TOKEN: reader });
+      assert.equal(r.code, 1);
+      assert.match(r.err, /^error: 403 Forbidden: .*can_freeze/);
+    });
+    await t.step("another namespace: exit 1, 403 naming the rule", async () => {
+      const r = await run(["submit", "src.csv", "elsewhere.pf", "--token", alice]);
+      assert.equal(r.code, 1);
+      assert.match(r.err, /^error: 403 Forbidden: .*may write only under <data root>\/team-a\//);
+    });
+    await t.step(
+      "PERMAFROST_TOKEN: the issue's example runs, relative to the data root",
+      async () => {
+        const r = await run([
+          "submit",
+          "src.csv",
+          "team-a/out.pf",
+          "--wait",
+          "--json",
+          "--poll-ms",
+          "10",
+        ], {
+          PERMAFROST_TOKEN: alice,
+        });
+        assert.equal(r.code, 0, r.err);
+        const job = JSON.parse(r.out);
+        assert.deepEqual([job.status, job.total_rows, job.destination, job.submitted_by], [
+          "DONE",
+          300,
+          join(data, "team-a", "out.pf"),
+          "alice",
+        ]);
+        assert.ok((await Deno.stat(join(data, "team-a", "out.pf"))).size > 0);
+      },
+    );
+    await t.step("--token wins over PERMAFROST_TOKEN", async () => {
+      const r = await run(["jobs", "--json", "--token", alice], { PERMAFROST_TOKEN: "bogus" });
+      assert.equal(r.code, 0, r.err);
+      assert.equal(JSON.parse(r.out).length, 1);
     });
   } finally {
     await cluster.close();

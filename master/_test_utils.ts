@@ -8,7 +8,9 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import { INLINE_ENCODER } from "../format/chunk.ts";
 import { createLogger, type Logger } from "../internal/log.ts";
 import { ClusterClient } from "../client/cluster_client.ts";
-import { createWorkerApp } from "../worker/app.ts";
+import { createWorkerApp, type WorkerEnv } from "../worker/app.ts";
+import type { RBACManager } from "../auth/rbac.ts";
+import { MASTER_SERVICE_NAME, serviceToken } from "../cluster/service_token.ts";
 import { WorkerNode, type WorkerNodeDeps } from "../worker/worker.ts";
 import { createMasterApp, type MasterEnv } from "./app.ts";
 import {
@@ -98,6 +100,8 @@ export interface TestCluster {
   store: JobStore;
   nodes: WorkerNode[];
   client: ClusterClient;
+  /** The workers' apps, by worker id. */
+  workerApps: ReadonlyMap<string, OpenAPIHono<WorkerEnv>>;
   dataDir: string;
   /** Runs until nothing is in flight anywhere. */
   drain(): Promise<void>;
@@ -116,13 +120,19 @@ export async function testCluster(
     workers: number;
     master?: Partial<MasterDeps>;
     worker?: (i: number) => Partial<WorkerNodeDeps>;
+    /** Auth on: the manager (master and workers share its secret) and the master's data roots. */
+    auth?: { rbac: RBACManager; dataRoots?: readonly string[] };
+    /** The client's token. */
+    token?: string;
   },
 ): Promise<TestCluster> {
   const quiet = createLogger({ component: "test", level: "error", sink: () => {} });
   const store = await JobStore.open(":memory:");
   const dataDir = await tempDir("cluster-");
-  const apps = new Map<string, OpenAPIHono>();
+  const apps = new Map<string, OpenAPIHono<WorkerEnv>>();
+  const rbac = options.auth?.rbac ?? null;
   const transport = httpTransport({
+    token: rbac ? serviceToken(rbac, MASTER_SERVICE_NAME) : undefined,
     fetch: (url, init) => {
       const app = apps.get(new URL(String(url)).host);
       if (!app) return Promise.reject(new TypeError(`connection refused: ${url}`));
@@ -130,7 +140,12 @@ export async function testCluster(
     },
   });
   const master = Master.open({ store, dataDir, transport, logger: quiet, ...options.master });
-  const masterApp = createMasterApp({ master, logger: quiet });
+  const masterApp = createMasterApp({
+    master,
+    logger: quiet,
+    rbac,
+    dataRoots: options.auth?.dataRoots,
+  });
   const masterFetch =
     ((input: string | URL | Request, init?: RequestInit) =>
       Promise.resolve(masterApp.request(input as string, init))) as typeof fetch;
@@ -142,9 +157,10 @@ export async function testCluster(
       fetch: masterFetch,
       logger: quiet,
       encoder: () => INLINE_ENCODER,
+      token: rbac ? serviceToken(rbac, `w${i}`) : undefined,
       ...options.worker?.(i),
     });
-    apps.set(`w${i}`, createWorkerApp({ node, logger: quiet }));
+    apps.set(`w${i}`, createWorkerApp({ node, logger: quiet, rbac }));
     nodes.push(node);
     node.start(`http://w${i}`);
   }
@@ -153,6 +169,7 @@ export async function testCluster(
   }
   const client = new ClusterClient("http://master", {
     fetch: (input, init) => masterApp.request(input, init),
+    token: options.token,
   });
   async function drain(): Promise<void> {
     for (let round = 0; round < 10_000; round++) {
@@ -174,6 +191,7 @@ export async function testCluster(
     store,
     nodes,
     client,
+    workerApps: apps,
     dataDir,
     drain,
     async close() {

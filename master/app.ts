@@ -10,6 +10,26 @@
  * (`internal/http_error.ts`; cluster codes mapped by `JOB_STATUS_BY_CODE`). Bodies
  * are limited to 1 MiB, except a frozen chunk (`maxChunkBytes`).
  *
+ * Security (issue 6): with an {@link RBACManager} (a JWT secret configured) every
+ * route but `GET /health` and the status page `/` needs `Authorization: Bearer
+ * <JWT>`; 401 without a valid token, 403 without the right:
+ *
+ * | routes | who |
+ * |---|---|
+ * | `POST /jobs` | a user token with `can_freeze` |
+ * | `GET /jobs`, `GET /jobs/{id}`, `GET /workers` | a user token |
+ * | `POST /jobs/{id}/cancel`, `DELETE /jobs/{id}` | a user token with `can_freeze` |
+ * | `POST /workers/register`, `POST /workers/{id}/heartbeat`, `POST /tasks/{id}/done`, `POST /tasks/{id}/failed`, `GET /tasks/{id}/rows` | a service token (the cluster's own processes) |
+ * | `GET /openapi.json` | any valid token |
+ *
+ * Jobs record their submitter's namespace; a user sees and cancels only its
+ * namespace's jobs (`*`: all), and a job's paths are confined to the data roots
+ * and to the user's namespace — the rules are in `_access.ts`. The status page is
+ * static HTML that holds no data: its script asks for a token (kept in the
+ * browser's `localStorage`) when the master answers 401, and sends it with each
+ * request. The token is checked before any body is read. Without a manager auth is
+ * off and one warning is logged when the app is built.
+ *
  * @module
  */
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
@@ -20,10 +40,19 @@ import { DEFAULT_MAX_BODY_BYTES, limitBody } from "../internal/body_limit.ts";
 import { createErrorHandler, notFoundHandler, validationHook } from "../internal/http_error.ts";
 import { jsonBody } from "../internal/json_body.ts";
 import { createLogger, type Logger } from "../internal/log.ts";
+import {
+  type AuthVariables,
+  bearerAuth,
+  requireClaim,
+  requireService,
+  requireUser,
+} from "../auth/bearer/index.ts";
+import type { RBACManager } from "../auth/rbac.ts";
 import { JOB_STATUS_BY_CODE } from "../client/errors.ts";
 import { WIRE_CONTENT_TYPE } from "../cluster/wire.ts";
 import { MAX_CHUNK_ROWS } from "./config.ts";
 import type { Master } from "./master.ts";
+import { JobAccess } from "./_access.ts";
 import { STATUS_PAGE_HTML } from "./status_page.ts";
 
 /** What the app needs. */
@@ -34,11 +63,22 @@ export interface MasterAppDeps {
   logger?: Logger;
   /** Largest frozen chunk body in bytes (default 512 MiB). */
   maxChunkBytes?: number;
+  /** Validates bearer tokens; null or absent turns auth off (a warning is logged). */
+  rbac?: RBACManager | null;
+  /**
+   * Data roots (resolved with `resolveDataRoots`): job paths are confined to them and
+   * their first-level directories are the namespaces. Empty or absent: no
+   * confinement, and with auth on only namespace `*` may submit.
+   */
+  dataRoots?: readonly string[];
 }
 
-/** Context variables the app sets. */
+/** Paths served without a token: liveness, and the status page (static HTML, no data). */
+export const MASTER_PUBLIC_PATHS: readonly string[] = Object.freeze(["/health", "/"]);
+
+/** Context variables the app sets: the request id and the caller (`auth`, null when auth is off). */
 export type MasterEnv = {
-  Variables: { requestId: string };
+  Variables: { requestId: string } & AuthVariables;
   Bindings: { remoteAddr?: Deno.NetAddr };
 };
 
@@ -54,6 +94,10 @@ const SubmitSchema = z.object({
   codec: z.enum(["zstd", "lzma2", "zpaq", "auto"]).optional(),
   chunk_rows: z.number().int().min(1).max(MAX_CHUNK_ROWS).optional(),
   format: z.enum(["csv", "jsonl", "parquet", "arrow"]).optional(),
+  cwd: z.string().min(1).max(4096).optional().openapi({
+    description:
+      "Absolute directory relative paths resolve against when the master has no data roots",
+  }),
 }).strict().openapi("SubmitRequest");
 
 const SubmitResultSchema = z.object({
@@ -93,6 +137,8 @@ const JobSummarySchema = z.object({
   error: z.string().nullable(),
   payload_sha256: z.string().nullable(),
   archive_bytes: z.number().int().nullable(),
+  namespace: z.string().nullable(),
+  submitted_by: z.string().nullable(),
 }).openapi("JobSummary");
 
 const JobSchema = JobSummarySchema.extend({ tasks: z.array(TaskSchema) }).openapi("Job");
@@ -169,6 +215,12 @@ const body = <T extends z.ZodType>(schema: T) => ({
   content: { "application/json": { schema } },
 });
 
+/** Routes that need a token: OpenAPI security plus the 401/403 answers. */
+const secured = { security: [{ bearerAuth: [] }] };
+const freezer = [requireUser(), requireClaim("can_freeze")];
+const user = [requireUser()];
+const service = [requireService()];
+
 const routes = {
   health: createRoute({
     method: "get",
@@ -179,63 +231,84 @@ const routes = {
   submit: createRoute({
     method: "post",
     path: "/jobs",
-    summary: "Submit a freeze job",
+    summary: "Submit a freeze job; needs can_freeze",
+    ...secured,
+    middleware: freezer,
     request: { body: body(SubmitSchema) },
-    responses: { 201: json(SubmitResultSchema, "Accepted, QUEUED"), ...errors(400, 409, 413) },
+    responses: {
+      201: json(SubmitResultSchema, "Accepted, QUEUED"),
+      ...errors(400, 401, 403, 409, 413),
+    },
   }),
   list: createRoute({
     method: "get",
     path: "/jobs",
-    summary: "Every job, newest first (without tasks)",
-    responses: { 200: json(z.array(JobSummarySchema), "Jobs") },
+    summary: "Every job the caller's namespace sees, newest first (without tasks)",
+    ...secured,
+    middleware: user,
+    responses: { 200: json(z.array(JobSummarySchema), "Jobs"), ...errors(401, 403) },
   }),
   get: createRoute({
     method: "get",
     path: "/jobs/{job_id}",
     summary: "One job with its tasks",
+    ...secured,
+    middleware: user,
     request: { params: JobIdParam },
-    responses: { 200: json(JobSchema, "The job"), ...errors(404) },
+    responses: { 200: json(JobSchema, "The job"), ...errors(401, 403, 404) },
   }),
   cancel: createRoute({
     method: "post",
     path: "/jobs/{job_id}/cancel",
-    summary: "Cancel a QUEUED or RUNNING job",
+    summary: "Cancel a QUEUED or RUNNING job; needs can_freeze",
+    ...secured,
+    middleware: freezer,
     request: { params: JobIdParam },
-    responses: { 200: json(SubmitResultSchema, "CANCELLED"), ...errors(404, 409) },
+    responses: { 200: json(SubmitResultSchema, "CANCELLED"), ...errors(401, 403, 404, 409) },
   }),
   remove: createRoute({
     method: "delete",
     path: "/jobs/{job_id}",
     summary: "Same as POST /jobs/{job_id}/cancel",
+    ...secured,
+    middleware: freezer,
     request: { params: JobIdParam },
-    responses: { 200: json(SubmitResultSchema, "CANCELLED"), ...errors(404, 409) },
+    responses: { 200: json(SubmitResultSchema, "CANCELLED"), ...errors(401, 403, 404, 409) },
   }),
   workers: createRoute({
     method: "get",
     path: "/workers",
     summary: "Every worker the master knows",
-    responses: { 200: json(z.array(WorkerSchema), "Workers") },
+    ...secured,
+    middleware: user,
+    responses: { 200: json(z.array(WorkerSchema), "Workers"), ...errors(401, 403) },
   }),
   register: createRoute({
     method: "post",
     path: "/workers/register",
-    summary: "Register (or re-register) a worker",
+    summary: "Register (or re-register) a worker; needs a service token",
+    ...secured,
+    middleware: service,
     request: { body: body(RegisterSchema) },
-    responses: { 200: json(RegisterResultSchema, "Registered"), ...errors(400) },
+    responses: { 200: json(RegisterResultSchema, "Registered"), ...errors(400, 401, 403) },
   }),
   heartbeat: createRoute({
     method: "post",
     path: "/workers/{worker_id}/heartbeat",
-    summary: "A worker's heartbeat (body optional: the task it runs)",
+    summary: "A worker's heartbeat (body optional: the task it runs); needs a service token",
+    ...secured,
+    middleware: service,
     request: { params: WorkerIdParam },
-    responses: { 200: json(HeartbeatResultSchema, "Recorded"), ...errors(400, 404) },
+    responses: { 200: json(HeartbeatResultSchema, "Recorded"), ...errors(400, 401, 403, 404) },
   }),
   failed: createRoute({
     method: "post",
     path: "/tasks/{task_id}/failed",
-    summary: "A worker reports a failed attempt",
+    summary: "A worker reports a failed attempt; needs a service token",
+    ...secured,
+    middleware: service,
     request: { params: TaskIdParam, body: body(FailedSchema) },
-    responses: { 200: json(OkSchema, "Recorded"), ...errors(400, 404, 409) },
+    responses: { 200: json(OkSchema, "Recorded"), ...errors(400, 401, 403, 404, 409) },
   }),
 };
 
@@ -268,6 +341,7 @@ export function createMasterApp(deps: MasterAppDeps): OpenAPIHono<MasterEnv> {
   const app = new OpenAPIHono<MasterEnv>({ defaultHook: validationHook });
   app.onError(createErrorHandler({ logger, statusByCode: JOB_STATUS_BY_CODE }));
   app.notFound(notFoundHandler);
+  const access = new JobAccess(master, deps.dataRoots ?? []);
   app.use(requestId());
   if (logger.enabled("debug")) {
     app.use(async function accessLog(c, next) {
@@ -282,6 +356,15 @@ export function createMasterApp(deps: MasterAppDeps): OpenAPIHono<MasterEnv> {
       });
     });
   }
+  // Authentication first, so a stranger's body (a chunk of hundreds of MiB) is never read.
+  app.use(
+    bearerAuth({
+      rbac: deps.rbac ?? null,
+      publicPaths: MASTER_PUBLIC_PATHS,
+      logger,
+      component: "master",
+    }),
+  );
   const smallLimit = limitBody({ maxBytes: DEFAULT_MAX_BODY_BYTES });
   const chunkLimit = limitBody({ maxBytes: maxChunkBytes });
   app.use(function bodyLimits(c, next) {
@@ -294,25 +377,28 @@ export function createMasterApp(deps: MasterAppDeps): OpenAPIHono<MasterEnv> {
   app.openapi(routes.health, (c) => c.json(master.health(), 200));
 
   app.openapi(routes.submit, async (c) => {
-    const job = await master.submit(c.req.valid("json"));
+    const job = await access.submit(c.get("auth"), c.req.valid("json"));
     return c.json({ job_id: job.job_id, status: job.status }, 201);
   });
 
-  app.openapi(routes.list, (c) => c.json(master.jobs(), 200));
+  app.openapi(routes.list, (c) => c.json(access.jobs(c.get("auth")), 200));
 
-  app.openapi(routes.get, (c) => c.json(master.job(c.req.valid("param").job_id), 200));
+  app.openapi(
+    routes.get,
+    (c) => c.json(access.job(c.get("auth"), c.req.valid("param").job_id), 200),
+  );
 
   app.openapi(routes.cancel, (c) => {
-    const job = master.cancel(c.req.valid("param").job_id);
+    const job = access.cancel(c.get("auth"), c.req.valid("param").job_id);
     return c.json({ job_id: job.job_id, status: job.status }, 200);
   });
 
   app.openapi(routes.remove, (c) => {
-    const job = master.cancel(c.req.valid("param").job_id);
+    const job = access.cancel(c.get("auth"), c.req.valid("param").job_id);
     return c.json({ job_id: job.job_id, status: job.status }, 200);
   });
 
-  app.openapi(routes.workers, (c) => c.json(master.workers(), 200));
+  app.openapi(routes.workers, (c) => c.json(access.workers(c.get("auth")), 200));
 
   app.openapi(routes.register, (c) => {
     const answer = master.register(c.req.valid("json"), remoteHost(c));
@@ -344,7 +430,7 @@ export function createMasterApp(deps: MasterAppDeps): OpenAPIHono<MasterEnv> {
     return c.json({ ok: true as const }, 200);
   });
 
-  app.post("/tasks/:task_id/done", async (c) => {
+  app.post("/tasks/:task_id/done", requireService(), async (c) => {
     const type = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
     if (type !== WIRE_CONTENT_TYPE && type !== "application/octet-stream") {
       return c.json({
@@ -359,7 +445,7 @@ export function createMasterApp(deps: MasterAppDeps): OpenAPIHono<MasterEnv> {
     return c.json({ ok: true as const }, 200);
   });
 
-  app.get("/tasks/:task_id/rows", async (c) => {
+  app.get("/tasks/:task_id/rows", requireService(), async (c) => {
     const lease = c.req.query("lease");
     if (!lease) {
       throw new HTTPException(400, {
@@ -370,6 +456,13 @@ export function createMasterApp(deps: MasterAppDeps): OpenAPIHono<MasterEnv> {
     return c.body(bytes as Uint8Array<ArrayBuffer>, 200, { "content-type": WIRE_CONTENT_TYPE });
   });
 
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "JWT",
+    description:
+      "A user token (cluster add-user prints one), or the cluster's service token; not needed when auth is off",
+  });
   app.doc31("/openapi.json", {
     openapi: "3.1.0",
     info: {

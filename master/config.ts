@@ -3,6 +3,11 @@
  * environment variable > default; `internal/config.ts`) and for the README table
  * (`configMarkdown(MASTER_CONFIG)`).
  *
+ * Security settings are shared with the other processes: `--jwt-secret` /
+ * `PERMAFROST_JWT_SECRET` and `--data-roots` / `PERMAFROST_DATA_ROOTS` are the very
+ * entries of `auth/settings.ts` the catalog uses; `--users-db` / `PERMAFROST_USERS_DB`
+ * is the user store the user commands (`cluster add-user ...`) write.
+ *
  * @module
  */
 import {
@@ -16,6 +21,7 @@ import {
   stringParser,
 } from "../internal/config.ts";
 import { LOG_LEVELS, type LogLevel } from "../internal/log.ts";
+import { DATA_ROOTS_SETTING, JWT_SECRET_SETTING } from "../auth/settings.ts";
 
 /** Default port of the master. */
 export const MASTER_PORT = 8700;
@@ -95,6 +101,16 @@ export const MASTER_CONFIG = Object.freeze({
     parse: enumParser(LOG_LEVELS),
     description: "Least severe log level written (JSON lines on stderr)",
   }),
+  jwtSecret: JWT_SECRET_SETTING,
+  usersDb: setting({
+    flag: "--users-db",
+    env: "PERMAFROST_USERS_DB",
+    default: "",
+    parse: stringParser({ nonEmpty: false }),
+    description:
+      "User store (SQLite) whose users may hold tokens, as cluster add-user writes it (default: users.db in the data directory); read only when auth is on",
+  }),
+  dataRoots: DATA_ROOTS_SETTING,
 });
 
 /** The master's resolved settings. */

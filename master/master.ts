@@ -35,7 +35,7 @@
  *
  * @module
  */
-import { dirname, join, resolve } from "node:path";
+import { dirname, isAbsolute, join, resolve } from "node:path";
 import { createHash } from "node:crypto";
 import type { Batch, Schema } from "../format/column.ts";
 import type { ColumnPlan } from "../format/header.ts";
@@ -65,6 +65,7 @@ import type {
 } from "../client/types.ts";
 import { decodeChunkBody, encodeBatchBody } from "../cluster/wire.ts";
 import { readTaskRows, type TaskRead } from "../cluster/task_source.ts";
+import { type ServiceToken, withServiceToken } from "../cluster/service_token.ts";
 import { MAX_CHUNK_ROWS } from "./config.ts";
 import { type PrepareInput, prepareJob, type PrepareResult } from "./prepare.ts";
 import type { JobRow, JobStore, TaskRow } from "./store.ts";
@@ -111,19 +112,21 @@ export interface WorkerTransport {
 /**
  * The HTTP transport: `POST {url}/tasks` and `POST {url}/tasks/{id}/cancel`.
  *
- * @param options `fetch` (default the global one) and a per-request timeout.
+ * @param options `fetch` (default the global one), a per-request timeout, and the
+ * master's service token (with auth on, workers refuse calls without one).
  * @returns The transport.
  */
 export function httpTransport(
-  options: { fetch?: typeof fetch; timeoutMs?: number } = {},
+  options: { fetch?: typeof fetch; timeoutMs?: number; token?: ServiceToken } = {},
 ): WorkerTransport {
   const doFetch = options.fetch ?? fetch;
   const timeoutMs = options.timeoutMs ?? 10_000;
   async function call(url: string, body: unknown): Promise<Response> {
+    const headers = await withServiceToken({ "content-type": "application/json" }, options.token);
     try {
       return await doFetch(url, {
         method: "POST",
-        headers: { "content-type": "application/json" },
+        headers,
         body: JSON.stringify(body),
         signal: AbortSignal.timeout(timeoutMs),
       });
@@ -154,6 +157,16 @@ export function httpTransport(
     },
   };
 }
+
+/** Who submitted a job: recorded with it, so each user sees only their namespace's jobs. */
+export interface JobOwner {
+  /** The token's namespace (`*` for all); null when auth is off. */
+  namespace: string | null;
+  /** The token's user; null when auth is off. */
+  submitted_by: string | null;
+}
+
+const NO_OWNER: JobOwner = Object.freeze({ namespace: null, submitted_by: null });
 
 /** What a {@link Master} needs. */
 export interface MasterDeps {
@@ -327,13 +340,16 @@ export class Master {
   // jobs
 
   /**
-   * Accepts a job: checks it, records it QUEUED, and starts preparing it.
+   * Accepts a job: checks it, records it QUEUED, and starts preparing it. Relative
+   * paths resolve against `req.cwd` (default: this process's working directory);
+   * confinement to data roots is the app's business (`_access.ts`), done before.
    *
-   * @param req Source, destination, codec, chunk rows, format.
+   * @param req Source, destination, codec, chunk rows, format, cwd.
+   * @param owner Who submitted it (namespace and user; default none: auth off).
    * @returns The job.
    * @throws {JobError} INVALID_JOB, SOURCE_NOT_FOUND or DESTINATION_BUSY.
    */
-  async submit(req: SubmitRequest): Promise<JobRecord> {
+  async submit(req: SubmitRequest, owner: JobOwner = NO_OWNER): Promise<JobRecord> {
     const codec = req.codec ?? "zstd";
     if (!JOB_CODECS.includes(codec)) {
       throw new JobError(
@@ -354,8 +370,12 @@ export class Master {
     if (typeof req.destination !== "string" || req.destination.trim() === "") {
       throw new JobError("INVALID_JOB", "destination must be a file path");
     }
-    const source = resolve(req.source);
-    const destination = resolve(req.destination);
+    if (req.cwd !== undefined && (typeof req.cwd !== "string" || !isAbsolute(req.cwd))) {
+      throw new JobError("INVALID_JOB", `cwd must be an absolute directory, got '${req.cwd}'`);
+    }
+    const base = req.cwd ?? Deno.cwd();
+    const source = resolve(base, req.source);
+    const destination = resolve(base, req.destination);
     let format: SourceFormat;
     try {
       format = req.format ?? sourceFormatOf(source);
@@ -423,6 +443,8 @@ export class Master {
       started_at: null,
       finished_at: null,
       updated_at: now,
+      namespace: owner.namespace,
+      submitted_by: owner.submitted_by,
     };
     this.#store.putJob(job);
     this.#jobs.set(jobId, job);
@@ -430,6 +452,7 @@ export class Master {
     this.#queues.set(jobId, []);
     this.#log.info("job submitted", {
       job_id: jobId,
+      submitted_by: owner.submitted_by,
       source,
       destination,
       codec,
@@ -1361,6 +1384,8 @@ export class Master {
       error: job.error,
       payload_sha256: job.payload_sha256,
       archive_bytes: job.archive_bytes,
+      namespace: job.namespace,
+      submitted_by: job.submitted_by,
     };
   }
 
@@ -1383,6 +1408,16 @@ export class Master {
       error: t.error,
     }));
     return { ...this.#summary(job), tasks };
+  }
+
+  /**
+   * The job a task belongs to.
+   *
+   * @param taskId The task.
+   * @returns Its job's id, or null for an unknown task.
+   */
+  taskJobId(taskId: string): string | null {
+    return this.#taskById.get(taskId)?.job_id ?? null;
   }
 
   /** Every job, newest first, without tasks. */

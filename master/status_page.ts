@@ -4,6 +4,12 @@
  * tables: workers with their status and heartbeat age, jobs with a progress bar.
  * Text goes in with `textContent` only, so a path in a job cannot inject markup.
  *
+ * With auth on the page itself is public but holds no data: the script sends
+ * `Authorization: Bearer <token>` with the token kept in this browser's
+ * `localStorage` (key `permafrost_token`), and when the master answers 401 it shows
+ * a field to paste one (`cluster add-user` prints it). "Forget token" clears it.
+ * The token never goes into the URL, so it stays out of logs and history.
+ *
  * @module
  */
 
@@ -30,11 +36,21 @@ export const STATUS_PAGE_HTML = `<!doctype html>
   .offline, .FAILED { color: #b91c1c; } .QUEUED, .CANCELLED { color: #6b7785; }
   .empty { color: #6b7785; font-style: italic; }
   code { font-size: .85rem; }
+  #login { margin: 1rem 0; padding: .8rem; border: 1px solid #e3e8ee; border-radius: .4rem; }
+  #login[hidden], #logout[hidden] { display: none; }
+  #login input { width: 28rem; max-width: 100%; font: inherit; }
+  #logout { font: inherit; font-size: .85rem; }
 </style>
 </head>
 <body>
 <h1>Permafrost master</h1>
 <div id="updated">loading…</div>
+<form id="login" hidden>
+  <label for="token">This master needs a token (<code>Authorization: Bearer</code>):</label><br>
+  <input id="token" type="password" autocomplete="off" placeholder="paste a token from cluster add-user">
+  <button type="submit">Use token</button>
+</form>
+<button id="logout" type="button" hidden>Forget token</button>
 <h2>Workers</h2>
 <table>
   <thead><tr><th>worker</th><th>status</th><th>task</th><th class="num">tasks done</th><th class="num">last heartbeat</th><th>url</th></tr></thead>
@@ -103,15 +119,40 @@ function drawJobs(jobs) {
     body.appendChild(tr);
   }
 }
+const TOKEN_KEY = "permafrost_token";
+function token() {
+  try { return localStorage.getItem(TOKEN_KEY) || ""; } catch { return ""; }
+}
+function get(path) {
+  const t = token();
+  return fetch(path, t ? { headers: { authorization: "Bearer " + t } } : {});
+}
+document.getElementById("login").addEventListener("submit", (e) => {
+  e.preventDefault();
+  const t = document.getElementById("token").value.trim();
+  try { localStorage.setItem(TOKEN_KEY, t); } catch { /* private mode: not kept */ }
+  document.getElementById("token").value = "";
+  document.getElementById("login").hidden = true;
+});
+document.getElementById("logout").addEventListener("click", () => {
+  try { localStorage.removeItem(TOKEN_KEY); } catch { /* nothing kept */ }
+});
 async function refresh() {
   try {
-    const [w, j] = await Promise.all([fetch("workers"), fetch("jobs")]);
+    const [w, j] = await Promise.all([get("workers"), get("jobs")]);
+    const denied = w.status === 401 || j.status === 401;
+    document.getElementById("login").hidden = !denied;
+    document.getElementById("logout").hidden = token() === "";
+    if (denied) {
+      await Promise.all([w.body && w.body.cancel(), j.body && j.body.cancel()]);
+      throw new Error(token() ? "the token was refused (expired or revoked?)" : "sign in with a token");
+    }
     if (!w.ok || !j.ok) throw new Error("HTTP " + w.status + "/" + j.status);
     drawWorkers(await w.json());
     drawJobs(await j.json());
     document.getElementById("updated").textContent = "updated " + new Date().toLocaleTimeString();
   } catch (err) {
-    document.getElementById("updated").textContent = "cannot reach the master: " + err.message;
+    document.getElementById("updated").textContent = "cannot read the master: " + err.message;
   } finally {
     setTimeout(refresh, 1000);
   }

@@ -72,6 +72,10 @@ export interface JobRow {
   started_at: number | null;
   finished_at: number | null;
   updated_at: number;
+  /** Namespace of the token that submitted it (null: submitted with auth off). */
+  namespace: string | null;
+  /** Name of that token's user (null: auth off). */
+  submitted_by: string | null;
 }
 
 /** One task as stored (and held in memory). */
@@ -99,7 +103,8 @@ export interface TaskRow {
   staged_sha256: string | null;
 }
 
-const SCHEMA_VERSION = "1";
+/** Version 2 added the jobs' `namespace` and `submitted_by` (auth, issue 6). */
+const SCHEMA_VERSION = "2";
 
 const JOB_COLUMNS = [
   "job_id",
@@ -124,6 +129,8 @@ const JOB_COLUMNS = [
   "started_at",
   "finished_at",
   "updated_at",
+  "namespace",
+  "submitted_by",
 ] as const;
 
 const TASK_COLUMNS = [
@@ -154,7 +161,7 @@ CREATE TABLE IF NOT EXISTS jobs (
   chunk_rows INTEGER NOT NULL, types TEXT NOT NULL, widened TEXT NOT NULL, prepared TEXT,
   total_rows INTEGER, tasks_total INTEGER, generation INTEGER NOT NULL, error TEXT,
   payload_sha256 TEXT, archive_bytes INTEGER, created_at REAL NOT NULL, started_at REAL,
-  finished_at REAL, updated_at REAL NOT NULL
+  finished_at REAL, updated_at REAL NOT NULL, namespace TEXT, submitted_by TEXT
 );
 CREATE TABLE IF NOT EXISTS tasks (
   task_id TEXT PRIMARY KEY, job_id TEXT NOT NULL, idx INTEGER NOT NULL, status TEXT NOT NULL,
@@ -209,6 +216,7 @@ export class JobStore {
       db.prepare("INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)").run(
         SCHEMA_VERSION,
       );
+      migrate(db);
       db.exec("COMMIT");
       const version = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as
         | { value: string }
@@ -262,6 +270,8 @@ export class JobStore {
       started_at: num(r.started_at),
       finished_at: num(r.finished_at),
       updated_at: Number(r.updated_at),
+      namespace: str(r.namespace),
+      submitted_by: str(r.submitted_by),
     }));
   }
 
@@ -317,6 +327,8 @@ export class JobStore {
       job.started_at,
       job.finished_at,
       job.updated_at,
+      job.namespace,
+      job.submitted_by,
     );
   }
 
@@ -364,6 +376,19 @@ export class JobStore {
     if (this.#closed) return;
     this.#closed = true;
     this.#db.close();
+  }
+}
+
+/** Brings a store written by an older master up to {@link SCHEMA_VERSION} (inside the open transaction). */
+function migrate(db: DatabaseSync): void {
+  const row = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as
+    | { value: string }
+    | undefined;
+  if (row?.value === "1") {
+    // Jobs from before auth have no owner: only namespace '*' sees them.
+    db.exec("ALTER TABLE jobs ADD COLUMN namespace TEXT");
+    db.exec("ALTER TABLE jobs ADD COLUMN submitted_by TEXT");
+    db.prepare("UPDATE meta SET value = ? WHERE key = 'schema_version'").run(SCHEMA_VERSION);
   }
 }
 

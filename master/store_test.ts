@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { type JobRow, JobStore, type TaskRow } from "./store.ts";
 import { tempDir } from "./_test_utils.ts";
 
@@ -33,6 +34,8 @@ const job: JobRow = {
   started_at: 2000,
   finished_at: null,
   updated_at: 3000,
+  namespace: "team-a",
+  submitted_by: "alice",
 };
 
 const task: TaskRow = {
@@ -109,5 +112,31 @@ Deno.test("JobStore.transaction() writes nothing when the function throws", asyn
     assert.deepEqual(store.jobs(), []);
   } finally {
     store.close();
+  }
+});
+
+Deno.test("JobStore.open() brings a version 1 store up to date: old jobs have no owner", async () => {
+  const dir = await tempDir("store-v1-");
+  const path = join(dir, "jobs.db");
+  try {
+    const store = await JobStore.open(path);
+    store.putJob(job);
+    store.close();
+    // Rewind the file to what a master before auth wrote.
+    const db = new DatabaseSync(path);
+    db.exec("ALTER TABLE jobs DROP COLUMN namespace");
+    db.exec("ALTER TABLE jobs DROP COLUMN submitted_by");
+    db.exec("UPDATE meta SET value = '1' WHERE key = 'schema_version'");
+    db.close();
+    const again = await JobStore.open(path);
+    try {
+      assert.deepEqual(again.jobs(), [{ ...job, namespace: null, submitted_by: null }]);
+      again.putJob({ ...job, job_id: "j2", seq: 2 });
+      assert.deepEqual(again.jobs().map((j) => j.namespace), [null, "team-a"]);
+    } finally {
+      again.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });

@@ -10,6 +10,13 @@
  * No state of its own: {@link createWorkerApp} gets the {@link WorkerNode}, so tests
  * drive it through `app.request()`. Errors are `{"error": {"code", "message"}}`.
  *
+ * Security (issue 6): with an {@link RBACManager} (the shared JWT secret) every
+ * route but `GET /health` — `/tasks...` and `/openapi.json` — needs
+ * `Authorization: Bearer` with a *service* token, which only the cluster's own
+ * processes can sign (the master signs `service:master`): 401 without a valid
+ * token, 403 for a user token. The token is checked before the body is read.
+ * Without a manager auth is off and one warning is logged when the app is built.
+ *
  * @module
  */
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
@@ -17,6 +24,8 @@ import { limitBody } from "../internal/body_limit.ts";
 import { createErrorHandler, notFoundHandler, validationHook } from "../internal/http_error.ts";
 import { jsonBody } from "../internal/json_body.ts";
 import { createLogger, type Logger } from "../internal/log.ts";
+import { type AuthVariables, bearerAuth, requireService } from "../auth/bearer/index.ts";
+import type { RBACManager } from "../auth/rbac.ts";
 import { JOB_STATUS_BY_CODE } from "../client/errors.ts";
 import type { TaskSpec } from "../client/types.ts";
 import type { WorkerNode } from "./worker.ts";
@@ -27,7 +36,15 @@ export interface WorkerAppDeps {
   node: WorkerNode;
   /** Logger (default: warnings and errors to stderr). */
   logger?: Logger;
+  /** Validates bearer tokens; null or absent turns auth off (a warning is logged). */
+  rbac?: RBACManager | null;
 }
+
+/** Context variables the app sets: the caller (`auth`, null when auth is off). */
+export type WorkerEnv = { Variables: AuthVariables };
+
+/** Paths served without a token. */
+export const WORKER_PUBLIC_PATHS: readonly string[] = Object.freeze(["/health"]);
 
 /** Largest task body: a task holds its schema and plan, never rows. */
 const MAX_TASK_BYTES = 8 * 1024 * 1024;
@@ -146,12 +163,24 @@ const routes = {
  * @param deps The worker and a logger.
  * @returns The app.
  */
-export function createWorkerApp(deps: WorkerAppDeps): OpenAPIHono {
+export function createWorkerApp(deps: WorkerAppDeps): OpenAPIHono<WorkerEnv> {
   const { node } = deps;
   const logger = deps.logger ?? createLogger({ component: "worker", level: "warn" });
-  const app = new OpenAPIHono({ defaultHook: validationHook });
+  const app = new OpenAPIHono<WorkerEnv>({ defaultHook: validationHook });
   app.onError(createErrorHandler({ logger, statusByCode: JOB_STATUS_BY_CODE }));
   app.notFound(notFoundHandler);
+  // Authentication first, so a stranger's body is never read; then every route but
+  // the public ones is for the cluster's own processes (requireService lets the
+  // public paths through: bearerAuth sets no principal there).
+  app.use(
+    bearerAuth({
+      rbac: deps.rbac ?? null,
+      publicPaths: WORKER_PUBLIC_PATHS,
+      logger,
+      component: "worker",
+    }),
+  );
+  app.use(requireService());
   app.use(limitBody({ maxBytes: MAX_TASK_BYTES }));
   app.use(jsonBody({ maxBytes: MAX_TASK_BYTES }));
 

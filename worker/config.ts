@@ -6,6 +6,9 @@
  * The heartbeat interval is not here: the master decides it and says it when the
  * worker registers (`PERMAFROST_HEARTBEAT_S` on the master).
  *
+ * `--jwt-secret` / `PERMAFROST_JWT_SECRET` is the entry of `auth/settings.ts` every
+ * process shares: give the master and every worker the same secret.
+ *
  * @module
  */
 import {
@@ -17,6 +20,7 @@ import {
   urlParser,
 } from "../internal/config.ts";
 import { LOG_LEVELS, type LogLevel } from "../internal/log.ts";
+import { JWT_SECRET_SETTING } from "../auth/settings.ts";
 
 /** Default port of the first worker. */
 export const WORKER_PORT = 8801;
@@ -85,6 +89,7 @@ export const WORKER_CONFIG = Object.freeze({
     parse: enumParser(LOG_LEVELS),
     description: "Least severe log level written (JSON lines on stderr)",
   }),
+  jwtSecret: JWT_SECRET_SETTING,
 });
 
 /** A worker's resolved settings. */

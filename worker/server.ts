@@ -4,11 +4,17 @@
  * once it knows the port it got (port 0 asks the OS). Shared by `cluster/cli.ts`
  * (`worker` command) and `serve.ts` (`deno serve`).
  *
+ * With a JWT secret the worker signs its own service token (its worker id, from the
+ * shared secret) for the master, and its app accepts only service tokens (the
+ * master's); without one its app logs that auth is off.
+ *
  * @module
  */
 import type { OpenAPIHono } from "@hono/zod-openapi";
+import { RBACManager } from "../auth/rbac.ts";
+import { serviceNameOf, serviceToken } from "../cluster/service_token.ts";
 import { createLogger, type Logger } from "../internal/log.ts";
-import { createWorkerApp } from "./app.ts";
+import { createWorkerApp, type WorkerEnv } from "./app.ts";
 import type { WorkerConfig } from "./config.ts";
 import { WorkerNode } from "./worker.ts";
 
@@ -17,7 +23,7 @@ export interface WorkerServices {
   /** The worker. */
   node: WorkerNode;
   /** Its HTTP app. */
-  app: OpenAPIHono;
+  app: OpenAPIHono<WorkerEnv>;
   /** The logger used. */
   logger: Logger;
 }
@@ -30,18 +36,23 @@ export interface WorkerServices {
  * @returns The worker and its app.
  */
 export function createWorker(
-  config: Pick<WorkerConfig, "master" | "workerId" | "read" | "logLevel">,
+  config:
+    & Pick<WorkerConfig, "master" | "workerId" | "read" | "logLevel">
+    & Partial<Pick<WorkerConfig, "jwtSecret">>,
   options: { logger?: Logger; fetch?: typeof fetch } = {},
 ): WorkerServices {
   const logger = options.logger ?? createLogger({ component: "worker", level: config.logLevel });
+  const rbac = config.jwtSecret ? new RBACManager({ secret: config.jwtSecret }) : null;
+  const workerId = config.workerId || `worker-${crypto.randomUUID().slice(0, 8)}`;
   const node = new WorkerNode({
     masterUrl: config.master,
-    workerId: config.workerId,
+    workerId,
     read: config.read,
     logger,
     fetch: options.fetch,
+    token: rbac ? serviceToken(rbac, serviceNameOf(workerId)) : undefined,
   });
-  const app = createWorkerApp({ node, logger });
+  const app = createWorkerApp({ node, logger, rbac });
   return { node, app, logger };
 }
 

@@ -13,6 +13,11 @@
  * it to drop (cancel, or a heartbeat answer) stops at once: the pool is terminated
  * and no result is sent.
  *
+ * With auth on (a `token` source given) every request to the master carries the
+ * worker's service token, signed from the shared JWT secret with its worker id
+ * (`cluster/service_token.ts`); a master with another secret answers 401, which the
+ * worker logs as such while it keeps retrying.
+ *
  * @module
  */
 import type { Batch, Schema } from "../format/column.ts";
@@ -32,6 +37,7 @@ import type {
 } from "../client/types.ts";
 import { readTaskRows, sameSchema, type TaskRead } from "../cluster/task_source.ts";
 import { decodeBatchBody, encodeChunkBody, WIRE_CONTENT_TYPE } from "../cluster/wire.ts";
+import { type ServiceToken, withServiceToken } from "../cluster/service_token.ts";
 
 /** What a {@link WorkerNode} needs. */
 export interface WorkerNodeDeps {
@@ -51,6 +57,8 @@ export interface WorkerNodeDeps {
   readRows?: (read: TaskRead, signal: AbortSignal) => Promise<Batch>;
   /** Heartbeat interval before the master says one, in seconds (default 5). */
   heartbeatS?: number;
+  /** The worker's service token, sent to the master (absent: auth off). */
+  token?: ServiceToken;
 }
 
 /** What a worker reports about itself (`GET /health` on the worker). */
@@ -96,6 +104,7 @@ export class WorkerNode {
   #master: string;
   #read: "auto" | "master";
   #fetch: typeof fetch;
+  #token: ServiceToken | undefined;
   #log: Logger;
   #makeEncoder: () => ChunkEncoder;
   #readRows: (read: TaskRead, signal: AbortSignal) => Promise<Batch>;
@@ -122,6 +131,7 @@ export class WorkerNode {
     this.#master = deps.masterUrl.replace(/\/+$/, "");
     this.#read = deps.read ?? "auto";
     this.#fetch = deps.fetch ?? fetch;
+    this.#token = deps.token;
     this.#log = deps.logger ?? createLogger({ component: "worker" });
     this.#log = this.#log.child({ worker_id: this.workerId });
     this.#makeEncoder = deps.encoder ?? (() => new BlockPool(1));
@@ -178,7 +188,13 @@ export class WorkerNode {
           backoff = 100;
         } catch (err) {
           failures++;
-          if (failures === 1 || failures % 10 === 0) {
+          const refused = err instanceof JobError && (err.status === 401 || err.status === 403);
+          if (refused && (failures === 1 || failures % 10 === 0)) {
+            this.#log.error(
+              "the master refused this worker's token; is PERMAFROST_JWT_SECRET the same on the master and every worker?",
+              { master: this.#master, status: err.status, attempts: failures, err },
+            );
+          } else if (failures === 1 || failures % 10 === 0) {
             this.#log.warn("cannot register with the master; retrying", {
               master: this.#master,
               attempts: failures,
@@ -234,10 +250,11 @@ export class WorkerNode {
     signal?: AbortSignal,
   ): Promise<Response> {
     const timeout = AbortSignal.timeout(Math.max(10_000, 4 * this.#heartbeatMs));
+    const headers = await withServiceToken({ "content-type": type }, this.#token);
     try {
       return await this.#fetch(`${this.#master}${path}`, {
         method: "POST",
-        headers: { "content-type": type },
+        headers,
         body,
         signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
       });
@@ -523,9 +540,10 @@ export class WorkerNode {
     const url = `${this.#master}/tasks/${encodeURIComponent(spec.task_id)}/rows?lease=${
       encodeURIComponent(spec.lease)
     }`;
+    const headers = await withServiceToken({}, this.#token);
     let res: Response;
     try {
-      res = await this.#fetch(url, { signal });
+      res = await this.#fetch(url, { signal, headers });
     } catch (cause) {
       throw new JobError(
         "UNREACHABLE",

@@ -7,8 +7,9 @@
  *   sets the typed context variable `auth` to the {@link Principal}. No or a bad
  *   token is an `AuthError` (401, with `WWW-Authenticate: Bearer`, added by
  *   `internal/http_error.ts`). Public paths (health, docs) pass without a token.
- * - {@link requireClaim} and {@link requireService} answer 403 `FORBIDDEN` when the
- *   principal lacks a right; use them per route (`createRoute({middleware})`).
+ * - {@link requireClaim}, {@link requireService} and {@link requireUser} answer 403
+ *   `FORBIDDEN` when the principal lacks a right or is the wrong kind; use them per
+ *   route (`createRoute({middleware})`).
  *
  * With `rbac: null` auth is off: `auth` is null, every request passes, and the
  * factory logs one warning when it is built — at server start.
@@ -165,6 +166,31 @@ export function requireService(): MiddlewareHandler<AuthEnv> {
 }
 
 /**
+ * Creates a middleware that lets only user tokens through: what people and their
+ * scripts read (jobs, workers), which the cluster's own processes have no business
+ * with. Passes everything when auth is off.
+ *
+ * @returns The middleware.
+ *
+ * @example Only users may list jobs
+ * ```ts ignore
+ * app.get("/jobs", requireUser(), handler);
+ * ```
+ */
+export function requireUser(): MiddlewareHandler<AuthEnv> {
+  return async function requireUserMiddleware(c, next) {
+    const who = principalOf(c.get("auth"));
+    if (who && who.kind !== "user") {
+      throw new AuthError(
+        "FORBIDDEN",
+        `${c.req.method} ${c.req.path} is for users: '${who.sub}' holds a service token`,
+      );
+    }
+    await next();
+  };
+}
+
+/**
  * Tells whether a principal may see a namespace (always, when auth is off).
  *
  * @param who The principal (null: auth off).
@@ -178,7 +204,9 @@ export function seesNamespace(who: Principal | null, namespace: string | null): 
 
 function principalOf(auth: Principal | null | undefined): Principal | null {
   if (auth === undefined) {
-    throw new Error("requireClaim/requireService run before bearerAuth: mount bearerAuth first");
+    throw new Error(
+      "requireClaim/requireService/requireUser run before bearerAuth: mount bearerAuth first",
+    );
   }
   return auth;
 }

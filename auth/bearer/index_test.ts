@@ -5,7 +5,14 @@ import { createLogger } from "../../internal/log.ts";
 import { RBACManager } from "../rbac.ts";
 import { memoryUserStore } from "../store.ts";
 import type { ClusterUser } from "../types.ts";
-import { type AuthEnv, bearerAuth, requireClaim, requireService, seesNamespace } from "./index.ts";
+import {
+  type AuthEnv,
+  bearerAuth,
+  requireClaim,
+  requireService,
+  requireUser,
+  seesNamespace,
+} from "./index.ts";
 
 const SECRET = "a test secret that is at least 32 bytes long";
 
@@ -31,6 +38,7 @@ function app(rbac: RBACManager | null, lines: string[] = []) {
   a.post("/freeze", requireClaim("can_freeze"), (c) => c.json({ ok: true }));
   a.post("/thaw", requireClaim("can_thaw"), (c) => c.json({ ok: true }));
   a.post("/internal", requireService(), (c) => c.json({ ok: true }));
+  a.post("/people", requireUser(), (c) => c.json({ ok: true }));
   return a;
 }
 
@@ -86,7 +94,7 @@ Deno.test("bearerAuth() answers 401 without a valid token and lets public paths 
   });
 });
 
-Deno.test("requireClaim() and requireService() answer 403 without the right", async (t) => {
+Deno.test("requireClaim(), requireService() and requireUser() answer 403 without the right", async (t) => {
   const rbac = new RBACManager({ secret: SECRET, store: memoryUserStore() });
   const a = app(rbac);
   await rbac.addUser({ name: "freezer", can_freeze: true, namespace: "a" });
@@ -106,6 +114,9 @@ Deno.test("requireClaim() and requireService() answer 403 without the right", as
     ["service", "/freeze", 403],
     ["service", "/thaw", 403],
     ["service", "/internal", 200],
+    ["freezer", "/people", 200],
+    ["thawer", "/people", 200],
+    ["service", "/people", 403],
   ];
   for (const [who, path, status] of matrix) {
     await t.step(`${who} POST ${path} → ${status}`, async () => {
@@ -126,7 +137,7 @@ Deno.test("bearerAuth({rbac: null}) turns auth off and warns once, at build time
   assert.equal(lines.length, 1);
   assert.match(JSON.parse(lines[0]!).msg, /auth is off/);
   assert.equal(JSON.parse(lines[0]!).level, "warn");
-  for (const path of ["/freeze", "/thaw", "/internal"]) {
+  for (const path of ["/freeze", "/thaw", "/internal", "/people"]) {
     assert.equal((await call(a, "POST", path)).status, 200);
   }
   assert.equal((await call(a, "GET", "/me")).body, null);
