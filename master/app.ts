@@ -22,12 +22,20 @@
  * | `POST /workers/register`, `POST /workers/{id}/heartbeat`, `POST /tasks/{id}/done`, `POST /tasks/{id}/failed`, `GET /tasks/{id}/rows` | a service token (the cluster's own processes) |
  * | `GET /openapi.json` | any valid token |
  *
- * Jobs record their submitter's namespace; a user sees and cancels only its
- * namespace's jobs (`*`: all), and a job's paths are confined to the data roots
- * and to the user's namespace — the rules are in `_access.ts`. The status page is
- * static HTML that holds no data: its script asks for a token (kept in the
- * browser's `localStorage`) when the master answers 401, and sends it with each
- * request. The token is checked before any body is read. Without a manager auth is
+ * Jobs record their submitter's namespace and user; a user sees and cancels only
+ * its namespace's jobs (`*`: all; another namespace's job is 404). With data roots
+ * (`--data-roots`), a job's `source` and `destination` must resolve inside a root
+ * (`..`, absolute paths elsewhere, escaping symlinks: 403 `PATH_OUTSIDE_ROOT`),
+ * relative paths resolve against the first root (`cluster submit src.csv
+ * team-a/out.pf` reads `<root>/src.csv` and writes `<root>/team-a/out.pf`), and a
+ * namespaced user writes only under `<root>/<namespace>/` and reads there or at a
+ * root's top level (403 `FORBIDDEN` otherwise). Without data roots, paths are not
+ * confined, and with auth on only namespace `*` may submit. The rules live in
+ * `_access.ts`.
+ *
+ * The status page is static HTML that holds no data: its script asks for a token
+ * (kept in the browser's `localStorage`) when the master answers 401, and sends it
+ * with each request. The token is checked before any body is read. Without a manager auth is
  * off and one warning is logged when the app is built.
  *
  * @module
