@@ -55,6 +55,7 @@ Commands:
   worker --master URL [--host H] [--port 8801] [--worker-id ID]   a cluster worker
   cluster submit <source> <destination> [--codec C] [--chunk-rows N] [--wait] [--master URL]
   cluster health|jobs|workers|status <job_id>|wait <job_id>|cancel <job_id> [--master URL]
+         (--token T or PERMAFROST_TOKEN when the master has auth on; 'cluster help' for more)
   cluster add-user|list-users|remove-user ...   users and tokens (PERMAFROST_USERS_DB, PERMAFROST_JWT_SECRET)
   catalog serve --db <catalog.db> [--host H] [--port 8800] [--log-level info]
   start [--workers N] [--data-dir D] [--catalog-port P]   master + N workers + catalog here, to try it

@@ -16,7 +16,7 @@
 import { join } from "node:path";
 import { ClusterClient } from "../client/cluster_client.ts";
 import type { JobCodec } from "../client/types.ts";
-import { type ServerProcess, spawnServer } from "../cluster/spawn.ts";
+import { type ServerProcess, spawnLocalMaster, spawnLocalWorker } from "../cluster/spawn.ts";
 
 const CACHE = new URL("./.cache/", import.meta.url).pathname;
 
@@ -38,31 +38,12 @@ async function withCluster<T>(
   const dir = await Deno.makeTempDir({ dir: CACHE, prefix: "cluster-bench-" });
   const children: ServerProcess[] = [];
   try {
-    const master = await spawnServer("master", [
-      "--host",
-      "127.0.0.1",
-      "--port",
-      "0",
-      "--data-dir",
-      join(dir, "master"),
-      "--log-level",
-      "warn",
-    ]);
+    const quiet = ["--log-level", "warn"];
+    const master = await spawnLocalMaster({ dataDir: join(dir, "master"), args: quiet });
     children.push(master);
     for (let i = 0; i < workers; i++) {
       children.push(
-        await spawnServer("worker", [
-          "--master",
-          master.url,
-          "--host",
-          "127.0.0.1",
-          "--port",
-          "0",
-          "--worker-id",
-          `bench-${i + 1}`,
-          "--log-level",
-          "warn",
-        ]),
+        await spawnLocalWorker({ master: master.url, id: `bench-${i + 1}`, args: quiet }),
       );
     }
     const client = new ClusterClient(master.url);

@@ -23,6 +23,7 @@
  */
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { requestId } from "hono/request-id";
+import { accessLog } from "../internal/access_log.ts";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { type AuthVariables, bearerAuth, requireClaim } from "../auth/bearer/index.ts";
 import type { RBACManager } from "../auth/rbac.ts";
@@ -298,19 +299,8 @@ export function createCatalogApp(deps: CatalogAppDeps): OpenAPIHono<CatalogEnv> 
   app.notFound(notFoundHandler);
 
   app.use(requestId());
-  if (logger.enabled("debug")) {
-    app.use(async function accessLog(c, next) {
-      const started = performance.now();
-      await next();
-      logger.debug("request", {
-        request_id: c.get("requestId"),
-        method: c.req.method,
-        path: c.req.path,
-        status: c.res.status,
-        ms: Math.round((performance.now() - started) * 100) / 100,
-      });
-    });
-  }
+  const log = accessLog(logger);
+  if (log) app.use(log);
   // Authentication first, so a stranger's body is never read.
   app.use(
     bearerAuth({

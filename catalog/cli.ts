@@ -23,6 +23,7 @@ import { ConfigError, configHelp, loadConfig, processEnv } from "../internal/con
 import { resolveDataRoots } from "../internal/paths.ts";
 import { createLogger, type Logger, type LogLevel } from "../internal/log.ts";
 import { PermafrostError } from "../internal/errors.ts";
+import { stopSignal } from "../internal/stop_signal.ts";
 import { createCatalogApp } from "./app.ts";
 import { Catalog, type CatalogOptions, type ThawFunction } from "./catalog.ts";
 import { CATALOG_CONFIG, CATALOG_PORT } from "./config.ts";
@@ -233,21 +234,13 @@ export async function runCatalogServe(
     }
     throw err;
   }
-  const controller = new AbortController();
-  const stop = () => controller.abort();
-  io.signal?.addEventListener("abort", stop, { once: true });
-  const signals: Deno.Signal[] = io.signal
-    ? []
-    : Deno.build.os === "windows"
-    ? ["SIGINT"]
-    : ["SIGINT", "SIGTERM"];
-  for (const s of signals) Deno.addSignalListener(s, stop);
+  const stop = stopSignal(io.signal);
   try {
     const server = await serveCatalog({
       ...config,
       thaw: io.thaw,
       print,
-      signal: controller.signal,
+      signal: stop.signal,
     });
     await server.finished;
     return 0;
@@ -259,8 +252,7 @@ export async function runCatalogServe(
     );
     return 1;
   } finally {
-    for (const s of signals) Deno.removeSignalListener(s, stop);
-    io.signal?.removeEventListener("abort", stop);
+    stop.dispose();
   }
 }
 

@@ -17,7 +17,7 @@ import {
   stringParser,
 } from "../internal/config.ts";
 import { LOG_LEVELS } from "../internal/log.ts";
-import { JWT_SECRET_SETTING } from "../auth/settings.ts";
+import { dataRootsParser, JWT_SECRET_SETTING } from "../auth/settings.ts";
 import { DEFAULT_PARQUET_RATIO, DEFAULT_PRICES, NAME_PATTERN } from "./catalog.ts";
 
 /** Default catalog port. */
@@ -43,24 +43,6 @@ export function pricesParser(): Parser<Readonly<Record<string, number>>> {
       }
       if (Object.keys(out).length === 0) throw new Error("expected at least one class=price pair");
       return Object.freeze(out);
-    },
-  };
-}
-
-/**
- * Parses a comma-separated list of directories (`/data/a,/data/b`).
- *
- * @returns The parser.
- */
-export function dirListParser(): Parser<readonly string[]> {
-  return {
-    describe: "comma-separated directories",
-    parse(raw) {
-      const dirs = raw.split(",").map((d) => d.trim()).filter((d) => d !== "");
-      if (dirs.length === 0 || dirs.some((d) => d.includes("\0"))) {
-        throw new Error("expected one or more directories, comma-separated");
-      }
-      return Object.freeze(dirs);
     },
   };
 }
@@ -134,7 +116,7 @@ export const CATALOG_CONFIG = {
     flag: "--data-roots",
     env: "PERMAFROST_DATA_ROOTS",
     default: Object.freeze([]) as readonly string[],
-    parse: dirListParser(),
+    parse: dataRootsParser(),
     description:
       "Directories register/register_dir are confined to (symlinks followed); their subdirectories are the namespaces. Default: --root, if set",
   }),

@@ -39,6 +39,7 @@ import {
   urlParser,
 } from "../internal/config.ts";
 import { PermafrostError } from "../internal/errors.ts";
+import { stopSignal } from "../internal/stop_signal.ts";
 import { JobError } from "../client/errors.ts";
 import {
   formatBytes,
@@ -110,27 +111,6 @@ function displayHost(host: string): string {
   return host.includes(":") ? `[${host}]` : host;
 }
 
-/** Runs until the io signal aborts, or SIGINT/SIGTERM. */
-function stopSignal(io: CliIo): { signal: AbortSignal; dispose(): void } {
-  const controller = new AbortController();
-  const stop = () => controller.abort();
-  io.signal?.addEventListener("abort", stop, { once: true });
-  if (io.signal?.aborted) controller.abort();
-  const signals: Deno.Signal[] = io.signal
-    ? []
-    : Deno.build.os === "windows"
-    ? ["SIGINT"]
-    : ["SIGINT", "SIGTERM"];
-  for (const s of signals) Deno.addSignalListener(s, stop);
-  return {
-    signal: controller.signal,
-    dispose() {
-      for (const s of signals) Deno.removeSignalListener(s, stop);
-      io.signal?.removeEventListener("abort", stop);
-    },
-  };
-}
-
 function loadOrUsage<T extends ConfigTable>(
   table: T,
   args: readonly string[],
@@ -170,7 +150,7 @@ export async function runMaster(argv: readonly string[], io: CliIo = {}): Promis
     }
     throw err;
   }
-  const stop = stopSignal(io);
+  const stop = stopSignal(io.signal);
   let services;
   try {
     services = await startMaster(config);
@@ -233,7 +213,7 @@ export async function runWorker(argv: readonly string[], io: CliIo = {}): Promis
     }
     throw err;
   }
-  const stop = stopSignal(io);
+  const stop = stopSignal(io.signal);
   const { node, app, logger } = createWorker(config);
   try {
     const server = Deno.serve({

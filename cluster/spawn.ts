@@ -142,3 +142,65 @@ export async function spawnServer(
     },
   };
 }
+
+/** A master on 127.0.0.1 for this machine (`start`, tests, benchmarks). */
+export interface LocalMasterOptions extends SpawnOptions {
+  /** Its data directory (job store, staged chunks). */
+  dataDir: string;
+  /** Port (default 0: any free port). */
+  port?: number;
+  /** More arguments (`--heartbeat-s 0.2`, `--log-level warn`...). */
+  args?: readonly string[];
+}
+
+/**
+ * Spawns a master listening on 127.0.0.1.
+ *
+ * @param options Data directory, port, more arguments, spawn options.
+ * @returns The running master.
+ */
+export function spawnLocalMaster(options: LocalMasterOptions): Promise<ServerProcess> {
+  const { dataDir, port = 0, args = [] } = options;
+  return spawnServer("master", [
+    "--host",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--data-dir",
+    dataDir,
+    ...args,
+  ], options);
+}
+
+/** A worker on 127.0.0.1 for this machine. */
+export interface LocalWorkerOptions extends SpawnOptions {
+  /** The master's URL. */
+  master: string;
+  /** Its worker id. */
+  id: string;
+  /** Port (default 0: any free port). */
+  port?: number;
+  /** More arguments. */
+  args?: readonly string[];
+}
+
+/**
+ * Spawns a worker listening on 127.0.0.1 that registers with `master`.
+ *
+ * @param options Master URL, id, port, more arguments, spawn options.
+ * @returns The running worker.
+ */
+export function spawnLocalWorker(options: LocalWorkerOptions): Promise<ServerProcess> {
+  const { master, id, port = 0, args = [] } = options;
+  return spawnServer("worker", [
+    "--master",
+    master,
+    "--host",
+    "127.0.0.1",
+    "--port",
+    String(port),
+    "--worker-id",
+    id,
+    ...args,
+  ], options);
+}

@@ -10,8 +10,9 @@
  */
 import { join, resolve } from "node:path";
 import { parseArgs } from "../internal/config.ts";
+import { stopSignal } from "../internal/stop_signal.ts";
 import { runStart as runLocalStart } from "../ops/start.ts";
-import { type ServerProcess, spawnServer } from "./spawn.ts";
+import { type ServerProcess, spawnLocalMaster, spawnLocalWorker } from "./spawn.ts";
 import type { CliIo } from "./cli.ts";
 
 /** Usage of `start`. */
@@ -71,15 +72,7 @@ export async function runStart(argv: readonly string[], io: CliIo = {}): Promise
     return 2;
   }
 
-  const controller = new AbortController();
-  const stop = () => controller.abort();
-  io.signal?.addEventListener("abort", stop, { once: true });
-  const signals: Deno.Signal[] = io.signal
-    ? []
-    : Deno.build.os === "windows"
-    ? ["SIGINT"]
-    : ["SIGINT", "SIGTERM"];
-  for (const s of signals) Deno.addSignalListener(s, stop);
+  const stop = stopSignal(io.signal);
   const servers: ServerProcess[] = [];
   const forward = (name: string) => (line: string) => {
     if (/"level":"(warn|error)"/.test(line)) print(`[${name}] ${line}`);
@@ -89,36 +82,28 @@ export async function runStart(argv: readonly string[], io: CliIo = {}): Promise
     await Deno.mkdir(join(dataDir, "archives"), { recursive: true });
     // Default ports that are taken (another demo, a real master) become free ones.
     const masterAt = masterPort ?? freeOr(8700, print, "master");
-    const master = await spawnServer("master", [
-      "--host",
-      "127.0.0.1",
-      "--port",
-      String(masterAt),
-      "--data-dir",
-      join(dataDir, "master"),
-    ], { onLine: forward("master") });
+    const master = await spawnLocalMaster({
+      dataDir: join(dataDir, "master"),
+      port: masterAt,
+      onLine: forward("master"),
+    });
     servers.push(master);
     for (let i = 0; i < workers; i++) {
+      const port = workerPort === 0
+        ? 0
+        : workerPort !== null
+        ? workerPort + i
+        : freeOr(8801 + i, print, `worker ${i + 1}`);
       servers.push(
-        await spawnServer("worker", [
-          "--master",
-          master.url,
-          "--host",
-          "127.0.0.1",
-          "--port",
-          String(
-            workerPort === 0
-              ? 0
-              : workerPort !== null
-              ? workerPort + i
-              : freeOr(8801 + i, print, `worker ${i + 1}`),
-          ),
-          "--worker-id",
-          `local-${i + 1}`,
-        ], { onLine: forward(`worker ${i + 1}`) }),
+        await spawnLocalWorker({
+          master: master.url,
+          id: `local-${i + 1}`,
+          port,
+          onLine: forward(`worker ${i + 1}`),
+        }),
       );
     }
-    for (const s of servers) s.child.status.then(stop);
+    for (const s of servers) s.child.status.then(stop.stop);
     const sample = join(dataDir, "samples", "readings.csv");
     await writeSample(sample, 200_000);
     const destination = join(dataDir, "archives", "readings.pf");
@@ -141,14 +126,13 @@ export async function runStart(argv: readonly string[], io: CliIo = {}): Promise
       dataDir,
       catalogPort,
       print: intercept,
-      signal: controller.signal,
+      signal: stop.signal,
     });
   } catch (err) {
     print(`error: ${err instanceof Error ? err.message : String(err)}`);
     return 1;
   } finally {
-    for (const s of signals) Deno.removeSignalListener(s, stop);
-    io.signal?.removeEventListener("abort", stop);
+    stop.dispose();
     await Promise.allSettled(servers.map((s) => s.stop()));
   }
 }

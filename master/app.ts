@@ -44,6 +44,7 @@ import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
+import { accessLog } from "../internal/access_log.ts";
 import { DEFAULT_MAX_BODY_BYTES, limitBody } from "../internal/body_limit.ts";
 import { createErrorHandler, notFoundHandler, validationHook } from "../internal/http_error.ts";
 import { jsonBody } from "../internal/json_body.ts";
@@ -351,19 +352,8 @@ export function createMasterApp(deps: MasterAppDeps): OpenAPIHono<MasterEnv> {
   app.notFound(notFoundHandler);
   const access = new JobAccess(master, deps.dataRoots ?? []);
   app.use(requestId());
-  if (logger.enabled("debug")) {
-    app.use(async function accessLog(c, next) {
-      const started = performance.now();
-      await next();
-      logger.debug("request", {
-        request_id: c.get("requestId"),
-        method: c.req.method,
-        path: c.req.path,
-        status: c.res.status,
-        ms: Math.round((performance.now() - started) * 100) / 100,
-      });
-    });
-  }
+  const log = accessLog(logger);
+  if (log) app.use(log);
   // Authentication first, so a stranger's body (a chunk of hundreds of MiB) is never read.
   app.use(
     bearerAuth({

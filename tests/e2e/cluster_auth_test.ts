@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { RBACManager } from "../../auth/rbac.ts";
 import { openSqliteUserStore } from "../../auth/sqlite_store.ts";
 import { ClusterClient } from "../../client/cluster_client.ts";
-import { type ServerProcess, spawnServer } from "../../cluster/spawn.ts";
+import { type ServerProcess, spawnLocalMaster, spawnLocalWorker } from "../../cluster/spawn.ts";
 import { readArchiveIndex } from "../../format/reader.ts";
 
 const SECRET = "e2e cluster secret, at least 32 bytes long!";
@@ -77,16 +77,9 @@ Deno.test("cluster e2e with auth: a token submits through main.ts, no token is a
   const logs = () =>
     children.map((p) => `--- ${p.role}\n${p.lines.slice(-30).join("\n")}`).join("\n");
   try {
-    const master = await spawnServer("master", [
-      "--host",
-      "127.0.0.1",
-      "--port",
-      "0",
-      "--data-dir",
-      join(dir, "master"),
-      "--heartbeat-s",
-      "0.2",
-    ], {
+    const master = await spawnLocalMaster({
+      dataDir: join(dir, "master"),
+      args: ["--heartbeat-s", "0.2"],
       env: {
         PERMAFROST_JWT_SECRET: SECRET,
         PERMAFROST_USERS_DB: usersDb,
@@ -94,27 +87,17 @@ Deno.test("cluster e2e with auth: a token submits through main.ts, no token is a
       },
     });
     children.push(master);
-    const worker = await spawnServer("worker", [
-      "--master",
-      master.url,
-      "--host",
-      "127.0.0.1",
-      "--port",
-      "0",
-      "--worker-id",
-      "w1",
-    ], { env: { PERMAFROST_JWT_SECRET: SECRET } });
+    const worker = await spawnLocalWorker({
+      master: master.url,
+      id: "w1",
+      env: { PERMAFROST_JWT_SECRET: SECRET },
+    });
     children.push(worker);
-    const impostor = await spawnServer("worker", [
-      "--master",
-      master.url,
-      "--host",
-      "127.0.0.1",
-      "--port",
-      "0",
-      "--worker-id",
-      "impostor",
-    ], { env: { PERMAFROST_JWT_SECRET: "not the cluster's secret, but 32+ bytes" } });
+    const impostor = await spawnLocalWorker({
+      master: master.url,
+      id: "impostor",
+      env: { PERMAFROST_JWT_SECRET: "not the cluster's secret, but 32+ bytes" },
+    });
     children.push(impostor);
 
     const client = new ClusterClient(master.url, { token });
@@ -158,27 +141,12 @@ Deno.test("cluster e2e without a secret: auth is off, and the master and each wo
   const dir = await Deno.makeTempDir({ dir: ".tmp", prefix: "e2e-noauth-" });
   const children: ServerProcess[] = [];
   try {
-    const master = await spawnServer("master", [
-      "--host",
-      "127.0.0.1",
-      "--port",
-      "0",
-      "--data-dir",
-      join(dir, "master"),
-      "--heartbeat-s",
-      "0.2",
-    ]);
+    const master = await spawnLocalMaster({
+      dataDir: join(dir, "master"),
+      args: ["--heartbeat-s", "0.2"],
+    });
     children.push(master);
-    const worker = await spawnServer("worker", [
-      "--master",
-      master.url,
-      "--host",
-      "127.0.0.1",
-      "--port",
-      "0",
-      "--worker-id",
-      "w1",
-    ]);
+    const worker = await spawnLocalWorker({ master: master.url, id: "w1" });
     children.push(worker);
     const client = new ClusterClient(master.url);
     await until("w1 to register", async () => {

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ClusterClient } from "../../client/cluster_client.ts";
-import { type ServerProcess, spawnServer } from "../../cluster/spawn.ts";
+import { type ServerProcess, spawnLocalMaster, spawnLocalWorker } from "../../cluster/spawn.ts";
 
 const CANDIDATES = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"];
 
@@ -42,28 +42,13 @@ Deno.test({
         source,
         "id,v\n" + Array.from({ length: 3000 }, (_, i) => `${i},${i % 17}`).join("\n") + "\n",
       );
-      const master = await spawnServer("master", [
-        "--host",
-        "127.0.0.1",
-        "--port",
-        "0",
-        "--data-dir",
-        join(dir, "master"),
-        "--heartbeat-s",
-        "0.2",
-      ]);
+      const master = await spawnLocalMaster({
+        dataDir: join(dir, "master"),
+        args: ["--heartbeat-s", "0.2"],
+      });
       children.push(master);
       children.push(
-        await spawnServer("worker", [
-          "--master",
-          master.url,
-          "--host",
-          "127.0.0.1",
-          "--port",
-          "0",
-          "--worker-id",
-          "page-worker",
-        ]),
+        await spawnLocalWorker({ master: master.url, id: "page-worker" }),
       );
       const client = new ClusterClient(master.url);
       const jobId = await client.freeze(source, join(dir, "a.pf"), { chunkRows: 500 });

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ClusterClient } from "../../client/cluster_client.ts";
 import type { JobRecord } from "../../client/types.ts";
-import { type ServerProcess, spawnServer } from "../../cluster/spawn.ts";
+import { type ServerProcess, spawnLocalMaster, spawnLocalWorker } from "../../cluster/spawn.ts";
 import { freeze } from "../../ops/freeze.ts";
 import { readArchiveIndex } from "../../format/reader.ts";
 
@@ -45,33 +45,16 @@ class Cluster {
   constructor(readonly dataDir: string) {}
 
   async startMaster(port = 0): Promise<void> {
-    this.master = await spawnServer("master", [
-      "--host",
-      "127.0.0.1",
-      "--port",
-      String(port),
-      "--data-dir",
-      this.dataDir,
-      "--heartbeat-s",
-      HEARTBEAT_S,
-      "--log-level",
-      "debug",
-    ]);
+    this.master = await spawnLocalMaster({
+      dataDir: this.dataDir,
+      port: port,
+      args: ["--heartbeat-s", HEARTBEAT_S, "--log-level", "debug"],
+    });
     this.client = new ClusterClient(this.master.url);
   }
 
   async addWorker(id: string, extra: string[] = []): Promise<ServerProcess> {
-    const w = await spawnServer("worker", [
-      "--master",
-      this.master.url,
-      "--host",
-      "127.0.0.1",
-      "--port",
-      "0",
-      "--worker-id",
-      id,
-      ...extra,
-    ]);
+    const w = await spawnLocalWorker({ master: this.master.url, id: id, args: extra });
     this.workers.push(w);
     await until(`${id} to register`, async () => {
       const workers = await this.client.listWorkers();
