@@ -5,10 +5,10 @@
  * @module
  */
 import { type ChunkJob, INLINE_ENCODER } from "./chunk.ts";
-import type { PoolReply } from "./pool.ts";
+import { type PoolReply, type PostedJob, unpackJob } from "./pool.ts";
 
 interface Scope {
-  onmessage: ((event: MessageEvent<{ id: number; job: ChunkJob }>) => void) | null;
+  onmessage: ((event: MessageEvent<{ id: number; job: PostedJob }>) => void) | null;
   postMessage(message: PoolReply, transfer?: Transferable[]): void;
 }
 const scope = self as unknown as Scope;
@@ -17,7 +17,8 @@ const scope = self as unknown as Scope;
 // one chunk at a time (an async codec such as zpaq would otherwise interleave).
 let tail: Promise<void> = Promise.resolve();
 scope.onmessage = (event) => {
-  tail = tail.then(() => run(event.data.id, event.data.job));
+  const { id, job } = event.data;
+  tail = tail.then(() => run(id, unpackJob(job)));
 };
 
 async function run(id: number, job: ChunkJob): Promise<void> {

@@ -8,7 +8,7 @@ import { CodecError } from "../codecs/errors.ts";
 import type { Schema } from "./column.ts";
 import { INLINE_ENCODER } from "./chunk.ts";
 import { planColumns } from "./plan.ts";
-import { BlockPool, JOBS_PER_WORKER } from "./pool.ts";
+import { BlockPool, JOBS_PER_WORKER, packJob, unpackJob } from "./pool.ts";
 import { randomBatch } from "./_test_utils.ts";
 
 const SCHEMA: Schema = [
@@ -64,4 +64,18 @@ Deno.test("BlockPool.close() rejects jobs still queued", async () => {
   const settled = await Promise.allSettled(jobs);
   assert.ok(settled.every((s) => s.status === "rejected"));
   await assert.rejects(pool.encode({ batch, plans, codec: "zstd" }), /closed/);
+});
+
+Deno.test("packJob() and unpackJob() carry string columns exactly, lone surrogates and empties included", () => {
+  const values = ["", "a", "\ud800", "é\u0000x", "😀", "", "\udfff\ud800", "long ".repeat(40)];
+  const validity = new Uint8Array(values.map((v) => (v === "" ? 0 : 1)));
+  const batch = {
+    schema: [{ name: "s", type: "string" as const, nullable: true }],
+    columns: [{ type: "string" as const, values, validity }],
+    length: values.length,
+  };
+  const posted = packJob({ batch, plans: {}, codec: "zstd" });
+  assert.ok("packed" in posted.batch.columns[0]!);
+  const back = unpackJob(structuredClone(posted));
+  assert.deepEqual(back.batch, batch);
 });
