@@ -112,6 +112,7 @@ export async function runStart(argv: readonly string[], io: CliIo = {}): Promise
         print(
           `  deno task cli cluster submit ${sample} ${destination} --wait --master ${master.url}`,
         );
+        print(`  curl -s ${master.url}/workers ; curl -s ${master.url}/jobs`);
         print(`  open ${master.url}/`);
       }
       print(line);
