@@ -120,6 +120,35 @@ export type FreezeSource = string | arrow.Table | {
 };
 
 /**
+ * The codec, chunk size and thread count a freeze runs with: the options' or the
+ * defaults, checked. Shared by `freeze` and the partitioned freeze.
+ *
+ * @param options What the caller gave.
+ * @returns The settled values.
+ * @throws {OpsError} BAD_OPTION naming the bad value.
+ */
+export function freezeSettings(
+  options: Pick<FreezeOptions, "codec" | "chunkRows" | "threads">,
+): { codec: CodecChoiceName; chunkRows: number; threads: number } {
+  const codec = options.codec ?? "zstd";
+  if (codec !== "auto" && !CODEC_IDS.includes(codec)) {
+    throw new OpsError(
+      "BAD_OPTION",
+      `Unknown codec "${codec}": use ${[...CODEC_IDS, "auto"].join(", ")}`,
+    );
+  }
+  const chunkRows = options.chunkRows ?? DEFAULT_CHUNK_ROWS;
+  if (!Number.isSafeInteger(chunkRows) || chunkRows < 1) {
+    throw new OpsError("BAD_OPTION", `Chunk rows must be a positive integer, got ${chunkRows}`);
+  }
+  const threads = options.threads ?? defaultThreads();
+  if (!Number.isSafeInteger(threads) || threads < 0) {
+    throw new OpsError("BAD_OPTION", `Threads must be a non-negative integer, got ${threads}`);
+  }
+  return { codec, chunkRows, threads };
+}
+
+/**
  * Freezes a source into an archive.
  *
  * @param source A file path (`.csv`, `.jsonl`, `.parquet`, `.arrow`), an Arrow table, or `{schema, batches}`.
@@ -133,21 +162,7 @@ export async function freeze(
   archive: string,
   options: FreezeOptions = {},
 ): Promise<FreezeSummary> {
-  const codecName = options.codec ?? "zstd";
-  if (codecName !== "auto" && !CODEC_IDS.includes(codecName)) {
-    throw new OpsError(
-      "BAD_OPTION",
-      `Unknown codec "${codecName}": use ${[...CODEC_IDS, "auto"].join(", ")}`,
-    );
-  }
-  const chunkRows = options.chunkRows ?? DEFAULT_CHUNK_ROWS;
-  if (!Number.isSafeInteger(chunkRows) || chunkRows < 1) {
-    throw new OpsError("BAD_OPTION", `Chunk rows must be a positive integer, got ${chunkRows}`);
-  }
-  const threads = options.threads ?? defaultThreads();
-  if (!Number.isSafeInteger(threads) || threads < 0) {
-    throw new OpsError("BAD_OPTION", `Threads must be a non-negative integer, got ${threads}`);
-  }
+  const { codec: codecName, chunkRows, threads } = freezeSettings(options);
   const types = { ...options.types };
   const widened: string[] = [];
   // A value beyond the type-inference sample that does not fit its column makes

@@ -28,15 +28,14 @@
  * @module
  */
 import { join } from "node:path";
-import { CODEC_IDS, codecById } from "../codecs/registry.ts";
+import { codecById } from "../codecs/registry.ts";
 import { encodeChunk } from "../format/chunk.ts";
 import type { Batch, Field, Schema } from "../format/column.ts";
 import { cellValue, concatBatches, sliceBatch } from "../format/column.ts";
-import { DEFAULT_CHUNK_ROWS } from "../format/constants.ts";
 import type { ArrowSchemaJson, ColumnPlan, ColumnStats } from "../format/header.ts";
 import { schemaFromJson, schemaToJson } from "../format/header.ts";
 import { planColumns } from "../format/plan.ts";
-import { BlockPool, defaultThreads } from "../format/pool.ts";
+import { BlockPool } from "../format/pool.ts";
 import type { FormatWarning } from "../format/predictors/predictor.ts";
 import type { KeyRing } from "../format/keys/provider.ts";
 import { ArchiveReader, type RowRange } from "../format/reader.ts";
@@ -47,6 +46,7 @@ import { OpsError } from "./errors.ts";
 import {
   autoCodec,
   type FreezeOptions,
+  freezeSettings,
   type FreezeSource,
   type FreezeSummary,
   header,
@@ -166,17 +166,7 @@ export async function freezePartitioned(
   if (new Set(by).size !== by.length) {
     throw new OpsError("BAD_OPTION", `Partition columns repeat: ${by.join(", ")}`);
   }
-  const codecName = options.codec ?? "zstd";
-  if (codecName !== "auto" && !CODEC_IDS.includes(codecName)) {
-    throw new OpsError(
-      "BAD_OPTION",
-      `Unknown codec "${codecName}": use ${[...CODEC_IDS, "auto"].join(", ")}`,
-    );
-  }
-  const chunkRows = options.chunkRows ?? DEFAULT_CHUNK_ROWS;
-  if (!Number.isSafeInteger(chunkRows) || chunkRows < 1) {
-    throw new OpsError("BAD_OPTION", `Chunk rows must be a positive integer, got ${chunkRows}`);
-  }
+  const { codec: codecName, chunkRows, threads } = freezeSettings(options);
   if (options.encryption !== undefined) {
     // Never write plain partitions when encryption was asked for.
     throw new OpsError(
@@ -197,7 +187,6 @@ export async function freezePartitioned(
     }
     return i;
   });
-  const threads = options.threads ?? defaultThreads();
   const pool = threads > 0 ? new BlockPool(threads) : undefined;
   const window = pool?.capacity ?? 2;
   const keys = options.primaryKey === undefined ? null : (() => {
