@@ -439,8 +439,10 @@ export function createMasterApp(deps: MasterAppDeps): OpenAPIHono<MasterEnv> {
       }, 415);
     }
     const bytes = new Uint8Array(await c.req.arrayBuffer());
-    await master.taskDone(c.req.param("task_id"), bytes);
-    return c.json({ ok: true as const }, 200);
+    const { next } = await master.taskDone(c.req.param("task_id"), bytes, {
+      acceptNext: c.req.query("next") === "1",
+    });
+    return c.json(next ? { ok: true as const, next } : { ok: true as const }, 200);
   });
 
   app.get("/tasks/:task_id/rows", requireService(), async (c) => {

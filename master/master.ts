@@ -240,6 +240,10 @@ export class Master {
   #prepare: (input: PrepareInput) => Promise<PrepareResult>;
   #readRows: (read: TaskRead) => Promise<Batch>;
   #fsync: boolean;
+  /** While a done-report is handled: its worker, which takes its next task in the answer. */
+  #inlineFor: WorkerState | null = null;
+  /** The task assigned to `#inlineFor` meanwhile. */
+  #inlineSpec: TaskSpec | null = null;
   #startedAt: number;
 
   #jobs = new Map<string, JobRow>();
@@ -768,6 +772,10 @@ export class Master {
       worker_id: worker.worker_id,
       attempt: task.attempts,
     });
+    if (this.#inlineFor === worker && this.#inlineSpec === null) {
+      this.#inlineSpec = spec;
+      return;
+    }
     this.#track(this.#dispatch(worker, task, spec));
   }
 
@@ -977,19 +985,25 @@ export class Master {
    *
    * @param taskId The task.
    * @param bytes The body (`cluster/wire.ts`).
+   * @param options `acceptNext`: the worker takes its next task in the answer
+   * (`?next=1` on the done-report) instead of a `POST /tasks` from the master.
+   * @returns The worker's next task, when it accepts one and there is one.
    * @throws {JobError} TASK_NOT_FOUND; BAD_CHUNK (the attempt also counts as failed);
    * STALE_RESULT for a lease that is not current.
    */
-  taskDone(taskId: string, bytes: Uint8Array): Promise<void> {
+  taskDone(
+    taskId: string,
+    bytes: Uint8Array,
+    options: { acceptNext?: boolean } = {},
+  ): Promise<{ next?: TaskSpec }> {
     try {
-      this.#taskDone(taskId, bytes);
-      return Promise.resolve();
+      return Promise.resolve(this.#taskDone(taskId, bytes, options.acceptNext === true));
     } catch (err) {
       return Promise.reject(err);
     }
   }
 
-  #taskDone(taskId: string, bytes: Uint8Array): void {
+  #taskDone(taskId: string, bytes: Uint8Array, acceptNext: boolean): { next?: TaskSpec } {
     const task = this.#taskById.get(taskId);
     if (!task) throw new JobError("TASK_NOT_FOUND", `No task '${taskId}'`);
     const { meta, chunk } = decodeChunkBody(bytes);
@@ -1016,15 +1030,26 @@ export class Master {
     // this one is staged (the task stays RUNNING under its lease until then).
     const worker = this.#workers.get(meta.worker_id) ??
       (task.worker_id ? this.#workers.get(task.worker_id) : undefined);
+    let next: TaskSpec | undefined;
     if (worker?.task_id === taskId) {
       worker.task_id = null;
       if (worker.status === "busy") worker.status = "idle";
-      this.schedule();
+      // A worker that accepts it gets its next task in this answer: one HTTP round
+      // trip per task instead of two, which is most of a small task's cost.
+      this.#inlineFor = acceptNext ? worker : null;
+      try {
+        this.schedule();
+      } finally {
+        next = this.#inlineSpec ?? undefined;
+        this.#inlineFor = null;
+        this.#inlineSpec = null;
+      }
     }
     let staged: { path: string; offset: number };
     try {
       staged = this.#stage(job, bytes);
     } catch (err) {
+      if (next && worker) this.#sendInline(worker, next);
       if (task.lease === meta.lease && task.status === "RUNNING") {
         this.#requeue(task, `the master could not stage its chunk: ${errorText(err)}`);
         this.schedule();
@@ -1050,6 +1075,13 @@ export class Master {
     this.#log.debug("task done", { task_id: taskId, job_id: job.job_id, bytes: bytes.length });
     if (this.#allDone(job)) this.#startAssemble(job);
     this.schedule();
+    return next ? { next } : {};
+  }
+
+  /** The answer carrying `spec` will not be sent: hand it over the usual way. */
+  #sendInline(worker: WorkerState, spec: TaskSpec): void {
+    const task = this.#taskById.get(spec.task_id);
+    if (task && task.lease === spec.lease) this.#track(this.#dispatch(worker, task, spec));
   }
 
   #checkLease(task: TaskRow, lease: string): void {

@@ -133,6 +133,39 @@ Deno.test("Master finishes a job: staged chunks become an archive in index order
   }
 });
 
+Deno.test("Master answers a done-report that accepts it with the worker's next task, not a POST", async () => {
+  const f = await fixture({ tasks: 3 });
+  try {
+    const id = await f.submit("out");
+    f.register("w0");
+    await f.master.settled();
+    assert.equal(f.transport.assigned.length, 1);
+    let spec = f.transport.lastFor("w0");
+    for (const expected of [1, 2]) {
+      const { next } = await f.master.taskDone(spec.task_id, fakeChunk(spec), {
+        acceptNext: true,
+      });
+      assert.ok(next, `task ${expected} comes in the answer`);
+      assert.equal(next.index, expected);
+      assert.equal(next.worker_id, "w0");
+      assert.equal(f.transport.assigned.length, 1, "no POST /tasks for an inline task");
+      assert.equal(f.master.job(id).tasks[expected]!.status, "RUNNING");
+      spec = next;
+    }
+    const last = await f.master.taskDone(spec.task_id, fakeChunk(spec), { acceptNext: true });
+    assert.equal(last.next, undefined, "nothing left to hand out");
+    await f.master.settled();
+    assert.equal(f.master.job(id).status, "DONE");
+    // A late duplicate of an inline task's result is refused like any other.
+    await assert.rejects(
+      f.master.taskDone(spec.task_id, fakeChunk(spec), { acceptNext: true }),
+      (e) => e instanceof JobError && e.code === "STALE_RESULT",
+    );
+  } finally {
+    await f.close();
+  }
+});
+
 Deno.test("Master retries a failed task on another idle worker, and fails the job after exactly 3 attempts", async (t) => {
   const f = await fixture({ tasks: 2 });
   try {

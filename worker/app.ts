@@ -28,6 +28,7 @@ import { type AuthVariables, bearerAuth, requireService } from "../auth/bearer/i
 import type { RBACManager } from "../auth/rbac.ts";
 import { JOB_STATUS_BY_CODE } from "../client/errors.ts";
 import type { TaskSpec } from "../client/types.ts";
+import { TaskSpecSchema } from "./task_spec.ts";
 import type { WorkerNode } from "./worker.ts";
 
 /** What the app needs. */
@@ -48,51 +49,6 @@ export const WORKER_PUBLIC_PATHS: readonly string[] = Object.freeze(["/health"])
 
 /** Largest task body: a task holds its schema and plan, never rows. */
 const MAX_TASK_BYTES = 8 * 1024 * 1024;
-
-const name = z.string().min(1).max(100_000);
-const count = z.number().int().min(0);
-
-const TaskSpecSchema = z.object({
-  task_id: z.string().min(1).max(200),
-  job_id: z.string().min(1).max(200),
-  index: count,
-  lease: z.string().min(1).max(200),
-  worker_id: z.string().min(1).max(200),
-  source: z.object({
-    path: z.string().min(1),
-    format: z.enum(["csv", "jsonl", "parquet", "arrow"]),
-    bytes: count,
-  }),
-  window: z.object({
-    unit: z.enum(["bytes", "rows"]),
-    start: count,
-    end: count,
-    span_rows: count,
-    skip: count,
-    rows: z.number().int().min(1),
-    batch_rows: z.number().int().min(1),
-  }).refine((w) => w.end >= w.start && w.skip + w.rows <= w.span_rows, {
-    message: "window must satisfy start <= end and skip + rows <= span_rows",
-  }),
-  schema: z.array(z.object({
-    name,
-    type: z.enum(["int64", "float64", "bool", "timestamp", "date", "string"]),
-    nullable: z.boolean(),
-    unit: z.enum(["s", "ms", "us", "ns"]).optional(),
-    timezone: z.string().optional(),
-  })).max(100_000),
-  types: z.record(z.string(), z.literal("string")),
-  plans: z.record(
-    z.string(),
-    z.object({
-      deps: z.array(z.string()),
-      quantization: z.enum(["QUANT_NONE", "QUANT_HIGH", "QUANT_MEDIUM", "QUANT_LOW"]),
-    }),
-  ),
-  codec: z.string().min(1).max(100),
-}).refine((t) => t.schema.every((f) => Object.hasOwn(t.plans, f.name)), {
-  message: "plans must hold every column of the schema",
-});
 
 const ErrorSchema = z.object({
   error: z.object({ code: z.string(), message: z.string() }).passthrough(),

@@ -36,6 +36,7 @@ import type {
   TaskSpec,
 } from "../client/types.ts";
 import { readTaskRows, sameSchema, type TaskRead } from "../cluster/task_source.ts";
+import { TaskSpecSchema } from "./task_spec.ts";
 import { decodeBatchBody, encodeChunkBody, WIRE_CONTENT_TYPE } from "../cluster/wire.ts";
 import { type ServiceToken, withServiceToken } from "../cluster/service_token.ts";
 
@@ -455,16 +456,41 @@ export class WorkerNode {
     }
   }
 
+  /**
+   * Starts the task the master sent in its answer to a done-report. Should that
+   * fail, the master learns from the next heartbeat that this worker does not run
+   * it, and re-queues it.
+   */
+  #acceptInline(next: unknown): void {
+    const parsed = TaskSpecSchema.safeParse(next);
+    if (!parsed.success) {
+      this.#log.error("the master sent a malformed next task", { err: parsed.error.message });
+      return;
+    }
+    try {
+      this.accept(parsed.data as TaskSpec);
+    } catch (err) {
+      this.#log.warn("cannot start the next task the master sent", {
+        task_id: parsed.data.task_id,
+        err,
+      });
+    }
+  }
+
   /** Sends a result until the master takes or refuses it; true when taken. */
   async #report(run: Run, kind: "done" | "failed", body: Uint8Array | string): Promise<boolean> {
-    const path = `/tasks/${encodeURIComponent(run.spec.task_id)}/${kind}`;
+    // `?next=1`: the master may answer a done-report with this worker's next task.
+    const path = `/tasks/${encodeURIComponent(run.spec.task_id)}/${kind}${
+      kind === "done" ? "?next=1" : ""
+    }`;
     const type = kind === "done" ? WIRE_CONTENT_TYPE : "application/json";
     let backoff = 100;
     for (let attempt = 1;; attempt++) {
       if (run.cancelled || this.#stopped) return false;
       try {
         const res = await this.#post(path, body as BodyInit, type, run.abort.signal);
-        await this.#json<unknown>(res);
+        const answer = await this.#json<{ next?: unknown }>(res);
+        if (answer?.next !== undefined) this.#acceptInline(answer.next);
         return true;
       } catch (err) {
         const status = err instanceof JobError ? err.status : undefined;

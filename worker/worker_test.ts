@@ -27,6 +27,10 @@ function scriptedMaster(heartbeatS = 0.01) {
     knownWorkers: new Set<string>(),
     drop: [] as string[],
     doneFailures: 0,
+    /** What the master answers done-reports that ask for a next task (`?next=1`) with. */
+    next: [] as unknown[],
+    /** Query strings of the done-reports. */
+    doneQueries: [] as string[],
   };
   function answer(input: string | URL | Request, init?: RequestInit): Response {
     const url = new URL(String(input));
@@ -56,6 +60,10 @@ function scriptedMaster(heartbeatS = 0.01) {
       if (state.doneFailures > 0) {
         state.doneFailures--;
         return json({ error: { code: "UNAVAILABLE", message: "busy" } }, 503);
+      }
+      state.doneQueries.push(url.search);
+      if (url.searchParams.get("next") === "1" && state.next.length > 0) {
+        return json({ ok: true, next: state.next.shift() });
       }
       return json({ ok: true });
     }
@@ -192,6 +200,39 @@ Deno.test("WorkerNode runs a task, retries the result until the master takes it,
     assert.equal(body.meta.lease, "lease-t1");
     assert.equal(body.chunk.rows, 3);
     assert.equal(node.state.tasks_done, 1);
+    assert.equal(node.state.status, "idle");
+  } finally {
+    await node.stop();
+  }
+});
+
+Deno.test("WorkerNode runs the next task the master sends in its answer to a done-report", async () => {
+  const master = scriptedMaster();
+  const second = { ...spec("t2"), index: 1 };
+  master.state.next = [second, { task_id: "malformed" }];
+  const { logger, lines } = memoryLogger();
+  const node = new WorkerNode({
+    masterUrl: "http://m",
+    workerId: "w1",
+    fetch: master.fetch,
+    logger,
+    encoder: () => INLINE_ENCODER,
+    readRows: () => Promise.resolve(batch),
+  });
+  node.start("http://w1:1");
+  try {
+    await until("registration", () => node.state.status === "idle");
+    node.accept(spec("t1"));
+    await until("both tasks", () => node.state.tasks_done === 2);
+    await node.idle();
+    assert.deepEqual(
+      master.calls.filter((c) => c.path.endsWith("/done")).map((c) => c.path),
+      ["/tasks/t1/done", "/tasks/t2/done"],
+    );
+    assert.deepEqual(master.state.doneQueries, ["?next=1", "?next=1"]);
+    const body = decodeChunkBody(master.calls.find((c) => c.path === "/tasks/t2/done")!.bytes!);
+    assert.equal(body.meta.lease, "lease-t2");
+    assert.ok(lines.some((l) => l.msg === "the master sent a malformed next task"));
     assert.equal(node.state.status, "idle");
   } finally {
     await node.stop();
