@@ -7,8 +7,9 @@
  *
  * A task: read the chunk's rows (directly when this machine sees the same source
  * file, else from the master), encode them in a `BlockPool` Worker (so this thread
- * stays free for heartbeats and HTTP), and `POST /tasks/{id}/done` the framed chunk
- * (`cluster/wire.ts`). A report the master cannot take now (5xx, unreachable) is
+ * stays free for heartbeats and HTTP; a tiny chunk is encoded here, see
+ * {@link INLINE_CELLS}), and `POST /tasks/{id}/done` the framed chunk
+ * (`cluster/wire.ts`), whose answer may carry the next task. A report the master cannot take now (5xx, unreachable) is
  * retried until it can; one it refuses as stale is dropped. A task the master tells
  * it to drop (cancel, or a heartbeat answer) stops at once: the pool is terminated
  * and no result is sent.
@@ -21,7 +22,7 @@
  * @module
  */
 import type { Batch, Schema } from "../format/column.ts";
-import { type ChunkEncoder, encodeChunk } from "../format/chunk.ts";
+import { type ChunkEncoder, encodeChunk, INLINE_ENCODER } from "../format/chunk.ts";
 import type { ColumnPlan } from "../format/header.ts";
 import { BlockPool } from "../format/pool.ts";
 import { IoError } from "../io/errors.ts";
@@ -40,6 +41,12 @@ import { TaskSpecSchema } from "./task_spec.ts";
 import { decodeBatchBody, encodeChunkBody, WIRE_CONTENT_TYPE } from "../cluster/wire.ts";
 import { type ServiceToken, withServiceToken } from "../cluster/service_token.ts";
 
+/**
+ * Chunks of at most this many cells are encoded on this thread: handing one to the
+ * Worker costs more than encoding it (well under a millisecond with zstd), and a
+ * few milliseconds at most never delay a heartbeat.
+ */
+const INLINE_CELLS = 4096;
 /** What a {@link WorkerNode} needs. */
 export interface WorkerNodeDeps {
   /** The master's URL. */
@@ -402,11 +409,11 @@ export class WorkerNode {
       const batch = await this.#rows(spec, run.abort.signal);
       t1 = performance.now();
       if (run.cancelled) return;
-      this.#encoder ??= this.#makeEncoder();
+      const small = batch.length * Math.max(1, batch.columns.length) <= INLINE_CELLS;
       const chunk = await encodeChunk(batch, {
         plans: spec.plans as Record<string, ColumnPlan>,
         codec: spec.codec,
-        encoder: this.#encoder,
+        encoder: small ? INLINE_ENCODER : (this.#encoder ??= this.#makeEncoder()),
       });
       if (run.cancelled) return;
       t2 = performance.now();

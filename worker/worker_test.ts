@@ -239,6 +239,52 @@ Deno.test("WorkerNode runs the next task the master sends in its answer to a don
   }
 });
 
+Deno.test("WorkerNode encodes a tiny chunk on its own thread and a large one through its encoder", async () => {
+  const master = scriptedMaster();
+  let made = 0;
+  let encoded = 0;
+  const big: Batch = {
+    schema: batch.schema,
+    columns: [{
+      type: "int64",
+      values: BigInt64Array.from({ length: 5000 }, (_, i) => BigInt(i)),
+      validity: null,
+    }],
+    length: 5000,
+  };
+  let next: Batch = batch;
+  const node = new WorkerNode({
+    masterUrl: "http://m",
+    workerId: "w1",
+    fetch: master.fetch,
+    logger: memoryLogger().logger,
+    encoder: () => {
+      made++;
+      return {
+        encode(job) {
+          encoded++;
+          return INLINE_ENCODER.encode(job);
+        },
+        close() {},
+      };
+    },
+    readRows: () => Promise.resolve(next),
+  });
+  node.start("http://w1:1");
+  try {
+    await until("registration", () => node.state.status === "idle");
+    node.accept(spec("small"));
+    await until("the small task", () => node.state.tasks_done === 1);
+    assert.equal(encoded, 0, "3 cells are encoded inline");
+    next = big;
+    node.accept({ ...spec("big"), window: { ...spec("big").window, rows: 5000, span_rows: 5000 } });
+    await until("the big task", () => node.state.tasks_done === 2);
+    assert.equal([made, encoded].join(","), "1,1", "5,000 cells go to the encoder");
+  } finally {
+    await node.stop();
+  }
+});
+
 Deno.test("WorkerNode reports a failed read with its code and column", async () => {
   const master = scriptedMaster();
   const node = new WorkerNode({
