@@ -6,10 +6,17 @@
  * Each Worker holds up to {@link JOBS_PER_WORKER} jobs: the next one waits in its own
  * message queue, so it starts the moment the current one ends instead of after a
  * round trip through this thread (which may be busy decoding the source). A Worker
- * still runs its jobs one at a time (`_block_worker.ts` chains them).
+ * still runs its jobs one at a time ({@link servePoolWorker} chains them).
+ *
+ * The Worker script is `_block_worker.ts` unless the caller names another: a script
+ * that calls {@link servePoolWorker} with its own handler also runs jobs this folder
+ * knows nothing about ({@link BlockPool.run}), e.g. `ops/` reading a chunk's rows in
+ * the Worker before encoding them, which `format/` may not do (it imports no `io/`).
  *
  * Workers inherit the process's permissions (`--allow-run=zpaq` reaches them).
- * Errors thrown in a Worker come back as the same class and code.
+ * Errors thrown in a Worker come back as the same class, code and details
+ * (`column`, `path`, `offset`, `chunk`): FormatError and CodecError here, others
+ * through the caller's `revive`.
  *
  * @module
  */
@@ -17,6 +24,8 @@ import { CodecError, type CodecErrorCode } from "../codecs/errors.ts";
 import type { ChunkEncoder, ChunkJob, ChunkResult } from "./chunk.ts";
 import type { Column } from "./column.ts";
 import { FormatError, type FormatErrorCode } from "./errors.ts";
+import type { ErrorDetails } from "../internal/errors.ts";
+import { INLINE_ENCODER } from "./chunk.ts";
 
 /**
  * A string column as it crosses to a Worker: the values joined into one string and
@@ -70,13 +79,32 @@ export function unpackJob(posted: PostedJob): ChunkJob {
   return { ...posted, batch: { ...posted.batch, columns } };
 }
 
-/** A Worker's answer to one job. */
+/** An error as it crosses back from a Worker: class name, code, message and details. */
+export interface SerializedError {
+  /** The error's class name (`FormatError`, `IoError`, ...). */
+  name: string;
+  /** Its code, when it has one. */
+  code: string | null;
+  /** Its message. */
+  message: string;
+  /** Its structured details (`column`, `path`, `offset`, `chunk`), when set. */
+  details: Omit<ErrorDetails, "cause">;
+}
+
+/** A message to a Worker: a chunk to encode, a job for the script's own handler, or stop. */
+export type PoolMessage =
+  | { id: number; job: PostedJob }
+  | { id: number; task: unknown }
+  | { close: true };
+
+/** A Worker's answer to one job (or to `close`, with id 0). */
 export type PoolReply =
   | { id: number; ok: true; result: ChunkResult }
-  | { id: number; ok: false; error: { name: string; code: string | null; message: string } };
+  | { id: number; ok: false; error: SerializedError }
+  | { id: 0; closed: true };
 
 interface Pending {
-  job: ChunkJob;
+  message: { job: PostedJob } | { task: unknown };
   resolve: (value: ChunkResult) => void;
   reject: (reason: unknown) => void;
 }
@@ -89,7 +117,25 @@ export function defaultThreads(): number {
   return Math.max(1, navigator.hardwareConcurrency || 1);
 }
 
-/** A pool of block-encoding Workers. Call `close()` when done. */
+/** Options of a {@link BlockPool}. */
+export interface BlockPoolOptions {
+  /**
+   * The Worker script (default `_block_worker.ts`). It must call
+   * {@link servePoolWorker}; its handler runs the jobs given to {@link BlockPool.run}.
+   */
+  script?: URL;
+  /**
+   * Turns an error a Worker sent back into the error to reject with, for classes this
+   * folder does not know (FormatError and CodecError are revived first). Return
+   * undefined to get a plain `Error`.
+   */
+  revive?: (error: SerializedError) => Error | undefined;
+}
+
+/** How long {@link BlockPool.shutdown} waits for a Worker to release what it holds. */
+export const SHUTDOWN_WAIT_MS = 5000;
+
+/** A pool of block-encoding Workers. Call `close()` (or `await shutdown()`) when done. */
 export class BlockPool implements ChunkEncoder {
   #all: Worker[] = [];
   /** Job ids each Worker holds (running or waiting in its message queue). */
@@ -98,23 +144,27 @@ export class BlockPool implements ChunkEncoder {
   #running = new Map<number, Pending>();
   #nextId = 1;
   #closed = false;
+  #revive: BlockPoolOptions["revive"];
+  /** Called when a Worker acknowledges `close`. */
+  #onClosed = new Map<Worker, () => void>();
 
   /**
    * Starts `threads` Workers.
    *
    * @param threads Number of Workers (default: one per core).
+   * @param options The Worker script and how to revive its errors.
    */
-  constructor(threads: number = defaultThreads()) {
+  constructor(threads: number = defaultThreads(), options: BlockPoolOptions = {}) {
     if (!Number.isInteger(threads) || threads < 1) {
       throw new FormatError(
         "BAD_ARGUMENT",
         `Cannot start a block pool with ${threads} threads: give a positive integer`,
       );
     }
+    this.#revive = options.revive;
+    const script = options.script ?? new URL("./_block_worker.ts", import.meta.url);
     for (let i = 0; i < threads; i++) {
-      const worker = new Worker(new URL("./_block_worker.ts", import.meta.url).href, {
-        type: "module",
-      });
+      const worker = new Worker(script.href, { type: "module" });
       worker.onmessage = (event: MessageEvent<PoolReply>) => this.#reply(worker, event.data);
       worker.onerror = (event) => {
         event.preventDefault();
@@ -137,9 +187,24 @@ export class BlockPool implements ChunkEncoder {
 
   /** Encodes one chunk on the next free Worker. */
   encode(job: ChunkJob): Promise<ChunkResult> {
+    return this.#submit({ job: packJob(job) });
+  }
+
+  /**
+   * Runs a job of the Worker script's own handler (see {@link servePoolWorker}) on
+   * the next free Worker, in the same queue as {@link BlockPool.encode}.
+   *
+   * @param task Structured-clone friendly job description.
+   * @returns What the handler returned.
+   */
+  run(task: unknown): Promise<ChunkResult> {
+    return this.#submit({ task });
+  }
+
+  #submit(message: Pending["message"]): Promise<ChunkResult> {
     if (this.#closed) return Promise.reject(new Error("Cannot encode: the block pool is closed"));
     return new Promise((resolve, reject) => {
-      this.#queue.push({ id: this.#nextId++, pending: { job, resolve, reject } });
+      this.#queue.push({ id: this.#nextId++, pending: { message, resolve, reject } });
       this.#pump();
     });
   }
@@ -160,17 +225,21 @@ export class BlockPool implements ChunkEncoder {
       if (!next) return;
       this.#running.set(next.id, next.pending);
       this.#held.get(worker)!.add(next.id);
-      worker.postMessage({ id: next.id, job: packJob(next.pending.job) });
+      worker.postMessage({ id: next.id, ...next.pending.message } as PoolMessage);
     }
   }
 
   #reply(worker: Worker, reply: PoolReply): void {
+    if ("closed" in reply) {
+      this.#onClosed.get(worker)?.();
+      return;
+    }
     const pending = this.#running.get(reply.id);
     this.#running.delete(reply.id);
     this.#held.get(worker)!.delete(reply.id);
     if (pending) {
       if (reply.ok) pending.resolve(reply.result);
-      else pending.reject(reviveError(reply.error));
+      else pending.reject(reviveError(reply.error, this.#revive));
     }
     this.#pump();
   }
@@ -182,14 +251,41 @@ export class BlockPool implements ChunkEncoder {
       this.#running.delete(id);
     }
     held.clear();
+    this.#onClosed.get(worker)?.();
     this.#pump();
   }
 
-  /** Stops every Worker; jobs still queued are rejected. */
+  /** Stops every Worker at once; jobs still queued or running are rejected. */
   close(): void {
     if (this.#closed) return;
-    this.#closed = true;
+    this.#reject();
     for (const w of this.#all) w.terminate();
+  }
+
+  /**
+   * Stops every Worker after it has released what it holds (the script's `close`
+   * handler, e.g. open files), waiting at most {@link SHUTDOWN_WAIT_MS} per Worker; jobs
+   * still queued or running are rejected.
+   */
+  async shutdown(): Promise<void> {
+    if (this.#closed) return;
+    this.#reject();
+    await Promise.all(this.#all.map((worker) =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(done, SHUTDOWN_WAIT_MS);
+        function done() {
+          clearTimeout(timer);
+          worker.terminate();
+          resolve();
+        }
+        this.#onClosed.set(worker, done);
+        worker.postMessage({ close: true } satisfies PoolMessage);
+      })
+    ));
+  }
+
+  #reject(): void {
+    this.#closed = true;
     const error = new Error("The block pool was closed");
     for (const { pending } of this.#queue) pending.reject(error);
     for (const pending of this.#running.values()) pending.reject(error);
@@ -198,10 +294,110 @@ export class BlockPool implements ChunkEncoder {
   }
 }
 
-function reviveError(e: { name: string; code: string | null; message: string }): Error {
+function reviveError(e: SerializedError, revive: BlockPoolOptions["revive"]): Error {
   if (e.name === "FormatError" && e.code) {
-    return new FormatError(e.code as FormatErrorCode, e.message);
+    return new FormatError(e.code as FormatErrorCode, e.message, e.details);
   }
-  if (e.name === "CodecError" && e.code) return new CodecError(e.code as CodecErrorCode, e.message);
-  return new Error(e.message);
+  if (e.name === "CodecError" && e.code) {
+    return new CodecError(e.code as CodecErrorCode, e.message, e.details);
+  }
+  return revive?.(e) ?? new Error(e.message);
+}
+
+/**
+ * Serializes an error for the trip back from a Worker.
+ *
+ * @param err Anything thrown.
+ * @returns Its class name, code, message and details.
+ */
+export function serializeError(err: unknown): SerializedError {
+  const e = err as {
+    name?: string;
+    code?: string;
+    message?: string;
+    column?: string;
+    path?: string;
+    offset?: number;
+    chunk?: number;
+  } | null;
+  const details: SerializedError["details"] = {};
+  if (typeof e?.column === "string") details.column = e.column;
+  if (typeof e?.path === "string") details.path = e.path;
+  if (typeof e?.offset === "number") details.offset = e.offset;
+  if (typeof e?.chunk === "number") details.chunk = e.chunk;
+  return {
+    name: e?.name ?? "Error",
+    code: typeof e?.code === "string" ? e.code : null,
+    message: e?.message ?? String(err),
+    details,
+  };
+}
+
+/** What a Worker script gives {@link servePoolWorker}. */
+export interface PoolWorkerHandler {
+  /** Runs one job given to {@link BlockPool.run}. */
+  run(task: unknown): Promise<ChunkResult>;
+  /** Releases what the handler holds (called once, when the pool shuts down). */
+  close(): void | Promise<void>;
+}
+
+interface WorkerScope {
+  onmessage: ((event: MessageEvent<PoolMessage>) => void) | null;
+  postMessage(message: PoolReply, transfer?: Transferable[]): void;
+  close(): void;
+}
+
+/**
+ * The body of a pool Worker: call it once at the top of the Worker script. It encodes
+ * chunks with `INLINE_ENCODER`, hands other jobs to `handler`, runs one job at a
+ * time, and answers each with its result (block buffers transferred) or its error.
+ *
+ * @param handler The script's own jobs and cleanup (none by default).
+ */
+export function servePoolWorker(handler?: PoolWorkerHandler): void {
+  const scope = self as unknown as WorkerScope;
+  // The pool may queue a second job while one runs: chain them, so a Worker encodes
+  // one chunk at a time (an async codec such as zpaq would otherwise interleave).
+  let tail: Promise<void> = Promise.resolve();
+  scope.onmessage = (event) => {
+    const message = event.data;
+    if ("close" in message) {
+      tail = tail.then(async () => {
+        try {
+          await handler?.close();
+        } finally {
+          scope.postMessage({ id: 0, closed: true });
+          scope.close();
+        }
+      });
+      return;
+    }
+    const { id } = message;
+    tail = tail.then(() =>
+      answer(
+        scope,
+        id,
+        () =>
+          "job" in message
+            ? INLINE_ENCODER.encode(unpackJob(message.job))
+            : handler
+            ? handler.run(message.task)
+            : Promise.reject(new Error("Cannot run the job: this pool Worker only encodes chunks")),
+      )
+    );
+  };
+}
+
+async function answer(
+  scope: WorkerScope,
+  id: number,
+  work: () => Promise<ChunkResult>,
+): Promise<void> {
+  try {
+    const result = await work();
+    const buffers = result.chunk.blocks.map((b) => b.bytes.buffer as ArrayBuffer);
+    scope.postMessage({ id, ok: true, result }, buffers);
+  } catch (err) {
+    scope.postMessage({ id, ok: false, error: serializeError(err) });
+  }
 }

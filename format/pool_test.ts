@@ -1,14 +1,16 @@
 /**
  * `BlockPool`: more chunks than Workers can hold at once all come back, each equal
  * to the inline encoder's bytes and to its own job; a failing job rejects with its
- * typed error and leaves the pool working; `close()` rejects what is still queued.
+ * typed error and leaves the pool working; `close()` and `shutdown()` reject what is
+ * still queued; `run()` needs a script with its own handler.
  */
 import assert from "node:assert/strict";
 import { CodecError } from "../codecs/errors.ts";
 import type { Schema } from "./column.ts";
 import { INLINE_ENCODER } from "./chunk.ts";
 import { planColumns } from "./plan.ts";
-import { BlockPool, JOBS_PER_WORKER, packJob, unpackJob } from "./pool.ts";
+import { FormatError } from "./errors.ts";
+import { BlockPool, JOBS_PER_WORKER, packJob, serializeError, unpackJob } from "./pool.ts";
 import { randomBatch } from "./_test_utils.ts";
 
 const SCHEMA: Schema = [
@@ -78,4 +80,46 @@ Deno.test("packJob() and unpackJob() carry string columns exactly, lone surrogat
   assert.ok("packed" in posted.batch.columns[0]!);
   const back = unpackJob(structuredClone(posted));
   assert.deepEqual(back.batch, batch);
+});
+
+Deno.test("BlockPool.run() rejects on the default script, which only encodes chunks", async () => {
+  const pool = new BlockPool(1);
+  try {
+    await assert.rejects(pool.run({ kind: "anything" }), /only encodes chunks/);
+    const batch = randomBatch(SCHEMA, 50, 3);
+    const done = await pool.encode({ batch, plans: planColumns(batch, {}), codec: "zstd" });
+    assert.equal(done.chunk.rows, 50);
+  } finally {
+    pool.close();
+  }
+});
+
+Deno.test("BlockPool.shutdown() lets every Worker finish, rejects what is queued, and refuses more", async () => {
+  const batch = randomBatch(SCHEMA, 2000, 5);
+  const plans = planColumns(batch, {});
+  const pool = new BlockPool(2);
+  const jobs = Array.from({ length: 8 }, () => pool.encode({ batch, plans, codec: "zstd" }));
+  const settled = Promise.allSettled(jobs);
+  await pool.shutdown();
+  assert.ok((await settled).every((s) => s.status === "rejected"));
+  await assert.rejects(pool.encode({ batch, plans, codec: "zstd" }), /closed/);
+  await pool.shutdown(); // idempotent
+  pool.close();
+});
+
+Deno.test("serializeError() keeps the class name, code and details a revived error needs", () => {
+  const err = new FormatError("TRUNCATED", "Cannot read", { offset: 12, chunk: 3, column: "c" });
+  const e = serializeError(err);
+  assert.deepEqual(e, {
+    name: "FormatError",
+    code: "TRUNCATED",
+    message: "Cannot read",
+    details: { offset: 12, chunk: 3, column: "c" },
+  });
+  assert.deepEqual(serializeError("boom"), {
+    name: "Error",
+    code: null,
+    message: "boom",
+    details: {},
+  });
 });

@@ -1,8 +1,9 @@
 /**
  * Parquet sources, read through a locked-down DuckDB (`_duckdb.ts`): schema from
  * `DESCRIBE`, rows streamed chunk by chunk into typed batches, plus the row-group
- * layout ({@link parquetRowGroups}) and row-range reads (`rows` option) that the
- * cluster splitter uses.
+ * layout ({@link parquetRowGroups}) and row-range reads that the cluster splitter and
+ * the local freeze's Workers use: {@link openParquetRanges} opens the file once and
+ * reads any row range from it; {@link openParquet} (a {@link Source}) is built on it.
  *
  * Type mapping (DuckDB → column):
  * - TINYINT…BIGINT, UTINYINT…UINTEGER → int64; UBIGINT, HUGEINT, UHUGEINT → int64 when
@@ -26,9 +27,11 @@ import type {
   DuckDBBooleanVector,
   DuckDBDataChunk,
   DuckDBDoubleVector,
+  DuckDBPreparedStatement,
+  DuckDBResult,
   DuckDBVarCharVector,
 } from "@duckdb/node-api";
-import type { Batch, ColumnType, Field, TimeUnit } from "../format/column.ts";
+import type { Batch, ColumnType, Field, Schema, TimeUnit } from "../format/column.ts";
 import { BatchBuilder, type ColumnBuilder } from "./_builder.ts";
 import { type LockedDuckDB, openLockedDuckDB, PARQUET_SCHEMA_KEY, sqlIdent } from "./_duckdb.ts";
 import { fileSize } from "./_file.ts";
@@ -206,6 +209,17 @@ async function recordedSchema(db: LockedDuckDB, path: string): Promise<Map<strin
   return out;
 }
 
+/** Row-group layout of the file DuckDB has open. */
+async function rowGroupsOf(db: LockedDuckDB, path: string): Promise<ParquetRowGroups> {
+  const r = await db.connection.runAndReadAll(
+    `SELECT row_group_id, max(row_group_num_rows) AS n FROM parquet_metadata($1)
+     GROUP BY row_group_id ORDER BY row_group_id`,
+    [resolve(path)],
+  );
+  const rowGroups = r.getRows().map((row) => Number(row[1] as bigint));
+  return { rows: rowGroups.reduce((a, b) => a + b, 0), rowGroups };
+}
+
 /**
  * Reads the row-group layout of a Parquet file (for cutting it into tasks).
  *
@@ -217,13 +231,7 @@ export async function parquetRowGroups(path: string): Promise<ParquetRowGroups> 
   await fileSize(path);
   const db = await openLockedDuckDB([path]);
   try {
-    const r = await db.connection.runAndReadAll(
-      `SELECT row_group_id, max(row_group_num_rows) AS n FROM parquet_metadata($1)
-       GROUP BY row_group_id ORDER BY row_group_id`,
-      [resolve(path)],
-    );
-    const rowGroups = r.getRows().map((row) => Number(row[1] as bigint));
-    return { rows: rowGroups.reduce((a, b) => a + b, 0), rowGroups };
+    return await rowGroupsOf(db, path);
   } catch (cause) {
     throw readFailed(path, cause);
   } finally {
@@ -231,25 +239,53 @@ export async function parquetRowGroups(path: string): Promise<ParquetRowGroups> 
   }
 }
 
+/** Options of {@link openParquetRanges}. */
+export interface OpenParquetRangesOptions {
+  /** Maximum rows per batch (default 65,536). */
+  batchRows?: number;
+  /** Forced column types by name: `"string"` (cells as text) or the column's own type. */
+  types?: Record<string, ColumnType>;
+}
+
+/** A row range: rows `[start, end)`, 0-based, in file order. */
+export interface RowRange {
+  /** First row. */
+  start: number;
+  /** One past the last row. */
+  end: number;
+}
+
 /**
- * Opens a Parquet file as a {@link Source}, optionally limited to a row range.
- *
- * @param path The Parquet file.
- * @param options Batch size, forced types (`string` or the column's own type) and rows.
- * @returns The source; `close()` it to release DuckDB.
- * @throws {IoError} READ_FAILED when the file is missing or not Parquet, INVALID_OPTION
- * for an impossible forced type; SCHEMA_MISMATCH later, from the batch iterator, when an
- * unsigned or 128-bit integer does not fit int64.
+ * A Parquet file held open (one locked DuckDB, its schema planned once) to read any
+ * number of row ranges. One read at a time: DuckDB streams one result per connection.
  */
-export async function openParquet(path: string, options: OpenParquetOptions = {}): Promise<Source> {
-  const batchRows = options.batchRows ?? DEFAULT_BATCH_ROWS;
+export interface ParquetRanges {
+  /** Column names and types. */
+  readonly schema: Schema;
+  /** File size in bytes. */
+  readonly bytes: number;
+  /** Total rows and rows per row group, from the file's metadata (no row is decoded). */
+  rowGroups(): Promise<ParquetRowGroups>;
+  /**
+   * Reads rows `[start, end)` (all rows when omitted) in batches of at most `batchRows`
+   * rows, cut from the range's first row. Throws `IoError` SCHEMA_MISMATCH (with
+   * `column`) when a value does not fit its column.
+   */
+  read(rows?: RowRange): AsyncIterable<Batch>;
+  /** Releases DuckDB (idempotent). */
+  close(): void;
+}
+
+function checkBatchRows(batchRows: number): void {
   if (!Number.isSafeInteger(batchRows) || batchRows < 1) {
     throw new IoError(
       "INVALID_OPTION",
       `Cannot use batchRows '${batchRows}': it must be a positive integer`,
     );
   }
-  const rows = options.rows;
+}
+
+function checkRows(path: string, rows: RowRange | undefined): void {
   if (
     rows !== undefined &&
     (!Number.isSafeInteger(rows.start) || !Number.isSafeInteger(rows.end) || rows.start < 0 ||
@@ -259,6 +295,37 @@ export async function openParquet(path: string, options: OpenParquetOptions = {}
       path,
     });
   }
+}
+
+/**
+ * Opens a Parquet file once to read row ranges from it: the type mapping, forced
+ * types and batch size of {@link openParquet} (which is built on it), with DuckDB
+ * started and the schema described only here. A range skips the row groups outside
+ * it (DuckDB filters on `file_row_number`).
+ *
+ * @param path The Parquet file.
+ * @param options Batch size and forced types.
+ * @returns The open file; `close()` it to release DuckDB.
+ * @throws {IoError} READ_FAILED when the file is missing or not Parquet, INVALID_OPTION
+ * for a bad batch size or an impossible forced type.
+ *
+ * @example Read two ranges through one open file
+ * ```ts ignore
+ * const file = await openParquetRanges("flights.parquet", { batchRows: 10000 });
+ * try {
+ *   for await (const batch of file.read({ start: 0, end: 50000 })) console.log(batch.length);
+ *   for await (const batch of file.read({ start: 50000, end: 100000 })) console.log(batch.length);
+ * } finally {
+ *   file.close();
+ * }
+ * ```
+ */
+export async function openParquetRanges(
+  path: string,
+  options: OpenParquetRangesOptions = {},
+): Promise<ParquetRanges> {
+  const batchRows = options.batchRows ?? DEFAULT_BATCH_ROWS;
+  checkBatchRows(batchRows);
   const bytes = await fileSize(path);
   const db = await openLockedDuckDB([path]);
   let plans: ColumnPlan[];
@@ -290,26 +357,77 @@ export async function openParquet(path: string, options: OpenParquetOptions = {}
   }
   const schema = plans.map((p) => p.field);
   const select = plans.length === 0 ? "*" : plans.map((p) => p.expr).join(", ");
-  const sql = rows === undefined
-    ? `SELECT ${select} FROM read_parquet($1)`
-    : `SELECT ${select} FROM read_parquet($1, file_row_number = true)
+  const whole = `SELECT ${select} FROM read_parquet($1)`;
+  const ranged = `SELECT ${select} FROM read_parquet($1, file_row_number = true)
        WHERE file_row_number >= $2 AND file_row_number < $3`;
   const abs = resolve(path);
-  const params = rows === undefined ? [abs] : [abs, BigInt(rows.start), BigInt(rows.end)];
+  let open = true;
+  let prepared: Promise<DuckDBPreparedStatement> | undefined;
+  let statement: DuckDBPreparedStatement | undefined;
+  const closed = () =>
+    new IoError("READ_FAILED", `Cannot read Parquet '${path}': the reader is closed`, { path });
   return {
     schema,
-    format: "parquet",
     bytes,
-    batches: () => parquetBatches(db, path, sql, params, plans, batchRows, rows?.start ?? 0),
-    close: () => Promise.resolve(db.close()),
+    async rowGroups() {
+      if (!open) throw closed();
+      try {
+        return await rowGroupsOf(db, path);
+      } catch (cause) {
+        throw readFailed(path, cause);
+      }
+    },
+    read(rows?: RowRange): AsyncIterable<Batch> {
+      checkRows(path, rows);
+      if (!open) throw closed();
+      if (rows === undefined) {
+        return parquetBatches(() => db.connection.stream(whole, [abs]), path, plans, batchRows, 0);
+      }
+      // Prepared once: a range read is often small, and parsing and planning the
+      // statement again would be a good part of its cost.
+      const query = async () => {
+        prepared ??= db.connection.prepare(ranged).then((st) => statement = st);
+        const st = await prepared;
+        st.bind([abs, BigInt(rows.start), BigInt(rows.end)]);
+        return await st.stream();
+      };
+      return parquetBatches(query, path, plans, batchRows, rows.start);
+    },
+    close() {
+      if (open) statement?.destroySync();
+      open = false;
+      db.close();
+    },
+  };
+}
+
+/**
+ * Opens a Parquet file as a {@link Source}, optionally limited to a row range.
+ *
+ * @param path The Parquet file.
+ * @param options Batch size, forced types (`string` or the column's own type) and rows.
+ * @returns The source; `close()` it to release DuckDB.
+ * @throws {IoError} READ_FAILED when the file is missing or not Parquet, INVALID_OPTION
+ * for an impossible forced type; SCHEMA_MISMATCH later, from the batch iterator, when an
+ * unsigned or 128-bit integer does not fit int64.
+ */
+export async function openParquet(path: string, options: OpenParquetOptions = {}): Promise<Source> {
+  checkBatchRows(options.batchRows ?? DEFAULT_BATCH_ROWS);
+  const rows = options.rows;
+  checkRows(path, rows);
+  const file = await openParquetRanges(path, options);
+  return {
+    schema: file.schema,
+    format: "parquet",
+    bytes: file.bytes,
+    batches: () => file.read(rows),
+    close: () => Promise.resolve(file.close()),
   };
 }
 
 async function* parquetBatches(
-  db: LockedDuckDB,
+  query: () => Promise<DuckDBResult>,
   path: string,
-  sql: string,
-  params: (string | bigint)[],
   plans: ColumnPlan[],
   batchRows: number,
   firstRow: number,
@@ -318,7 +436,7 @@ async function* parquetBatches(
   const schema = plans.map((p) => p.field);
   let result;
   try {
-    result = await db.connection.stream(sql, params);
+    result = await query();
   } catch (cause) {
     throw readFailed(path, cause);
   }

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { cellValue, sliceBatch } from "../format/column.ts";
 import { openLockedDuckDB, sqlString } from "./_duckdb.ts";
 import { IoError } from "./errors.ts";
-import { openParquet, parquetRowGroups } from "./parquet.ts";
+import { openParquet, openParquetRanges, parquetRowGroups } from "./parquet.ts";
 import { assertSameValues, collect, makeTempDir } from "./_test_utils.ts";
 
 const FLIGHTS = "/tmp/vega/package/data/flights-3m.parquet";
@@ -276,6 +276,83 @@ Deno.test("openParquet() reads short, inline and long strings exactly through it
     }
   } finally {
     await source.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("openParquetRanges() reads any row range through one open file, as openParquet() does", async () => {
+  const dir = await makeTempDir();
+  try {
+    const path = `${dir}/ranges.parquet`;
+    await duckParquet(
+      path,
+      `SELECT range AS n, CASE WHEN range % 777 = 5 THEN NULL ELSE 'r' || range::VARCHAR END AS s,
+        (range % 3 = 0) AS b FROM range(10000)`,
+      1500,
+    );
+    const whole = await openParquet(path, { batchRows: 1000 });
+    const all = await collect(whole.schema, whole.batches());
+    await whole.close();
+    const file = await openParquetRanges(path, { batchRows: 700 });
+    try {
+      assert.deepEqual(file.schema, whole.schema);
+      assert.deepEqual(await file.rowGroups(), await parquetRowGroups(path));
+      for (const [start, end] of [[0, 10000], [123, 4567], [9999, 10000], [4000, 4000], [0, 1]]) {
+        const sizes: number[] = [];
+        const got = await collect(
+          file.schema,
+          (async function* () {
+            for await (const b of file.read({ start: start!, end: end! })) {
+              sizes.push(b.length);
+              yield b;
+            }
+          })(),
+        );
+        assert.ok(sizes.slice(0, -1).every((n) => n === 700), `${start}:${end} ${sizes}`);
+        assertSameValues(got, sliceBatch(all, start!, end!), true);
+      }
+      assertSameValues(await collect(file.schema, file.read()), all, true);
+      assert.throws(() => file.read({ start: 5, end: 2 }), { code: "INVALID_OPTION" });
+    } finally {
+      file.close();
+    }
+    file.close(); // idempotent
+    assert.throws(() => file.read({ start: 0, end: 1 }), { code: "READ_FAILED" });
+    await assert.rejects(openParquetRanges(path, { batchRows: 0 }), { code: "INVALID_OPTION" });
+    await assert.rejects(openParquetRanges(path, { types: { s: "int64" } }), {
+      code: "INVALID_OPTION",
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("openParquetRanges() throws SCHEMA_MISMATCH only from the range holding the bad value", async () => {
+  const dir = await makeTempDir();
+  try {
+    const path = `${dir}/ubig_ranges.parquet`;
+    await duckParquet(
+      path,
+      `SELECT CASE WHEN range = 70 THEN 18446744073709551615::UBIGINT ELSE range::UBIGINT END AS u
+        FROM range(100)`,
+    );
+    const file = await openParquetRanges(path, { batchRows: 10 });
+    try {
+      const ok = await collect(file.schema, file.read({ start: 0, end: 70 }));
+      assert.equal(ok.length, 70);
+      await assert.rejects(collect(file.schema, file.read({ start: 60, end: 80 })), (err) => {
+        assert.ok(err instanceof IoError);
+        assert.equal(err.code, "SCHEMA_MISMATCH");
+        assert.equal(err.column, "u");
+        assert.match(err.message, /at row 70 /);
+        return true;
+      });
+      const after = await collect(file.schema, file.read({ start: 71, end: 100 }));
+      assert.equal(cellValue(after.columns[0]!, 0), 71n);
+    } finally {
+      file.close();
+    }
+  } finally {
     await Deno.remove(dir, { recursive: true });
   }
 });

@@ -5,6 +5,11 @@
  * each chunk's column blocks are encoded in the Worker pool with a bounded
  * number of chunks in flight, and chunks are written in row order. Memory stays
  * bounded by the pool's capacity (threads × 3 chunks) whatever the source size.
+ * A Parquet file frozen with Worker threads and no primary key is not decoded here:
+ * this thread lays it out into chunk windows from its row count, reads and plans the
+ * first chunk, and each Worker reads its own chunks' rows and encodes them
+ * (`_parquet_chunks.ts`, `_freeze_worker.ts`), so decoding uses every core too; the
+ * bytes are the streaming freeze's.
  *
  * `ops/` is the layer the map leaves implicit: the operations users call, which
  * join `io/` (sources, outputs) and `format/` (archives). `mod.ts` re-exports it.
@@ -29,11 +34,22 @@ import { ArchiveWriter } from "../format/writer.ts";
 import { type ChunkEncryption, headerBinding, withEncryption } from "../format/crypto.ts";
 import { type EncryptionOptions, prepareEncryption } from "../format/keys/provider.ts";
 import { IoError } from "../io/errors.ts";
-import { openSource } from "../io/source.ts";
+import { openParquetRanges, type ParquetRanges } from "../io/parquet.ts";
+import { openSource, sourceFormatOf } from "../io/source.ts";
 import type { SourceFormat } from "../io/types.ts";
 import { tableToBatches } from "../io/arrow_table.ts";
 import { codecById } from "../codecs/registry.ts";
 import { type CodecChoiceName, OpsError } from "./errors.ts";
+import {
+  type ChunkWindow,
+  chunkWindows,
+  MAX_BATCH_ROWS,
+  type ParquetChunkTask,
+  type ParquetFile,
+  type ParquetOpenTask,
+  readChunk,
+  reviveIoError,
+} from "./_parquet_chunks.ts";
 
 /** Rows `auto` samples to choose a codec. */
 export const AUTO_SAMPLE_ROWS = 1000;
@@ -58,7 +74,7 @@ export interface FreezeOptions {
   codec?: CodecChoiceName;
   /** Rows per chunk (default 50,000). */
   chunkRows?: number;
-  /** Worker threads encoding blocks (default: one per core; 0 encodes on the calling thread). */
+  /** Worker threads encoding blocks, and reading a Parquet file's rows (default: one per core; 0 encodes on the calling thread). */
   threads?: number;
   /** Float quantization: one level for every float column, or per column. Lossless by default. */
   quantization?: Quantization | Record<string, Quantization>;
@@ -246,35 +262,137 @@ async function openAny(source: FreezeSource, options: FreezeOptions): Promise<Op
   return { schema, batches, bytes: null, close: () => Promise.resolve() };
 }
 
+/** One chunk to encode: its rows, or the window of a Parquet file a Worker reads it from. */
+type ChunkUnit = { batch: Batch } | { window: ChunkWindow; file: ParquetFile };
+
+/** A source opened as chunks (not read batches). */
+interface OpenedChunks {
+  /** Columns. */
+  schema: Schema;
+  /** The chunks, in order; the first (the plan's sample) always carries its rows. */
+  chunks: AsyncIterable<ChunkUnit>;
+  /** Input file size, when the source is a file. */
+  bytes: number | null;
+  /** The pool to encode in (0 threads: none, encode inline). */
+  pool: BlockPool | undefined;
+  /** Releases the source and stops the pool. */
+  close(): Promise<void>;
+}
+
+/**
+ * Opens a source as chunks. A Parquet file with Worker threads and no primary key to
+ * check is laid out into chunk windows from its row count, and only its first chunk
+ * is read here: each Worker reads the rest itself (`_freeze_worker.ts`), so decoding
+ * uses every core. Everything else streams through this thread (`rechunk`).
+ */
+async function openChunks(
+  source: FreezeSource,
+  options: FreezeOptions & { chunkRows: number; threads: number },
+): Promise<OpenedChunks> {
+  if (
+    typeof source === "string" && options.threads > 0 && options.primaryKey === undefined &&
+    parquetSource(source, options.format)
+  ) {
+    return await openParquetChunks(source, options);
+  }
+  const opened = await openAny(source, options);
+  const pool = options.threads > 0 ? new BlockPool(options.threads) : undefined;
+  return {
+    schema: opened.schema,
+    chunks: mapChunks(rechunk(opened.schema, opened.batches, options.chunkRows)),
+    bytes: opened.bytes,
+    pool,
+    close: async () => {
+      pool?.close();
+      await opened.close();
+    },
+  };
+}
+
+async function* mapChunks(batches: AsyncIterable<Batch>): AsyncGenerator<ChunkUnit> {
+  for await (const batch of batches) yield { batch };
+}
+
+function parquetSource(path: string, format: SourceFormat | undefined): boolean {
+  try {
+    return (format ?? sourceFormatOf(path)) === "parquet";
+  } catch {
+    return false; // an unknown extension: `openSource` reports it
+  }
+}
+
+async function openParquetChunks(
+  path: string,
+  options: FreezeOptions & { chunkRows: number; threads: number },
+): Promise<OpenedChunks> {
+  const file: ParquetFile = {
+    path,
+    types: { ...options.types },
+    batchRows: Math.min(options.chunkRows, MAX_BATCH_ROWS),
+  };
+  // Started first, so the Workers load and open the file while this thread reads
+  // and plans the first chunk.
+  const pool = new BlockPool(options.threads, {
+    script: new URL("./_freeze_worker.ts", import.meta.url),
+    revive: reviveIoError,
+  });
+  for (let i = 0; i < pool.threads; i++) {
+    const task: ParquetOpenTask = { kind: "parquet-open", file };
+    pool.run(task).catch(() => {}); // a failure shows again on the first chunk
+  }
+  let windows: ChunkWindow[];
+  let first: Batch | undefined;
+  let ranges: ParquetRanges | undefined;
+  try {
+    ranges = await openParquetRanges(path, { types: file.types, batchRows: file.batchRows });
+    windows = chunkWindows((await ranges.rowGroups()).rows, options.chunkRows, file.batchRows);
+    if (windows.length > 0) first = await readChunk(ranges, windows[0]!, path);
+  } catch (err) {
+    await pool.shutdown();
+    throw err;
+  } finally {
+    ranges?.close();
+  }
+  async function* chunks(): AsyncGenerator<ChunkUnit> {
+    if (first) yield { batch: first };
+    for (const window of windows.slice(1)) yield { window, file };
+  }
+  return {
+    schema: ranges.schema,
+    chunks: chunks(),
+    bytes: ranges.bytes,
+    pool,
+    close: () => pool.shutdown(),
+  };
+}
+
 async function freezeOnce(
   source: FreezeSource,
   archive: string,
   options: FreezeOptions & { codec: CodecChoiceName; chunkRows: number; threads: number },
 ): Promise<Omit<FreezeSummary, "widened_columns">> {
   const started = performance.now();
-  const opened = await openAny(source, options);
-  const { schema } = opened;
-  const quantization = quantizationByColumn(schema, options.quantization);
-  if (options.primaryKey !== undefined && !schema.some((f) => f.name === options.primaryKey)) {
-    await opened.close();
-    throw new OpsError(
-      "BAD_OPTION",
-      `Primary key "${options.primaryKey}" is not a column: the source has ${
-        schema.map((f) => f.name).join(", ")
-      }`,
-    );
-  }
-  const warnings: FormatWarning[] = [];
-  const warn = (w: FormatWarning) => {
-    warnings.push(w);
-    options.onWarning?.(w);
-  };
-  const pool = options.threads > 0 ? new BlockPool(options.threads) : undefined;
+  const opened = await openChunks(source, options);
+  const { schema, pool } = opened;
   let writer: ArchiveWriter | undefined;
-  const keys = options.primaryKey === undefined
-    ? null
-    : new PrimaryKeyCheck(schema, options.primaryKey);
   try {
+    const quantization = quantizationByColumn(schema, options.quantization);
+    if (options.primaryKey !== undefined && !schema.some((f) => f.name === options.primaryKey)) {
+      throw new OpsError(
+        "BAD_OPTION",
+        `Primary key "${options.primaryKey}" is not a column: the source has ${
+          schema.map((f) => f.name).join(", ")
+        }`,
+      );
+    }
+    const warnings: FormatWarning[] = [];
+    const warn = (w: FormatWarning) => {
+      warnings.push(w);
+      options.onWarning?.(w);
+    };
+    const keys = options.primaryKey === undefined
+      ? null
+      : new PrimaryKeyCheck(schema, options.primaryKey);
     let plans: Record<string, ColumnPlan> | undefined;
     let codec = options.codec === "auto" ? "zstd" : options.codec;
     let autoReason: string | null = null;
@@ -313,12 +431,35 @@ async function freezeOnce(
       writer = await ArchiveWriter.create(archive, h);
       if (enc) sealing = { dataKey: enc.dataKey, headerBinding: headerBinding(h) };
     };
-    for await (const batch of rechunk(schema, opened.batches, options.chunkRows)) {
-      if (!writer) await start(batch);
-      keys?.add(batch, rowsSeen);
-      rowsSeen += batch.length;
-      const encryption = sealing && { ...sealing, rowStart: rowsSeen - batch.length };
-      const pending = encodeChunk(batch, { plans: plans!, codec, encoder: pool, warn, encryption });
+    const parquetTask = (
+      unit: { window: ChunkWindow; file: ParquetFile },
+      encryption: ChunkEncryption | undefined,
+    ) => {
+      const task: ParquetChunkTask = {
+        kind: "parquet-chunk",
+        file: unit.file,
+        schema,
+        window: unit.window,
+        plans: plans!,
+        codec,
+      };
+      if (encryption) task.encryption = encryption;
+      return task;
+    };
+    for await (const unit of opened.chunks) {
+      if ("batch" in unit) {
+        if (!writer) await start(unit.batch);
+        keys?.add(unit.batch, rowsSeen);
+      }
+      const rows = "batch" in unit ? unit.batch.length : unit.window.rows;
+      const encryption = sealing && { ...sealing, rowStart: rowsSeen };
+      rowsSeen += rows;
+      const pending = "batch" in unit
+        ? encodeChunk(unit.batch, { plans: plans!, codec, encoder: pool, warn, encryption })
+        : pool!.run(parquetTask(unit, encryption)).then(({ chunk, warnings }) => {
+          for (const w of warnings) warn(w);
+          return chunk;
+        });
       pending.catch(() => {}); // awaited in order below; this only marks it handled
       inflight.push(pending);
       if (inflight.length >= window) await drainOne();
@@ -345,7 +486,6 @@ async function freezeOnce(
     await writer?.abort();
     throw err;
   } finally {
-    pool?.close();
     await opened.close();
   }
 }

@@ -1,0 +1,146 @@
+/**
+ * Chunks of a Parquet file read where they are encoded: the layout of a file into
+ * chunk windows (from its row count, nothing decoded), reading one chunk's rows
+ * through an open {@link ParquetRanges}, and the pool job that does both in a Worker
+ * (`_freeze_worker.ts`), so a local freeze decodes the source on every core.
+ *
+ * A chunk must come out exactly as the streaming freeze cuts it, or its bytes would
+ * differ: a column gets a validity bitmap when the *read batch* it came from held a
+ * null, and a slice keeps its batch's bitmap. The streaming freeze reads batches
+ * ("pieces") of `batchRows = min(chunk_rows, 65536)` rows from row 0 and re-cuts them
+ * into chunks (`rechunk`), so a chunk is read here as the run of whole pieces that
+ * covers it (a window on multiples of `batchRows`), then sliced and concatenated the
+ * way `rechunk` does (`cluster/task_source.ts` does the same for the cluster).
+ *
+ * @module
+ */
+import type { Batch, ColumnType, Schema } from "../format/column.ts";
+import { concatBatches, sliceBatch } from "../format/column.ts";
+import type { ChunkEncryption } from "../format/crypto.ts";
+import type { ColumnPlan } from "../format/header.ts";
+import type { SerializedError } from "../format/pool.ts";
+import { IoError, type IoErrorCode } from "../io/errors.ts";
+import type { ParquetRanges } from "../io/parquet.ts";
+
+/** Largest batch the streaming freeze reads: its batch size is `min(chunk_rows, this)`. */
+export const MAX_BATCH_ROWS = 65536;
+
+/** One chunk as a window of whole read batches. */
+export interface ChunkWindow {
+  /** First row of the window (a multiple of the batch size). */
+  start: number;
+  /** One past its last row (a multiple of the batch size, or the file's end). */
+  end: number;
+  /** Rows of the window before the chunk's first row. */
+  skip: number;
+  /** Rows of the chunk. */
+  rows: number;
+}
+
+/**
+ * Cuts `rows` rows into chunks of `chunkRows`, each as the window of whole batches of
+ * `batchRows` rows that covers it.
+ *
+ * @param rows Rows in the file.
+ * @param chunkRows Rows per chunk.
+ * @param batchRows Rows per read batch.
+ * @returns One window per chunk, in order.
+ */
+export function chunkWindows(rows: number, chunkRows: number, batchRows: number): ChunkWindow[] {
+  const out: ChunkWindow[] = [];
+  for (let s = 0; s < rows; s += chunkRows) {
+    const e = Math.min(s + chunkRows, rows);
+    const start = Math.floor(s / batchRows) * batchRows;
+    const end = Math.min(Math.ceil(e / batchRows) * batchRows, rows);
+    out.push({ start, end, skip: s - start, rows: e - s });
+  }
+  return out;
+}
+
+/**
+ * Reads one chunk's rows: its window in read batches, sliced and joined as `rechunk` does.
+ *
+ * @param file The open Parquet file (its batch size is the window's).
+ * @param window The chunk's window.
+ * @param path The file's path, for messages.
+ * @returns The chunk's rows.
+ * @throws {IoError} from the reader; READ_FAILED when the window does not hold the
+ * rows the layout promised (the file changed).
+ */
+export async function readChunk(
+  file: ParquetRanges,
+  window: ChunkWindow,
+  path: string,
+): Promise<Batch> {
+  const parts: Batch[] = [];
+  const from = window.skip;
+  const to = window.skip + window.rows;
+  let at = 0;
+  for await (const batch of file.read({ start: window.start, end: window.end })) {
+    const lo = Math.max(from - at, 0);
+    const hi = Math.min(to - at, batch.length);
+    if (lo < hi) parts.push(lo === 0 && hi === batch.length ? batch : sliceBatch(batch, lo, hi));
+    at += batch.length;
+  }
+  if (at !== window.end - window.start || parts.length === 0) {
+    throw new IoError(
+      "READ_FAILED",
+      `Cannot read rows ${window.start}:${window.end} of Parquet '${path}': got ${at} rows, the file changed while it was read`,
+      { path },
+    );
+  }
+  return concatBatches(file.schema, parts);
+}
+
+/** A Parquet file as a freeze reads it. */
+export interface ParquetFile {
+  /** The file. */
+  path: string;
+  /** Forced column types, as the freeze opened the file. */
+  types: Record<string, ColumnType>;
+  /** Rows per read batch. */
+  batchRows: number;
+}
+
+/**
+ * A pool job: open the file (so the first chunk job finds it open); answers an
+ * empty chunk. Sent once per Worker while the first chunk is planned.
+ */
+export interface ParquetOpenTask {
+  /** Tells this job from others. */
+  kind: "parquet-open";
+  /** The file. */
+  file: ParquetFile;
+}
+
+/** A pool job: read one chunk of a Parquet file, then encode it (see `_freeze_worker.ts`). */
+export interface ParquetChunkTask {
+  /** Tells this job from others. */
+  kind: "parquet-chunk";
+  /** The file. */
+  file: ParquetFile;
+  /** The schema the freeze planned; the Worker's reader must agree. */
+  schema: Schema;
+  /** The chunk. */
+  window: ChunkWindow;
+  /** Per-column plans by name. */
+  plans: Record<string, ColumnPlan>;
+  /** Codec id. */
+  codec: string;
+  /** Block encryption, with the chunk's first row. */
+  encryption?: ChunkEncryption;
+}
+
+/**
+ * Revives the errors of `io/` that come back from a freeze Worker (FormatError and
+ * CodecError the pool revives itself), with their code, `column` and `path`.
+ *
+ * @param e The serialized error.
+ * @returns The error, or undefined for a class this does not know.
+ */
+export function reviveIoError(e: SerializedError): Error | undefined {
+  if (e.name === "IoError" && e.code) {
+    return new IoError(e.code as IoErrorCode, e.message, e.details);
+  }
+  return undefined;
+}
