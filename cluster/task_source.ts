@@ -26,7 +26,12 @@ import type { Batch, Field, Schema } from "../format/column.ts";
 import { concatBatches, sliceBatch } from "../format/column.ts";
 import { csvRowBoundaries, readCsvRange } from "../io/csv.ts";
 import { jsonlRowBoundaries, readJsonlRange } from "../io/jsonl.ts";
-import { openParquet, parquetRowGroups } from "../io/parquet.ts";
+import {
+  openParquet,
+  openParquetRanges,
+  type ParquetRanges,
+  parquetRowGroups,
+} from "../io/parquet.ts";
 import { arrowBatchLayout, openArrow } from "../io/arrow.ts";
 import { openSource, sourceFormatOf } from "../io/source.ts";
 import type { SourceFormat } from "../io/types.ts";
@@ -189,6 +194,58 @@ export async function sourceSchema(
   }
 }
 
+/**
+ * Parquet files kept open across tasks, so a worker pays DuckDB's start-up for a
+ * file (an instance, the schema, the metadata: ~40 ms, more than reading a 50,000-row
+ * window) once per job instead of once per task. A file is reopened when its size or
+ * modification time changes; at most `max` stay open, the least recently used closes
+ * first. One task reads at a time (a worker runs one task), so an eviction never
+ * closes a reader in use.
+ */
+export class ParquetReaders {
+  #open = new Map<string, Promise<ParquetRanges>>();
+
+  /** @param max Files kept open at most. */
+  constructor(readonly max = 2) {}
+
+  /**
+   * The open reader of a file, opening it when needed.
+   *
+   * @param path The file.
+   * @param types Columns forced to text.
+   * @param batchRows Batch size of the reads.
+   * @returns The reader.
+   */
+  async get(
+    path: string,
+    types: Record<string, "string">,
+    batchRows: number,
+  ): Promise<ParquetRanges> {
+    const stat = await Deno.stat(path).catch(() => null);
+    const key = JSON.stringify([path, types, batchRows, stat?.size, stat?.mtime?.getTime()]);
+    let reader = this.#open.get(key);
+    if (reader) {
+      this.#open.delete(key); // most recently used goes last
+    } else {
+      reader = openParquetRanges(path, { types: { ...types }, batchRows });
+      reader.catch(() => this.#open.delete(key));
+    }
+    this.#open.set(key, reader);
+    for (const [k, old] of this.#open) {
+      if (this.#open.size <= this.max) break;
+      this.#open.delete(k);
+      old.then((r) => r.close(), () => {});
+    }
+    return await reader;
+  }
+
+  /** Closes every open file. */
+  close(): void {
+    for (const reader of this.#open.values()) reader.then((r) => r.close(), () => {});
+    this.#open.clear();
+  }
+}
+
 /** What {@link readTaskRows} needs. */
 export interface TaskRead {
   /** Source file. */
@@ -208,12 +265,14 @@ export interface TaskRead {
  * chunk's rows out of it, cut exactly as the local freeze cuts them.
  *
  * @param read Source, schema and window.
+ * @param readers Open Parquet files to reuse (a worker keeps one set); without, each
+ * read opens and closes its file.
  * @returns The chunk's rows.
  * @throws {import("../io/errors.ts").IoError} from the reader (PARSE_FAILED,
  * SCHEMA_MISMATCH with `column`...); {JobError} SOURCE_CHANGED when the window does
  * not hold the rows or schema the master planned.
  */
-export async function readTaskRows(read: TaskRead): Promise<Batch> {
+export async function readTaskRows(read: TaskRead, readers?: ParquetReaders): Promise<Batch> {
   const { path, format, schema, types, window } = read;
   const range = { start: window.start, end: window.end };
   let close = () => Promise.resolve();
@@ -227,6 +286,12 @@ export async function readTaskRows(read: TaskRead): Promise<Batch> {
       break;
     case "parquet":
     case "arrow": {
+      if (format === "parquet" && readers) {
+        const reader = await readers.get(path, types, window.batch_rows);
+        if (!sameSchema(reader.schema, schema)) throw schemaChanged(path, reader.schema, schema);
+        batches = reader.read(range);
+        break;
+      }
       const options = { types: { ...types }, rows: range, batchRows: window.batch_rows };
       const source = format === "parquet"
         ? await openParquet(path, options)
@@ -234,13 +299,7 @@ export async function readTaskRows(read: TaskRead): Promise<Batch> {
       close = () => source.close();
       if (!sameSchema(source.schema, schema)) {
         await close();
-        throw new JobError(
-          "SOURCE_CHANGED",
-          `Cannot read task rows of '${path}': its schema is ${
-            describe(source.schema)
-          }, the job planned ${describe(schema)}`,
-          { path },
-        );
+        throw schemaChanged(path, source.schema, schema);
       }
       batches = source.batches();
       break;
@@ -278,6 +337,16 @@ export async function readTaskRows(read: TaskRead): Promise<Batch> {
     );
   }
   return chunk;
+}
+
+function schemaChanged(path: string, found: Schema, planned: Schema): JobError {
+  return new JobError(
+    "SOURCE_CHANGED",
+    `Cannot read task rows of '${path}': its schema is ${describe(found)}, the job planned ${
+      describe(planned)
+    }`,
+    { path },
+  );
 }
 
 /**

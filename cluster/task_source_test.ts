@@ -15,10 +15,21 @@ import type { SourceFormat } from "../io/types.ts";
 import { freeze } from "../ops/freeze.ts";
 import { thaw } from "../ops/thaw.ts";
 import { tempDir, writeCsv } from "../master/_test_utils.ts";
-import { batchRowsFor, layoutSource, readTaskRows, sourceSchema } from "./task_source.ts";
+import {
+  batchRowsFor,
+  layoutSource,
+  ParquetReaders,
+  readTaskRows,
+  sourceSchema,
+} from "./task_source.ts";
 
 /** The payload hash the cluster would produce, computed in one process. */
-async function clusterPayload(path: string, format: SourceFormat, chunkRows: number) {
+async function clusterPayload(
+  path: string,
+  format: SourceFormat,
+  chunkRows: number,
+  readers?: ParquetReaders,
+) {
   const layout = await layoutSource(path, { format, chunkRows });
   const { schema } = await sourceSchema(path, {
     format,
@@ -29,7 +40,10 @@ async function clusterPayload(path: string, format: SourceFormat, chunkRows: num
   let plans;
   let rows = 0;
   for (const window of layout.windows) {
-    const batch = await readTaskRows({ path, format, schema: schema as Schema, types: {}, window });
+    const batch = await readTaskRows(
+      { path, format, schema: schema as Schema, types: {}, window },
+      readers,
+    );
     plans ??= planColumns(batch);
     const chunk = await encodeChunk(batch, { plans, codec: "zstd" });
     for (const b of chunk.blocks) hash.update(b.bytes);
@@ -143,7 +157,23 @@ Deno.test("readTaskRows() gives the local freeze's chunks for Parquet", async ()
     await thaw(join(dir, "a.pf"), path);
     const cluster = await clusterPayload(path, "parquet", 1200);
     assert.equal(cluster.rows, 5000);
-    assert.equal(cluster.payload, await localPayload(path, dir, 1200));
+    const local = await localPayload(path, dir, 1200);
+    assert.equal(cluster.payload, local);
+    // The same through readers kept open across tasks (as a worker reads), twice.
+    const readers = new ParquetReaders();
+    try {
+      assert.equal((await clusterPayload(path, "parquet", 1200, readers)).payload, local);
+      assert.equal((await clusterPayload(path, "parquet", 1200, readers)).payload, local);
+      // A rewritten file is reopened: its new rows are read, not the old ones.
+      await writeCsv(csv, 3000, { nullEvery: 13 });
+      await freeze(csv, join(dir, "c.pf"), { threads: 0 });
+      await thaw(join(dir, "c.pf"), path);
+      const again = await clusterPayload(path, "parquet", 1200, readers);
+      assert.equal(again.rows, 3000);
+      assert.equal(again.payload, await localPayload(path, dir, 1200));
+    } finally {
+      readers.close();
+    }
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -36,7 +36,7 @@ import type {
   TaskErrorReport,
   TaskSpec,
 } from "../client/types.ts";
-import { readTaskRows, sameSchema, type TaskRead } from "../cluster/task_source.ts";
+import { ParquetReaders, readTaskRows, sameSchema, type TaskRead } from "../cluster/task_source.ts";
 import { TaskSpecSchema } from "./task_spec.ts";
 import { decodeBatchBody, encodeChunkBody, WIRE_CONTENT_TYPE } from "../cluster/wire.ts";
 import { type ServiceToken, withServiceToken } from "../cluster/service_token.ts";
@@ -116,6 +116,8 @@ export class WorkerNode {
   #log: Logger;
   #makeEncoder: () => ChunkEncoder;
   #readRows: (read: TaskRead, signal: AbortSignal) => Promise<Batch>;
+  /** Parquet sources kept open between tasks of a job. */
+  #parquetReaders = new ParquetReaders();
   #encoder: ChunkEncoder | null = null;
   #heartbeatMs: number;
   #url = "";
@@ -143,7 +145,7 @@ export class WorkerNode {
     this.#log = deps.logger ?? createLogger({ component: "worker" });
     this.#log = this.#log.child({ worker_id: this.workerId });
     this.#makeEncoder = deps.encoder ?? (() => new BlockPool(1));
-    this.#readRows = deps.readRows ?? readTaskRows;
+    this.#readRows = deps.readRows ?? ((read) => readTaskRows(read, this.#parquetReaders));
     this.#heartbeatMs = (deps.heartbeatS ?? 5) * 1000;
   }
 
@@ -179,6 +181,7 @@ export class WorkerNode {
     await Promise.allSettled([...this.#runs]);
     this.#encoder?.close();
     this.#encoder = null;
+    this.#parquetReaders.close();
   }
 
   // -------------------------------------------------------------------------
