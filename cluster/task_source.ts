@@ -26,12 +26,7 @@ import type { Batch, Field, Schema } from "../format/column.ts";
 import { concatBatches, sliceBatch } from "../format/column.ts";
 import { csvRowBoundaries, readCsvRange } from "../io/csv.ts";
 import { jsonlRowBoundaries, readJsonlRange } from "../io/jsonl.ts";
-import {
-  openParquet,
-  openParquetRanges,
-  type ParquetRanges,
-  parquetRowGroups,
-} from "../io/parquet.ts";
+import { openParquet, type ParquetReaders, parquetRowGroups } from "../io/parquet.ts";
 import { arrowBatchLayout, openArrow } from "../io/arrow.ts";
 import { openSource, sourceFormatOf } from "../io/source.ts";
 import type { SourceFormat } from "../io/types.ts";
@@ -191,58 +186,6 @@ export async function sourceSchema(
     return { schema: source.schema, bytes: source.bytes };
   } finally {
     await source.close();
-  }
-}
-
-/**
- * Parquet files kept open across tasks, so a worker pays DuckDB's start-up for a
- * file (an instance, the schema, the metadata: ~40 ms, more than reading a 50,000-row
- * window) once per job instead of once per task. A file is reopened when its size or
- * modification time changes; at most `max` stay open, the least recently used closes
- * first. One task reads at a time (a worker runs one task), so an eviction never
- * closes a reader in use.
- */
-export class ParquetReaders {
-  #open = new Map<string, Promise<ParquetRanges>>();
-
-  /** @param max Files kept open at most. */
-  constructor(readonly max = 2) {}
-
-  /**
-   * The open reader of a file, opening it when needed.
-   *
-   * @param path The file.
-   * @param types Columns forced to text.
-   * @param batchRows Batch size of the reads.
-   * @returns The reader.
-   */
-  async get(
-    path: string,
-    types: Record<string, "string">,
-    batchRows: number,
-  ): Promise<ParquetRanges> {
-    const stat = await Deno.stat(path).catch(() => null);
-    const key = JSON.stringify([path, types, batchRows, stat?.size, stat?.mtime?.getTime()]);
-    let reader = this.#open.get(key);
-    if (reader) {
-      this.#open.delete(key); // most recently used goes last
-    } else {
-      reader = openParquetRanges(path, { types: { ...types }, batchRows });
-      reader.catch(() => this.#open.delete(key));
-    }
-    this.#open.set(key, reader);
-    for (const [k, old] of this.#open) {
-      if (this.#open.size <= this.max) break;
-      this.#open.delete(k);
-      old.then((r) => r.close(), () => {});
-    }
-    return await reader;
-  }
-
-  /** Closes every open file. */
-  close(): void {
-    for (const reader of this.#open.values()) reader.then((r) => r.close(), () => {});
-    this.#open.clear();
   }
 }
 

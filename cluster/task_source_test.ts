@@ -15,13 +15,8 @@ import type { SourceFormat } from "../io/types.ts";
 import { freeze } from "../ops/freeze.ts";
 import { thaw } from "../ops/thaw.ts";
 import { tempDir, writeCsv } from "../master/_test_utils.ts";
-import {
-  batchRowsFor,
-  layoutSource,
-  ParquetReaders,
-  readTaskRows,
-  sourceSchema,
-} from "./task_source.ts";
+import { batchRowsFor, layoutSource, readTaskRows, sourceSchema } from "./task_source.ts";
+import { ParquetReaders } from "../io/parquet.ts";
 
 /** The payload hash the cluster would produce, computed in one process. */
 async function clusterPayload(
@@ -172,7 +167,7 @@ Deno.test("readTaskRows() gives the local freeze's chunks for Parquet", async ()
       assert.equal(again.rows, 3000);
       assert.equal(again.payload, await localPayload(path, dir, 1200));
     } finally {
-      readers.close();
+      await readers.close();
     }
   } finally {
     await Deno.remove(dir, { recursive: true });

@@ -629,3 +629,59 @@ interface ShortStringCache {
   map: Map<number, Map<number, Map<number, string>>>;
   size: number;
 }
+
+/**
+ * Parquet files kept open across reads, so a reader of many row ranges (a cluster
+ * worker's tasks, a local freeze's Workers) pays DuckDB's start-up for a file (an
+ * instance, the schema, the metadata: ~40 ms, more than reading a 50,000-row range)
+ * once instead of once per range. A file is reopened when its size or
+ * modification time changes; at most `max` stay open, the least recently used closes
+ * first. Callers read one range at a time, so an eviction never closes a reader in
+ * use.
+ */
+export class ParquetReaders {
+  #open = new Map<string, Promise<ParquetRanges>>();
+
+  /** @param max Files kept open at most. */
+  constructor(readonly max = 2) {}
+
+  /**
+   * The open reader of a file, opening it when needed.
+   *
+   * @param path The file.
+   * @param types Forced column types.
+   * @param batchRows Batch size of the reads.
+   * @returns The reader.
+   */
+  async get(
+    path: string,
+    types: Record<string, ColumnType>,
+    batchRows: number,
+  ): Promise<ParquetRanges> {
+    const stat = await Deno.stat(path).catch(() => null);
+    const key = JSON.stringify([path, types, batchRows, stat?.size, stat?.mtime?.getTime()]);
+    let reader = this.#open.get(key);
+    if (reader) {
+      this.#open.delete(key); // most recently used goes last
+    } else {
+      reader = openParquetRanges(path, { types: { ...types }, batchRows });
+      reader.catch(() => this.#open.delete(key));
+    }
+    this.#open.set(key, reader);
+    for (const [k, old] of this.#open) {
+      if (this.#open.size <= this.max) break;
+      this.#open.delete(k);
+      old.then((r) => r.close(), () => {});
+    }
+    return await reader;
+  }
+
+  /** Closes every open file. */
+  async close(): Promise<void> {
+    const held = [...this.#open.values()];
+    this.#open.clear();
+    for (const reader of await Promise.allSettled(held)) {
+      if (reader.status === "fulfilled") reader.value.close();
+    }
+  }
+}

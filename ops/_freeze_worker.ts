@@ -9,7 +9,7 @@
  */
 import { INLINE_ENCODER } from "../format/chunk.ts";
 import { servePoolWorker } from "../format/pool.ts";
-import { openParquetRanges, type ParquetRanges } from "../io/parquet.ts";
+import { ParquetReaders } from "../io/parquet.ts";
 import { IoError } from "../io/errors.ts";
 import {
   type ParquetChunkTask,
@@ -18,24 +18,15 @@ import {
   readChunk,
 } from "./_parquet_chunks.ts";
 
-const files = new Map<string, Promise<ParquetRanges>>();
-
-function open(f: ParquetFile): Promise<ParquetRanges> {
-  const key = JSON.stringify([f.path, f.types, f.batchRows]);
-  let file = files.get(key);
-  if (!file) {
-    file = openParquetRanges(f.path, { types: f.types, batchRows: f.batchRows });
-    files.set(key, file);
-    file.catch(() => files.delete(key));
-  }
-  return file;
-}
+// One open file per Worker for the whole freeze (and a second, should a caller
+// freeze two files with one pool).
+const files = new ParquetReaders(2);
 
 servePoolWorker({
   async run(task) {
     const t = task as ParquetChunkTask | ParquetOpenTask;
     if (t?.kind === "parquet-open") {
-      await open(t.file);
+      await files.get(t.file.path, t.file.types, t.file.batchRows);
       return { chunk: { rows: 0, blocks: [], stats: [] }, warnings: [] };
     }
     if (t?.kind !== "parquet-chunk") {
@@ -44,7 +35,7 @@ servePoolWorker({
       );
     }
     const { path } = t.file;
-    const file = await open(t.file);
+    const file = await files.get(path, t.file.types, t.file.batchRows);
     if (JSON.stringify(file.schema) !== JSON.stringify(t.schema)) {
       throw new IoError(
         "READ_FAILED",
@@ -60,11 +51,7 @@ servePoolWorker({
       ...(t.encryption ? { encryption: t.encryption } : {}),
     });
   },
-  async close() {
-    const held = [...files.values()];
-    files.clear();
-    for (const file of await Promise.allSettled(held)) {
-      if (file.status === "fulfilled") file.value.close();
-    }
+  close() {
+    return files.close();
   },
 });

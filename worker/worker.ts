@@ -36,7 +36,8 @@ import type {
   TaskErrorReport,
   TaskSpec,
 } from "../client/types.ts";
-import { ParquetReaders, readTaskRows, sameSchema, type TaskRead } from "../cluster/task_source.ts";
+import { readTaskRows, sameSchema, type TaskRead } from "../cluster/task_source.ts";
+import { ParquetReaders } from "../io/parquet.ts";
 import { TaskSpecSchema } from "./task_spec.ts";
 import { decodeBatchBody, encodeChunkBody, WIRE_CONTENT_TYPE } from "../cluster/wire.ts";
 import { type ServiceToken, withServiceToken } from "../cluster/service_token.ts";
@@ -181,7 +182,7 @@ export class WorkerNode {
     await Promise.allSettled([...this.#runs]);
     this.#encoder?.close();
     this.#encoder = null;
-    this.#parquetReaders.close();
+    await this.#parquetReaders.close();
   }
 
   // -------------------------------------------------------------------------
