@@ -2,7 +2,7 @@
  * `deno task bench`: archive size and freeze/thaw speed on real data (the
  * `vega-datasets` npm package) against anchors — the Parquet file it ships,
  * `zstd -19` and `xz -9e` of the same rows as CSV — plus a 10-row slice read
- * against a full thaw, 1 vs 2 encoder threads, and the cluster (`cluster_bench.ts`:
+ * against a full thaw, 1 vs 2 worker threads, and the cluster (`cluster_bench.ts`:
  * 1 vs 2 workers, scheduler overhead). Writes `bench/RESULTS.md`.
  *
  * Times are wall-clock on a shared machine: read them as ratios within one run.
@@ -205,7 +205,7 @@ async function main(): Promise<void> {
         `(**${(full.seconds / slice.seconds).toFixed(0)}× faster**).`,
     );
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-    // Alternate 1 and 2 encoder threads three times and take medians: the machine is shared.
+    // Alternate 1 and 2 worker threads three times and take medians: the machine is shared.
     const one: number[] = [];
     const two: number[] = [];
     const hashes = new Set<string>();
@@ -219,10 +219,10 @@ async function main(): Promise<void> {
       }
     }
     notes.push(
-      `- Freeze of ${main.name} (zstd), median of 3 alternating runs: 1 encoder thread ${
+      `- Freeze of ${main.name} (zstd), median of 3 alternating runs: 1 worker thread (it reads and encodes every chunk) ${
         median(one).toFixed(1)
       } s ` +
-        `(${one.map((x) => x.toFixed(1)).join(", ")}), 2 encoder threads ${
+        `(${one.map((x) => x.toFixed(1)).join(", ")}), 2 worker threads ${
           median(two).toFixed(1)
         } s ` +
         `(${two.map((x) => x.toFixed(1)).join(", ")}): **${

@@ -28,6 +28,6 @@ export const FREEZE_SETTINGS = Object.freeze({
     env: "PERMAFROST_THREADS",
     default: 0,
     parse: intParser({ min: 0, max: 1024 }),
-    description: "Worker threads encoding blocks; 0 = one per core",
+    description: "Worker threads (they encode, and decode Parquet sources); 0 = one per core",
   }),
 });
