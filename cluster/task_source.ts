@@ -74,15 +74,16 @@ export function formatOf(path: string, format?: SourceFormat): SourceFormat {
  * Cuts a source into one window per chunk, without parsing it.
  *
  * @param path The source file.
- * @param options Format and rows per chunk.
+ * @param options Format, rows per chunk, and open Parquet files to use (else the
+ * file is opened for this alone).
  * @returns The layout.
  * @throws {import("../io/errors.ts").IoError} READ_FAILED, PARSE_FAILED (a CSV header).
  */
 export async function layoutSource(
   path: string,
-  options: { format: SourceFormat; chunkRows: number },
+  options: { format: SourceFormat; chunkRows: number; readers?: ParquetReaders },
 ): Promise<SourceLayout> {
-  const { format, chunkRows } = options;
+  const { format, chunkRows, readers } = options;
   const batch = batchRowsFor(chunkRows);
   let rows: number;
   let bytes: number;
@@ -106,7 +107,9 @@ export async function layoutSource(
     case "parquet": {
       const { stat } = await statOf(path);
       bytes = stat.size;
-      rows = (await parquetRowGroups(path)).rows;
+      rows = readers
+        ? (await (await readers.get(path, {}, batch)).rowGroups()).rows
+        : (await parquetRowGroups(path)).rows;
       starts = [];
       for (let r = 0; r < rows; r += batch) starts.push(r);
       starts.push(rows);
@@ -169,14 +172,24 @@ function message(e: unknown): string {
  * lines, as a local freeze does), with some columns forced to text.
  *
  * @param path The source.
- * @param options Format, forced text columns, and the batch size (as the local freeze opens it).
+ * @param options Format, forced text columns, the batch size (as the local freeze
+ * opens it), and open Parquet files to use.
  * @returns The schema and the file size.
  * @throws {import("../io/errors.ts").IoError} from the reader.
  */
 export async function sourceSchema(
   path: string,
-  options: { format: SourceFormat; types: Record<string, "string">; batchRows: number },
+  options: {
+    format: SourceFormat;
+    types: Record<string, "string">;
+    batchRows: number;
+    readers?: ParquetReaders;
+  },
 ): Promise<{ schema: Schema; bytes: number }> {
+  if (options.format === "parquet" && options.readers) {
+    const reader = await options.readers.get(path, options.types, options.batchRows);
+    return { schema: reader.schema, bytes: reader.bytes };
+  }
   const source = await openSource(path, {
     format: options.format,
     types: { ...options.types },

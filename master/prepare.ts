@@ -17,6 +17,7 @@
 import type { Batch } from "../format/column.ts";
 import { planColumns } from "../format/plan.ts";
 import { IoError } from "../io/errors.ts";
+import { ParquetReaders } from "../io/parquet.ts";
 import type { SourceFormat } from "../io/types.ts";
 import { autoCodec } from "../ops/freeze.ts";
 import type { ColumnPlanJson, FieldJson, JobCodec, TaskWindow } from "../client/types.ts";
@@ -74,12 +75,22 @@ export interface PrepareResult {
  * @throws {IoError} from the source readers (READ_FAILED, PARSE_FAILED...).
  */
 export async function prepareJob(input: PrepareInput): Promise<PrepareResult> {
+  // A Parquet file is opened once for its layout, schema and first chunk.
+  const readers = new ParquetReaders(1);
+  try {
+    return await prepareWith(input, readers);
+  } finally {
+    await readers.close();
+  }
+}
+
+async function prepareWith(input: PrepareInput, readers: ParquetReaders): Promise<PrepareResult> {
   const { path, format, chunkRows } = input;
   let windows = input.windows ?? null;
   let bytes: number;
   let rows: number;
   if (windows === null) {
-    const layout = await layoutSource(path, { format, chunkRows });
+    const layout = await layoutSource(path, { format, chunkRows, readers });
     windows = layout.windows;
     bytes = layout.bytes;
     rows = layout.rows;
@@ -90,12 +101,20 @@ export async function prepareJob(input: PrepareInput): Promise<PrepareResult> {
   const types = { ...input.types };
   const widened: string[] = [];
   for (;;) {
-    const opened = await sourceSchema(path, { format, types, batchRows: batchRowsFor(chunkRows) });
+    const opened = await sourceSchema(path, {
+      format,
+      types,
+      batchRows: batchRowsFor(chunkRows),
+      readers,
+    });
     let first: Batch;
     try {
       first = windows.length === 0
         ? { schema: opened.schema, columns: [], length: 0 }
-        : await readTaskRows({ path, format, schema: opened.schema, types, window: windows[0]! });
+        : await readTaskRows(
+          { path, format, schema: opened.schema, types, window: windows[0]! },
+          readers,
+        );
     } catch (err) {
       if (
         err instanceof IoError && err.code === "SCHEMA_MISMATCH" && err.column &&
