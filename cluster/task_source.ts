@@ -5,16 +5,11 @@
  *
  * One task is one chunk of exactly `chunk_rows` rows (the last one shorter), so the
  * archive's chunk boundaries are the local freeze's. Each chunk must also encode to
- * the same bytes as in a local freeze, and one detail of the readers makes that
- * subtle: a column gets a validity bitmap when the *read batch* it came from held a
- * null, and a slice keeps its batch's bitmap. A local freeze reads batches of
- * `min(chunk_rows, 65536)` rows ({@link LOCAL_BATCH_ROWS}, `ops/freeze.ts`) and
- * re-cuts them into chunks, so a chunk that straddles batches carries a bitmap if
- * either whole batch had a null. A task therefore reads a *window*: the smallest run
- * of the local freeze's batches ("pieces") covering its chunk, in the same batch size,
- * then keeps its rows. The pieces are global multiples of the batch size for CSV,
- * JSON lines and Parquet, and per record batch for Arrow IPC (its reader cuts each
- * record batch separately).
+ * the same bytes as in a local freeze, so a task reads a *window*: the run of the
+ * local freeze's read batches ("pieces", `ops/chunk_window.ts`) covering its chunk,
+ * then cuts its rows out with `cutChunk`. The pieces are global multiples of the
+ * batch size for CSV, JSON lines and Parquet, and per record batch for Arrow IPC (its
+ * reader cuts each record batch separately).
  *
  * Windows are byte ranges for CSV and JSON lines (found by `csvRowBoundaries` /
  * `jsonlRowBoundaries`, a scan that parses nothing) and row ranges for Parquet (row
@@ -23,7 +18,6 @@
  * @module
  */
 import type { Batch, Field, Schema } from "../format/column.ts";
-import { concatBatches, sliceBatch } from "../format/column.ts";
 import { csvRowBoundaries, readCsvRange } from "../io/csv.ts";
 import { jsonlRowBoundaries, readJsonlRange } from "../io/jsonl.ts";
 import { openParquet, type ParquetReaders, parquetRowGroups } from "../io/parquet.ts";
@@ -32,9 +26,7 @@ import { openSource, sourceFormatOf } from "../io/source.ts";
 import type { SourceFormat } from "../io/types.ts";
 import { JobError } from "../client/errors.ts";
 import type { FieldJson, TaskWindow } from "../client/types.ts";
-
-/** Largest batch a local freeze reads (`ops/freeze.ts`, `openAny`): its batch size is `min(chunk_rows, this)`. */
-export const LOCAL_BATCH_ROWS = 65536;
+import { cutChunk, freezeBatchRows } from "../ops/chunk_window.ts";
 
 /** A source cut into task windows. */
 export interface SourceLayout {
@@ -46,16 +38,6 @@ export interface SourceLayout {
   rows: number;
   /** One window per chunk, in order. */
   windows: TaskWindow[];
-}
-
-/**
- * The batch size a local freeze reads a source in, for a chunk size.
- *
- * @param chunkRows Rows per chunk.
- * @returns `min(chunkRows, 65536)`.
- */
-export function batchRowsFor(chunkRows: number): number {
-  return Math.min(chunkRows, LOCAL_BATCH_ROWS);
 }
 
 /**
@@ -84,7 +66,7 @@ export async function layoutSource(
   options: { format: SourceFormat; chunkRows: number; readers?: ParquetReaders },
 ): Promise<SourceLayout> {
   const { format, chunkRows, readers } = options;
-  const batch = batchRowsFor(chunkRows);
+  const batch = freezeBatchRows(chunkRows);
   let rows: number;
   let bytes: number;
   // Piece k covers rows [starts[k], starts[k + 1]); `unit(k)` is where piece k starts
@@ -261,20 +243,13 @@ export async function readTaskRows(read: TaskRead, readers?: ParquetReaders): Pr
       break;
     }
   }
-  const parts: Batch[] = [];
-  const from = window.skip;
-  const to = window.skip + window.rows;
-  let at = 0;
+  let cut: { chunk: Batch | null; read: number };
   try {
-    for await (const batch of batches) {
-      const lo = Math.max(from - at, 0);
-      const hi = Math.min(to - at, batch.length);
-      if (lo < hi) parts.push(lo === 0 && hi === batch.length ? batch : sliceBatch(batch, lo, hi));
-      at += batch.length;
-    }
+    cut = await cutChunk(batches, schema, window.skip, window.rows);
   } finally {
     await close();
   }
+  const { chunk, read: at } = cut;
   if (at !== window.span_rows) {
     throw new JobError(
       "SOURCE_CHANGED",
@@ -282,12 +257,11 @@ export async function readTaskRows(read: TaskRead, readers?: ParquetReaders): Pr
       { path },
     );
   }
-  const chunk = concatBatches(schema, parts);
-  if (parts.length === 0 || chunk.length !== window.rows) {
+  if (chunk === null || chunk.length !== window.rows) {
     throw new JobError(
       "SOURCE_CHANGED",
       `Cannot read task rows of '${path}': got ${
-        parts.length === 0 ? 0 : chunk.length
+        chunk?.length ?? 0
       } rows, the job planned ${window.rows}`,
       { path },
     );

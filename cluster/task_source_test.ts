@@ -15,7 +15,8 @@ import type { SourceFormat } from "../io/types.ts";
 import { freeze } from "../ops/freeze.ts";
 import { thaw } from "../ops/thaw.ts";
 import { tempDir, writeCsv } from "../master/_test_utils.ts";
-import { batchRowsFor, layoutSource, readTaskRows, sourceSchema } from "./task_source.ts";
+import { layoutSource, readTaskRows, sourceSchema } from "./task_source.ts";
+import { freezeBatchRows } from "../ops/chunk_window.ts";
 import { ParquetReaders } from "../io/parquet.ts";
 
 /** The payload hash the cluster would produce, computed in one process. */
@@ -29,7 +30,7 @@ async function clusterPayload(
   const { schema } = await sourceSchema(path, {
     format,
     types: {},
-    batchRows: batchRowsFor(chunkRows),
+    batchRows: freezeBatchRows(chunkRows),
   });
   const hash = createHash("sha256");
   let plans;

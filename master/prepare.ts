@@ -20,14 +20,9 @@ import { IoError } from "../io/errors.ts";
 import { ParquetReaders } from "../io/parquet.ts";
 import type { SourceFormat } from "../io/types.ts";
 import { autoCodec } from "../ops/freeze.ts";
+import { freezeBatchRows } from "../ops/chunk_window.ts";
 import type { ColumnPlanJson, FieldJson, JobCodec, TaskWindow } from "../client/types.ts";
-import {
-  batchRowsFor,
-  fieldJson,
-  layoutSource,
-  readTaskRows,
-  sourceSchema,
-} from "../cluster/task_source.ts";
+import { fieldJson, layoutSource, readTaskRows, sourceSchema } from "../cluster/task_source.ts";
 
 /** What {@link prepareJob} needs. */
 export interface PrepareInput {
@@ -104,7 +99,7 @@ async function prepareWith(input: PrepareInput, readers: ParquetReaders): Promis
     const opened = await sourceSchema(path, {
       format,
       types,
-      batchRows: batchRowsFor(chunkRows),
+      batchRows: freezeBatchRows(chunkRows),
       readers,
     });
     let first: Batch;

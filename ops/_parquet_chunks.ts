@@ -4,26 +4,19 @@
  * through an open {@link ParquetRanges}, and the pool job that does both in a Worker
  * (`_freeze_worker.ts`), so a local freeze decodes the source on every core.
  *
- * A chunk must come out exactly as the streaming freeze cuts it, or its bytes would
- * differ: a column gets a validity bitmap when the *read batch* it came from held a
- * null, and a slice keeps its batch's bitmap. The streaming freeze reads batches
- * ("pieces") of `batchRows = min(chunk_rows, 65536)` rows from row 0 and re-cuts them
- * into chunks (`rechunk`), so a chunk is read here as the run of whole pieces that
- * covers it (a window on multiples of `batchRows`), then sliced and concatenated the
- * way `rechunk` does (`cluster/task_source.ts` does the same for the cluster).
+ * A chunk must come out exactly as the streaming freeze cuts it (`chunk_window.ts`):
+ * it is read as the window of whole read batches that covers it (on multiples of
+ * `batchRows`, as a Parquet file is read from row 0), then cut with `cutChunk`.
  *
  * @module
  */
 import type { Batch, ColumnType, Schema } from "../format/column.ts";
-import { concatBatches, sliceBatch } from "../format/column.ts";
 import type { ChunkEncryption } from "../format/crypto.ts";
 import type { ColumnPlan } from "../format/header.ts";
 import type { SerializedError } from "../format/pool.ts";
 import { IoError, type IoErrorCode } from "../io/errors.ts";
 import type { ParquetRanges } from "../io/parquet.ts";
-
-/** Largest batch the streaming freeze reads: its batch size is `min(chunk_rows, this)`. */
-export const MAX_BATCH_ROWS = 65536;
+import { cutChunk } from "./chunk_window.ts";
 
 /** One chunk as a window of whole read batches. */
 export interface ChunkWindow {
@@ -72,24 +65,20 @@ export async function readChunk(
   window: ChunkWindow,
   path: string,
 ): Promise<Batch> {
-  const parts: Batch[] = [];
-  const from = window.skip;
-  const to = window.skip + window.rows;
-  let at = 0;
-  for await (const batch of file.read({ start: window.start, end: window.end })) {
-    const lo = Math.max(from - at, 0);
-    const hi = Math.min(to - at, batch.length);
-    if (lo < hi) parts.push(lo === 0 && hi === batch.length ? batch : sliceBatch(batch, lo, hi));
-    at += batch.length;
-  }
-  if (at !== window.end - window.start || parts.length === 0) {
+  const { chunk, read } = await cutChunk(
+    file.read({ start: window.start, end: window.end }),
+    file.schema,
+    window.skip,
+    window.rows,
+  );
+  if (read !== window.end - window.start || chunk === null) {
     throw new IoError(
       "READ_FAILED",
-      `Cannot read rows ${window.start}:${window.end} of Parquet '${path}': got ${at} rows, the file changed while it was read`,
+      `Cannot read rows ${window.start}:${window.end} of Parquet '${path}': got ${read} rows, the file changed while it was read`,
       { path },
     );
   }
-  return concatBatches(file.schema, parts);
+  return chunk;
 }
 
 /** A Parquet file as a freeze reads it. */

@@ -43,13 +43,13 @@ import { type CodecChoiceName, OpsError } from "./errors.ts";
 import {
   type ChunkWindow,
   chunkWindows,
-  MAX_BATCH_ROWS,
   type ParquetChunkTask,
   type ParquetFile,
   type ParquetOpenTask,
   readChunk,
   reviveIoError,
 } from "./_parquet_chunks.ts";
+import { freezeBatchRows } from "./chunk_window.ts";
 
 /** Rows `auto` samples to choose a codec. */
 export const AUTO_SAMPLE_ROWS = 1000;
@@ -241,7 +241,7 @@ async function openAny(source: FreezeSource, options: FreezeOptions): Promise<Op
     const opened = await openSource(source, {
       format: options.format,
       types: options.types,
-      batchRows: Math.min(options.chunkRows ?? DEFAULT_CHUNK_ROWS, 65536),
+      batchRows: freezeBatchRows(options.chunkRows ?? DEFAULT_CHUNK_ROWS),
     });
     return {
       schema: opened.schema,
@@ -328,7 +328,7 @@ async function openParquetChunks(
   const file: ParquetFile = {
     path,
     types: { ...options.types },
-    batchRows: Math.min(options.chunkRows, MAX_BATCH_ROWS),
+    batchRows: freezeBatchRows(options.chunkRows),
   };
   // Started first, so the Workers load and open the file while this thread reads
   // and plans the first chunk.
