@@ -7,6 +7,11 @@
  * @module
  */
 import { fileURLToPath } from "node:url";
+import {
+  type ChildServer,
+  type ChildServerOptions,
+  spawnChildServer,
+} from "../internal/child_server.ts";
 
 /** The entry the children run. */
 export const CLUSTER_CLI = fileURLToPath(new URL("./cli.ts", import.meta.url));
@@ -26,35 +31,14 @@ export const WORKER_PERMISSIONS: readonly string[] = Object.freeze([
   "--allow-run=zpaq",
 ]);
 
-/** A running child server. */
-export interface ServerProcess {
+/** A running master or worker. */
+export interface ServerProcess extends ChildServer {
   /** `master` or `worker`. */
   readonly role: "master" | "worker";
-  /** The process. */
-  readonly child: Deno.ChildProcess;
-  /** URL from its "serving at" line. */
-  readonly url: string;
-  /** Every line it wrote (stdout and stderr). */
-  readonly lines: string[];
-  /** Resolves when its output has closed. */
-  readonly drained: Promise<void>;
-  /** Sends a signal (ignores a process already gone). */
-  kill(signal?: Deno.Signal): void;
-  /** Sends SIGTERM (or SIGKILL) and waits for it to exit. */
-  stop(signal?: Deno.Signal): Promise<Deno.CommandStatus>;
 }
 
 /** Options of {@link spawnServer}. */
-export interface SpawnOptions {
-  /** Extra environment variables. */
-  env?: Record<string, string>;
-  /** Called with each output line (e.g. to forward it). */
-  onLine?: (line: string) => void;
-  /** Milliseconds to wait for the "serving at" line (default 60 s). */
-  readyTimeoutMs?: number;
-  /** Working directory (default the current one). */
-  cwd?: string;
-}
+export type SpawnOptions = Pick<ChildServerOptions, "env" | "onLine" | "readyTimeoutMs" | "cwd">;
 
 const READY = /(?:Master|Worker \S+) serving at (http:\/\/\S+)/;
 
@@ -72,75 +56,13 @@ export async function spawnServer(
   args: readonly string[],
   options: SpawnOptions = {},
 ): Promise<ServerProcess> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      ...(role === "master" ? MASTER_PERMISSIONS : WORKER_PERMISSIONS),
-      CLUSTER_CLI,
-      role,
-      ...args,
-    ],
-    env: options.env,
-    cwd: options.cwd,
-    stdin: "null",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const lines: string[] = [];
-  let resolveUrl: (url: string | null) => void = () => {};
-  const ready = new Promise<string | null>((r) => (resolveUrl = r));
-  const pump = async (stream: ReadableStream<Uint8Array>) => {
-    let buffered = "";
-    for await (const text of stream.pipeThrough(new TextDecoderStream())) {
-      buffered += text;
-      let nl: number;
-      while ((nl = buffered.indexOf("\n")) >= 0) {
-        const line = buffered.slice(0, nl);
-        buffered = buffered.slice(nl + 1);
-        lines.push(line);
-        options.onLine?.(line);
-        const m = READY.exec(line);
-        if (m) resolveUrl(m[1]!);
-      }
-    }
-    if (buffered !== "") lines.push(buffered);
-  };
-  const drained = Promise.all([pump(child.stdout), pump(child.stderr)]).then(() => {});
-  let exited = false;
-  const status = child.status.then((s) => {
-    exited = true;
-    resolveUrl(null);
-    return s;
+  const server = await spawnChildServer(CLUSTER_CLI, [role, ...args], {
+    ...options,
+    permissions: role === "master" ? MASTER_PERMISSIONS : WORKER_PERMISSIONS,
+    ready: READY,
+    name: role,
   });
-  const timeout = setTimeout(() => resolveUrl(null), options.readyTimeoutMs ?? 60_000);
-  const url = await ready;
-  clearTimeout(timeout);
-  const kill = (signal: Deno.Signal = "SIGTERM") => {
-    if (exited) return;
-    try {
-      child.kill(signal);
-    } catch { /* already gone */ }
-  };
-  if (url === null) {
-    kill("SIGKILL");
-    await status;
-    await drained;
-    throw new Error(`${role} did not start:\n${lines.join("\n")}`);
-  }
-  return {
-    role,
-    child,
-    url,
-    lines,
-    drained,
-    kill,
-    async stop(signal: Deno.Signal = "SIGTERM") {
-      kill(signal);
-      const s = await status;
-      await drained;
-      return s;
-    },
-  };
+  return { ...server, role };
 }
 
 /** A master on 127.0.0.1 for this machine (`start`, tests, benchmarks). */

@@ -1,26 +1,18 @@
 /**
- * `permafrost start`: everything on this machine, for trying it out. Spawns the
- * servers as child processes of the running Deno (so each is a real process
- * with its own port and log), freezes a small sample table into the data
- * directory so there is something to look at, registers it in the catalog, and
- * prints where everything is. Ctrl-C (or SIGTERM) stops every child.
+ * The catalog half of `permafrost start` (the cluster half is `cluster/start.ts`):
+ * freezes a small sample table into the data directory so there is something to
+ * look at, runs the catalog server as a child process of the running Deno (a real
+ * process with its own port and log), registers the sample in it, and prints where
+ * everything is. Ctrl-C (or SIGTERM, or the given signal) stops it.
  *
  * @module
  */
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { tableFromArrays } from "apache-arrow";
+import { type ChildServer, spawnChildServer } from "../internal/child_server.ts";
+import { stopSignal } from "../internal/stop_signal.ts";
 import { freeze } from "./freeze.ts";
-
-/** One child server `start` runs. */
-export interface ChildSpec {
-  /** Name in messages. */
-  name: string;
-  /** Arguments after `main.ts`. */
-  args: string[];
-  /** Line on stdout or stderr that says the child is ready, and its URL. */
-  ready: RegExp;
-}
 
 /** Options of `runStart`. */
 export interface StartOptions {
@@ -28,8 +20,6 @@ export interface StartOptions {
   dataDir?: string;
   /** Catalog port (default 8800). */
   catalogPort?: number;
-  /** More child servers (the cluster's master and workers). */
-  extraChildren?: (dataDir: string) => ChildSpec[];
   /** Where messages go. */
   print?: (line: string) => void;
   /** Stops everything when aborted (else SIGINT/SIGTERM). */
@@ -49,8 +39,8 @@ const PERMISSIONS = [
 /**
  * Runs the local demo until interrupted.
  *
- * @param options Data directory, ports, extra children, output.
- * @returns Exit code: 0 after a clean stop, 1 when a child failed to start.
+ * @param options Data directory, catalog port, output, stop signal.
+ * @returns Exit code: 0 after a clean stop, 1 when the catalog failed to start.
  */
 export async function runStart(options: StartOptions = {}): Promise<number> {
   const print = options.print ??
@@ -66,48 +56,30 @@ export async function runStart(options: StartOptions = {}): Promise<number> {
   print(`froze a sample table: ${summary.rows} rows -> ${sample} (${summary.archive_bytes} bytes)`);
 
   const catalogPort = options.catalogPort ?? 8800;
-  const children: ChildSpec[] = [
-    {
-      name: "catalog",
-      args: [
-        "catalog",
-        "serve",
-        "--db",
-        join(dataDir, "catalog.db"),
-        "--port",
-        String(catalogPort),
-        "--root",
-        dataDir,
-      ],
-      ready: /serving at (http:\/\/\S+)/,
-    },
-    ...(options.extraChildren?.(dataDir) ?? []),
-  ];
-  const running: Deno.ChildProcess[] = [];
-  const stop = () => {
-    for (const child of running) {
-      try {
-        child.kill("SIGTERM");
-      } catch { /* already gone */ }
-    }
-  };
+  const stop = stopSignal(options.signal);
+  let up = false;
+  let server: ChildServer | undefined;
   try {
-    const urls = new Map<string, string>();
-    for (const spec of children) {
-      const child = new Deno.Command(Deno.execPath(), {
-        args: ["run", ...PERMISSIONS, MAIN, ...spec.args],
-        stdout: "piped",
-        stderr: "piped",
-      }).spawn();
-      running.push(child);
-      const url = await waitReady(child, spec, print);
-      if (url === null) {
-        print(`error: ${spec.name} did not start (see its lines above)`);
-        return 1;
-      }
-      urls.set(spec.name, url);
-    }
-    const catalog = urls.get("catalog")!;
+    server = await spawnChildServer(MAIN, [
+      "catalog",
+      "serve",
+      "--db",
+      join(dataDir, "catalog.db"),
+      "--port",
+      String(catalogPort),
+      "--root",
+      dataDir,
+    ], {
+      permissions: PERMISSIONS,
+      ready: /serving at (http:\/\/\S+)/,
+      name: "catalog",
+      // Everything until it serves, then only its warnings and errors.
+      onLine: (line) => {
+        if (!up || /"level":"(warn|error)"/.test(line)) print(`[catalog] ${line}`);
+      },
+    });
+    up = true;
+    const catalog = server.url;
     const registered = await fetch(`${catalog}/datasets/register`, {
       method: "POST",
       headers: { "content-type": "application/json" },
@@ -116,7 +88,7 @@ export async function runStart(options: StartOptions = {}): Promise<number> {
     await registered.body?.cancel();
     print("");
     print("Permafrost is running on this machine:");
-    for (const [name, url] of urls) print(`  ${name.padEnd(10)} ${url}`);
+    print(`  ${"catalog".padEnd(10)} ${catalog}`);
     print("");
     print("Try:");
     print(`  curl -s ${catalog}/datasets/sensors`);
@@ -127,55 +99,20 @@ export async function runStart(options: StartOptions = {}): Promise<number> {
     print(`  open ${catalog}/docs`);
     print(`  deno task cli peek ${sample} --rows 5`);
     print("Ctrl-C stops everything.");
+    server.child.status.then(stop.stop);
     await new Promise<void>((done) => {
-      if (options.signal) options.signal.addEventListener("abort", () => done(), { once: true });
-      else {
-        Deno.addSignalListener("SIGINT", () => done());
-        Deno.addSignalListener("SIGTERM", () => done());
-      }
-      for (const child of running) child.status.then(() => done());
+      if (stop.signal.aborted) done();
+      stop.signal.addEventListener("abort", () => done(), { once: true });
     });
     return 0;
+  } catch (err) {
+    // Its lines were forwarded above; the message's first line says what happened.
+    print(`error: ${(err instanceof Error ? err.message : String(err)).split("\n")[0]}`);
+    return 1;
   } finally {
-    stop();
-    await Promise.allSettled(running.map((c) => c.status));
+    stop.dispose();
+    await server?.stop();
   }
-}
-
-/** Forwards a child's output, prefixed, and resolves with the URL from its ready line (null if it exits). */
-function waitReady(
-  child: Deno.ChildProcess,
-  spec: ChildSpec,
-  print: (line: string) => void,
-): Promise<string | null> {
-  return new Promise((resolveReady) => {
-    let settled = false;
-    const pump = async (stream: ReadableStream<Uint8Array>) => {
-      let buffered = "";
-      for await (const text of stream.pipeThrough(new TextDecoderStream())) {
-        buffered += text;
-        let newline: number;
-        while ((newline = buffered.indexOf("\n")) >= 0) {
-          const line = buffered.slice(0, newline);
-          buffered = buffered.slice(newline + 1);
-          const match = spec.ready.exec(line);
-          if (match && !settled) {
-            settled = true;
-            resolveReady(match[1] ?? "");
-          }
-          if (!settled || /"level":"(warn|error)"/.test(line)) print(`[${spec.name}] ${line}`);
-        }
-      }
-    };
-    void pump(child.stdout);
-    void pump(child.stderr);
-    child.status.then(() => {
-      if (!settled) {
-        settled = true;
-        resolveReady(null);
-      }
-    });
-  });
 }
 
 /** A small, realistic table: 50,000 sensor readings, a minute apart per sensor. */
