@@ -7,8 +7,8 @@
  */
 import {
   type ConfigOf,
-  enumParser,
   intParser,
+  LOG_LEVEL_SETTING,
   numberParser,
   type Parser,
   pathParser,
@@ -16,7 +16,6 @@ import {
   setting,
   stringParser,
 } from "../internal/config.ts";
-import { LOG_LEVELS } from "../internal/log.ts";
 import { dataRootsParser, JWT_SECRET_SETTING } from "../auth/settings.ts";
 import { DEFAULT_PARQUET_RATIO, DEFAULT_PRICES, NAME_PATTERN } from "./catalog.ts";
 
@@ -69,13 +68,7 @@ export const CATALOG_CONFIG = {
     parse: portParser(),
     description: "Port to listen on (0: any free port)",
   }),
-  logLevel: setting({
-    flag: "--log-level",
-    env: "PERMAFROST_LOG_LEVEL",
-    default: "info" as (typeof LOG_LEVELS)[number],
-    parse: enumParser(LOG_LEVELS),
-    description: "Least severe log level written to stderr",
-  }),
+  logLevel: LOG_LEVEL_SETTING,
   root: setting({
     flag: "--root",
     env: "PERMAFROST_CATALOG_ROOT",

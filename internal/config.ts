@@ -19,6 +19,7 @@
  * @module
  */
 import { PermafrostError } from "./errors.ts";
+import { LOG_LEVELS, type LogLevel } from "./log.ts";
 
 /** Closed list of config error codes. Never rename or reuse one. */
 export type ConfigErrorCode = "BAD_CONFIG" | "UNKNOWN_FLAG";
@@ -498,3 +499,15 @@ function showDefault(v: unknown): string {
   }
   return String(v);
 }
+
+/**
+ * `--log-level` / `PERMAFROST_LOG_LEVEL`, the same setting on every server (master,
+ * workers, catalog).
+ */
+export const LOG_LEVEL_SETTING: Setting<LogLevel> = setting({
+  flag: "--log-level",
+  env: "PERMAFROST_LOG_LEVEL",
+  default: "info" as LogLevel,
+  parse: enumParser(LOG_LEVELS),
+  description: "Least severe log level written (JSON lines on stderr)",
+});

@@ -12,15 +12,14 @@
  */
 import {
   type ConfigOf,
-  enumParser,
   intParser,
+  LOG_LEVEL_SETTING,
   numberParser,
   pathParser,
   portParser,
   setting,
   stringParser,
 } from "../internal/config.ts";
-import { LOG_LEVELS, type LogLevel } from "../internal/log.ts";
 import { DATA_ROOTS_SETTING, JWT_SECRET_SETTING } from "../auth/settings.ts";
 
 /** Default port of the master. */
@@ -94,13 +93,7 @@ export const MASTER_CONFIG = Object.freeze({
     parse: intParser({ min: 1024, max: 4 * 1024 * 1024 * 1024 }),
     description: "Largest frozen chunk a worker may send (bytes)",
   }),
-  logLevel: setting({
-    flag: "--log-level",
-    env: "PERMAFROST_LOG_LEVEL",
-    default: "info" as LogLevel,
-    parse: enumParser(LOG_LEVELS),
-    description: "Least severe log level written (JSON lines on stderr)",
-  }),
+  logLevel: LOG_LEVEL_SETTING,
   jwtSecret: JWT_SECRET_SETTING,
   usersDb: setting({
     flag: "--users-db",

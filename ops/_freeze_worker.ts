@@ -11,12 +11,7 @@ import { INLINE_ENCODER } from "../format/chunk.ts";
 import { servePoolWorker } from "../format/pool.ts";
 import { ParquetReaders } from "../io/parquet.ts";
 import { IoError } from "../io/errors.ts";
-import {
-  type ParquetChunkTask,
-  type ParquetFile,
-  type ParquetOpenTask,
-  readChunk,
-} from "./_parquet_chunks.ts";
+import { type ParquetChunkTask, type ParquetOpenTask, readChunk } from "./_parquet_chunks.ts";
 
 // One open file per Worker for the whole freeze (and a second, should a caller
 // freeze two files with one pool).

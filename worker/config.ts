@@ -14,12 +14,12 @@
 import {
   type ConfigOf,
   enumParser,
+  LOG_LEVEL_SETTING,
   portParser,
   setting,
   stringParser,
   urlParser,
 } from "../internal/config.ts";
-import { LOG_LEVELS, type LogLevel } from "../internal/log.ts";
 import { JWT_SECRET_SETTING } from "../auth/settings.ts";
 
 /** Default port of the first worker. */
@@ -82,13 +82,7 @@ export const WORKER_CONFIG = Object.freeze({
     description:
       "auto: read the source directly when this machine sees the same file, else fetch rows from the master; master: always fetch",
   }),
-  logLevel: setting({
-    flag: "--log-level",
-    env: "PERMAFROST_LOG_LEVEL",
-    default: "info" as LogLevel,
-    parse: enumParser(LOG_LEVELS),
-    description: "Least severe log level written (JSON lines on stderr)",
-  }),
+  logLevel: LOG_LEVEL_SETTING,
   jwtSecret: JWT_SECRET_SETTING,
 });
 
