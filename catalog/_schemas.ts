@@ -23,15 +23,6 @@ import { MAX_PAGE, NAME_PATTERN } from "./catalog.ts";
 const count = z.number().int().nonnegative();
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/);
 
-/** The shared error body. */
-export const ErrorSchema = z.object({
-  error: z.object({
-    code: z.string().openapi({ example: "NOT_FOUND" }),
-    message: z.string().openapi({ example: "No dataset named 'flights'" }),
-    fields: z.array(z.object({ in: z.string(), path: z.string(), message: z.string() })).optional(),
-  }),
-}).openapi("Error");
-
 export const ColumnSchema = z.object({
   name: z.string(),
   type: z.string().openapi({ example: "int64" }),

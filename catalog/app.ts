@@ -21,9 +21,15 @@
  *
  * @module
  */
-import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { requestId } from "hono/request-id";
 import { accessLog } from "../internal/access_log.ts";
+import {
+  BEARER_SECURITY as secured,
+  errorResponses,
+  jsonContent as json,
+  jsonRequest as body,
+} from "../internal/openapi.ts";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { type AuthVariables, bearerAuth, requireClaim } from "../auth/bearer/index.ts";
 import type { RBACManager } from "../auth/rbac.ts";
@@ -40,7 +46,6 @@ import {
   CostReportSchema,
   DatasetDetailSchema,
   DatasetPageSchema,
-  ErrorSchema,
   HealthSchema,
   IntegritySchema,
   ListQuerySchema,
@@ -110,12 +115,7 @@ export const CATALOG_PUBLIC_PATHS: readonly string[] = Object.freeze([
   "/redoc/*",
 ]);
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({
-  content: { "application/json": { schema } },
-  description,
-});
-const errors = (...statuses: number[]) =>
-  Object.fromEntries(statuses.map((s) => [s, json(ErrorSchema, ERROR_TEXT[s] ?? "Error")]));
+const errors = (...statuses: number[]) => errorResponses(statuses, ERROR_TEXT);
 const ERROR_TEXT: Record<number, string> = {
   400: "Invalid request",
   401: "No valid bearer token",
@@ -126,13 +126,7 @@ const ERROR_TEXT: Record<number, string> = {
   409: "Already registered with other content",
   422: "Not a readable archive",
 };
-const body = <T extends z.ZodType>(schema: T) => ({
-  required: true,
-  content: { "application/json": { schema } },
-});
 const tags = (t: string) => [t];
-/** Routes that need a token: OpenAPI security plus the 401/403 answers. */
-const secured = { security: [{ bearerAuth: [] }] };
 const canFreeze = [requireClaim("can_freeze")];
 const canThaw = [requireClaim("can_thaw")];
 

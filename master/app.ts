@@ -45,6 +45,12 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { requestId } from "hono/request-id";
 import { accessLog } from "../internal/access_log.ts";
+import {
+  BEARER_SECURITY as secured,
+  errorResponses,
+  jsonContent as json,
+  jsonRequest as body,
+} from "../internal/openapi.ts";
 import { DEFAULT_MAX_BODY_BYTES, limitBody } from "../internal/body_limit.ts";
 import { createErrorHandler, notFoundHandler, validationHook } from "../internal/http_error.ts";
 import { jsonBody } from "../internal/json_body.ts";
@@ -92,10 +98,6 @@ export type MasterEnv = {
 };
 
 const JOB_STATUSES = ["QUEUED", "RUNNING", "DONE", "FAILED", "CANCELLED"] as const;
-
-const ErrorSchema = z.object({
-  error: z.object({ code: z.string(), message: z.string() }).passthrough(),
-}).openapi("Error");
 
 const SubmitSchema = z.object({
   source: z.string().min(1).openapi({ description: "Source file on the master's filesystem" }),
@@ -213,19 +215,8 @@ const JobIdParam = z.object({ job_id: z.string().min(1).max(200) });
 const WorkerIdParam = z.object({ worker_id: z.string().min(1).max(200) });
 const TaskIdParam = z.object({ task_id: z.string().min(1).max(200) });
 
-const json = <T extends z.ZodType>(schema: T, description: string) => ({
-  content: { "application/json": { schema } },
-  description,
-});
-const errors = (...statuses: number[]) =>
-  Object.fromEntries(statuses.map((s) => [s, json(ErrorSchema, `Error ${s}`)]));
-const body = <T extends z.ZodType>(schema: T) => ({
-  required: true,
-  content: { "application/json": { schema } },
-});
+const errors = (...statuses: number[]) => errorResponses(statuses);
 
-/** Routes that need a token: OpenAPI security plus the 401/403 answers. */
-const secured = { security: [{ bearerAuth: [] }] };
 const freezer = [requireUser(), requireClaim("can_freeze")];
 const user = [requireUser()];
 const service = [requireService()];

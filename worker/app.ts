@@ -29,6 +29,7 @@ import type { RBACManager } from "../auth/rbac.ts";
 import { JOB_STATUS_BY_CODE } from "../client/errors.ts";
 import type { TaskSpec } from "../client/types.ts";
 import { TaskSpecSchema } from "./task_spec.ts";
+import { ErrorSchema, jsonContent as json } from "../internal/openapi.ts";
 import type { WorkerNode } from "./worker.ts";
 
 /** What the app needs. */
@@ -50,16 +51,7 @@ export const WORKER_PUBLIC_PATHS: readonly string[] = Object.freeze(["/health"])
 /** Largest task body: a task holds its schema and plan, never rows. */
 const MAX_TASK_BYTES = 8 * 1024 * 1024;
 
-const ErrorSchema = z.object({
-  error: z.object({ code: z.string(), message: z.string() }).passthrough(),
-});
-
 const TaskIdParam = z.object({ task_id: z.string().min(1).max(200) });
-
-const json = <T extends z.ZodType>(schema: T, description: string) => ({
-  content: { "application/json": { schema } },
-  description,
-});
 
 const routes = {
   health: createRoute({
