@@ -1,0 +1,72 @@
+/**
+ * `planColumns`: conditions a column on the keys that determine it, only when the
+ * trial shows a gain, never on a quantized key, and decides from the first
+ * `PLAN_SAMPLE_ROWS` rows of the chunk.
+ */
+import assert from "node:assert/strict";
+import { type Batch, type Schema, sliceBatch } from "./column.ts";
+import { PLAN_SAMPLE_ROWS, planColumns } from "./plan.ts";
+
+const AIRPORTS = ["SEA", "SFO", "LAX", "JFK", "ORD", "DEN", "ATL", "BOS"];
+
+/** Flights: `distance` follows from (origin, destination); `noise` from nothing. */
+function flights(rows: number, seed = 1): Batch {
+  let x = seed;
+  const next = () => (x = (x * 1103515245 + 12345) % 2147483648);
+  const origin: string[] = [];
+  const destination: string[] = [];
+  const distance = new BigInt64Array(rows);
+  const noise = new BigInt64Array(rows);
+  for (let i = 0; i < rows; i++) {
+    const o = next() % AIRPORTS.length;
+    const d = (o + 1 + (next() % (AIRPORTS.length - 1))) % AIRPORTS.length;
+    origin.push(AIRPORTS[o]!);
+    destination.push(AIRPORTS[d]!);
+    distance[i] = BigInt(100 + ((o * 7919 + d * 104729) % 2900));
+    noise[i] = BigInt(next() % 1_000_000);
+  }
+  const schema: Schema = [
+    { name: "origin", type: "string", nullable: false },
+    { name: "destination", type: "string", nullable: false },
+    { name: "distance", type: "int64", nullable: false },
+    { name: "noise", type: "int64", nullable: false },
+  ];
+  return {
+    schema,
+    columns: [
+      { type: "string", values: origin, validity: null },
+      { type: "string", values: destination, validity: null },
+      { type: "int64", values: distance, validity: null },
+      { type: "int64", values: noise, validity: null },
+    ],
+    length: rows,
+  };
+}
+
+Deno.test("planColumns() conditions a column on the keys that determine it, and nothing else", () => {
+  const plans = planColumns(flights(5000));
+  assert.deepEqual(plans.distance!.deps, ["origin", "destination"]);
+  assert.deepEqual(plans.noise!.deps, []);
+  for (const p of Object.values(plans)) assert.equal(p.quantization, "QUANT_NONE");
+});
+
+Deno.test("planColumns() without conditioning, or on one row, keeps every column plain", () => {
+  for (
+    const plans of [planColumns(flights(5000), { conditioning: false }), planColumns(flights(1))]
+  ) {
+    for (const p of Object.values(plans)) assert.deepEqual(p.deps, []);
+  }
+});
+
+Deno.test("planColumns() decides from the first PLAN_SAMPLE_ROWS rows of the chunk", () => {
+  const rows = PLAN_SAMPLE_ROWS * 8;
+  const chunk = flights(rows);
+  // In the sample, distance counts up (plain deltas win); after it, it follows from
+  // the route again. The plan must not see those rows, though they alone would
+  // plan otherwise.
+  const distance = chunk.columns[2]!.values as BigInt64Array;
+  for (let i = 0; i < PLAN_SAMPLE_ROWS; i++) distance[i] = BigInt(i);
+  assert.deepEqual(planColumns(chunk).distance!.deps, []);
+  const rest = sliceBatch(chunk, PLAN_SAMPLE_ROWS, rows);
+  assert.deepEqual(planColumns(rest).distance!.deps, ["origin", "destination"]);
+});
