@@ -3,6 +3,7 @@
  *
  * @module
  */
+import type { SerializedError } from "../format/pool.ts";
 import { PermafrostError } from "../internal/errors.ts";
 
 /** Closed list of I/O error codes. Never rename or reuse one. */
@@ -27,4 +28,19 @@ export type IoErrorCode =
 export class IoError extends PermafrostError<IoErrorCode> {
   /** Always `"IoError"`. */
   override name = "IoError";
+}
+
+/**
+ * Revives an IoError that comes back from a pool Worker (`format/pool.ts`: a freeze
+ * Worker or a cluster worker's task thread that reads its own rows), with its code,
+ * `column` and `path`.
+ *
+ * @param e The serialized error.
+ * @returns The error, or undefined for another class.
+ */
+export function reviveIoError(e: SerializedError): Error | undefined {
+  if (e.name === "IoError" && e.code) {
+    return new IoError(e.code as IoErrorCode, e.message, e.details);
+  }
+  return undefined;
 }

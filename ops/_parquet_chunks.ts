@@ -13,8 +13,7 @@
 import type { Batch, ColumnType, Schema } from "../format/column.ts";
 import type { ChunkEncryption } from "../format/crypto.ts";
 import type { ColumnPlan } from "../format/header.ts";
-import type { SerializedError } from "../format/pool.ts";
-import { IoError, type IoErrorCode } from "../io/errors.ts";
+import { IoError } from "../io/errors.ts";
 import type { ParquetRanges } from "../io/parquet.ts";
 import { cutChunk } from "./chunk_window.ts";
 
@@ -118,18 +117,4 @@ export interface ParquetChunkTask {
   codec: string;
   /** Block encryption, with the chunk's first row. */
   encryption?: ChunkEncryption;
-}
-
-/**
- * Revives the errors of `io/` that come back from a freeze Worker (FormatError and
- * CodecError the pool revives itself), with their code, `column` and `path`.
- *
- * @param e The serialized error.
- * @returns The error, or undefined for a class this does not know.
- */
-export function reviveIoError(e: SerializedError): Error | undefined {
-  if (e.name === "IoError" && e.code) {
-    return new IoError(e.code as IoErrorCode, e.message, e.details);
-  }
-  return undefined;
 }

@@ -33,7 +33,7 @@ import { QUANTIZATIONS } from "../format/predictors/predictor.ts";
 import { ArchiveWriter } from "../format/writer.ts";
 import { type ChunkEncryption, headerBinding, withEncryption } from "../format/crypto.ts";
 import { type EncryptionOptions, prepareEncryption } from "../format/keys/provider.ts";
-import { IoError } from "../io/errors.ts";
+import { IoError, reviveIoError } from "../io/errors.ts";
 import { openParquetRanges, type ParquetRanges } from "../io/parquet.ts";
 import { openSource, sourceFormatOf } from "../io/source.ts";
 import type { SourceFormat } from "../io/types.ts";
@@ -47,7 +47,6 @@ import {
   type ParquetFile,
   type ParquetOpenTask,
   readChunk,
-  reviveIoError,
 } from "./_parquet_chunks.ts";
 import { freezeBatchRows } from "./chunk_window.ts";
 

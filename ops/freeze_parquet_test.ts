@@ -14,7 +14,7 @@ import { openParquetRanges } from "../io/parquet.ts";
 import { IoError } from "../io/errors.ts";
 import { freeze, thawTable } from "../mod.ts";
 import type { FreezeProgress } from "./freeze.ts";
-import { chunkWindows, readChunk, reviveIoError } from "./_parquet_chunks.ts";
+import { chunkWindows, readChunk } from "./_parquet_chunks.ts";
 import { rechunk } from "./freeze.ts";
 
 const TMP = ".tmp/ops_freeze_parquet";
@@ -176,21 +176,4 @@ Deno.test("readChunk() cuts each chunk out of whole read batches as rechunk() do
       file.close();
     }
   }
-});
-
-Deno.test("reviveIoError() restores an IoError's code, column and path", () => {
-  const e = reviveIoError({
-    name: "IoError",
-    code: "SCHEMA_MISMATCH",
-    message: "Cannot read",
-    details: { column: "u", path: "/x.parquet" },
-  });
-  assert.ok(e instanceof IoError);
-  assert.equal(e.code, "SCHEMA_MISMATCH");
-  assert.equal(e.column, "u");
-  assert.equal(e.path, "/x.parquet");
-  assert.equal(
-    reviveIoError({ name: "FormatError", code: "X", message: "m", details: {} }),
-    undefined,
-  );
 });

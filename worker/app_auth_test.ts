@@ -37,9 +37,10 @@ function spec(taskId: string): TaskSpec {
 
 /** Rows that never come: a task stays running until it is dropped. */
 function stuck(_read: unknown, signal: AbortSignal): Promise<Batch> {
-  return new Promise<Batch>((_, reject) =>
-    signal.addEventListener("abort", () => reject(signal.reason))
-  );
+  return new Promise<Batch>((_, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    signal.addEventListener("abort", () => reject(signal.reason));
+  });
 }
 
 /** A master that is never reached (the app tests do not start the node). */

@@ -5,13 +5,14 @@
  * so a restarted master can re-adopt it), runs one task at a time, and reports the
  * frozen chunk or the failure.
  *
- * A task: read the chunk's rows (directly when this machine sees the same source
- * file, else from the master), encode them in a `BlockPool` Worker (so this thread
- * stays free for heartbeats and HTTP; a tiny chunk is encoded here, see
- * {@link INLINE_CELLS}), and `POST /tasks/{id}/done` the framed chunk
- * (`cluster/wire.ts`), whose answer may carry the next task. A report the master cannot take now (5xx, unreachable) is
+ * A task: read the chunk's rows and encode them on the task thread
+ * (`task_thread.ts`) when this machine sees the same source file, so this thread
+ * stays free for heartbeats and HTTP; else fetch the rows from the master and encode
+ * them there (a tiny chunk is read and encoded here, see {@link INLINE_CELLS}). Then
+ * `POST /tasks/{id}/done` the framed chunk (`cluster/wire.ts`), whose answer may
+ * carry the next task. A report the master cannot take now (5xx, unreachable) is
  * retried until it can; one it refuses as stale is dropped. A task the master tells
- * it to drop (cancel, or a heartbeat answer) stops at once: the pool is terminated
+ * it to drop (cancel, or a heartbeat answer) stops at once: the thread is terminated
  * and no result is sent.
  *
  * With auth on (a `token` source given) every request to the master carries the
@@ -22,9 +23,9 @@
  * @module
  */
 import type { Batch, Schema } from "../format/column.ts";
-import { type ChunkEncoder, encodeChunk, INLINE_ENCODER } from "../format/chunk.ts";
+import { encodeChunk, INLINE_ENCODER } from "../format/chunk.ts";
 import type { ColumnPlan } from "../format/header.ts";
-import { BlockPool } from "../format/pool.ts";
+import type { EncodedChunk } from "../format/writer.ts";
 import { IoError } from "../io/errors.ts";
 import { PermafrostError } from "../internal/errors.ts";
 import { createLogger, type Logger } from "../internal/log.ts";
@@ -39,6 +40,7 @@ import type {
 import { readTaskRows, sameSchema, type TaskRead } from "../cluster/task_source.ts";
 import { ParquetReaders } from "../io/parquet.ts";
 import { TaskSpecSchema } from "./task_spec.ts";
+import { type TaskEncoder, TaskThread } from "./task_thread.ts";
 import { decodeBatchBody, encodeChunkBody, WIRE_CONTENT_TYPE } from "../cluster/wire.ts";
 import { type ServiceToken, withServiceToken } from "../cluster/service_token.ts";
 
@@ -60,9 +62,12 @@ export interface WorkerNodeDeps {
   fetch?: typeof fetch;
   /** Logger (default: info and above to stderr). */
   logger?: Logger;
-  /** Makes the chunk encoder (default a one-thread `BlockPool`). */
-  encoder?: () => ChunkEncoder;
-  /** Reads a task's rows from the source (default `readTaskRows`); the signal aborts on a drop. */
+  /** Makes the chunk encoder (default a {@link TaskThread}, which also reads the rows). */
+  encoder?: () => TaskEncoder;
+  /**
+   * Reads a task's rows from the source on this thread (default: the encoder's task
+   * thread reads them, or `readTaskRows` here); the signal aborts on a drop.
+   */
   readRows?: (read: TaskRead, signal: AbortSignal) => Promise<Batch>;
   /** Heartbeat interval before the master says one, in seconds (default 5). */
   heartbeatS?: number;
@@ -115,11 +120,13 @@ export class WorkerNode {
   #fetch: typeof fetch;
   #token: ServiceToken | undefined;
   #log: Logger;
-  #makeEncoder: () => ChunkEncoder;
+  #makeEncoder: () => TaskEncoder;
   #readRows: (read: TaskRead, signal: AbortSignal) => Promise<Batch>;
+  /** Whether the encoder may read the rows itself (no `readRows` was injected). */
+  #readsOnThread: boolean;
   /** Parquet sources kept open between tasks of a job. */
   #parquetReaders = new ParquetReaders();
-  #encoder: ChunkEncoder | null = null;
+  #encoder: TaskEncoder | null = null;
   #heartbeatMs: number;
   #url = "";
   #registered = false;
@@ -145,8 +152,9 @@ export class WorkerNode {
     this.#token = deps.token;
     this.#log = deps.logger ?? createLogger({ component: "worker" });
     this.#log = this.#log.child({ worker_id: this.workerId });
-    this.#makeEncoder = deps.encoder ?? (() => new BlockPool(1));
+    this.#makeEncoder = deps.encoder ?? (() => new TaskThread());
     this.#readRows = deps.readRows ?? ((read) => readTaskRows(read, this.#parquetReaders));
+    this.#readsOnThread = deps.readRows === undefined;
     this.#heartbeatMs = (deps.heartbeatS ?? 5) * 1000;
   }
 
@@ -170,6 +178,8 @@ export class WorkerNode {
     if (this.#started) return;
     this.#started = true;
     this.#url = url;
+    // The thread loads its modules while the worker registers, not on the first task.
+    this.#encoder ??= this.#makeEncoder();
     this.#loop = this.#run();
   }
 
@@ -180,8 +190,9 @@ export class WorkerNode {
     if (this.#current) this.#drop(this.#current.spec.task_id, "worker stopping");
     await this.#loop;
     await Promise.allSettled([...this.#runs]);
-    this.#encoder?.close();
+    const encoder = this.#encoder;
     this.#encoder = null;
+    await (encoder?.shutdown ? encoder.shutdown() : encoder?.close());
     await this.#parquetReaders.close();
   }
 
@@ -408,19 +419,10 @@ export class WorkerNode {
     let body: Uint8Array;
     const t0 = performance.now();
     let t1 = t0;
-    let t2 = t0;
     try {
-      const batch = await this.#rows(spec, run.abort.signal);
+      const chunk = await this.#chunk(spec, run.abort.signal);
+      if (run.cancelled) return;
       t1 = performance.now();
-      if (run.cancelled) return;
-      const small = batch.length * Math.max(1, batch.columns.length) <= INLINE_CELLS;
-      const chunk = await encodeChunk(batch, {
-        plans: spec.plans as Record<string, ColumnPlan>,
-        codec: spec.codec,
-        encoder: small ? INLINE_ENCODER : (this.#encoder ??= this.#makeEncoder()),
-      });
-      if (run.cancelled) return;
-      t2 = performance.now();
       body = encodeChunkBody(
         { task_id: spec.task_id, lease: spec.lease, worker_id: this.workerId },
         chunk,
@@ -457,9 +459,8 @@ export class WorkerNode {
         const ms = (a: number, b: number) => Math.round(b - a);
         log.debug("task done", {
           bytes: body.length,
-          read_ms: ms(t0, t1),
-          encode_ms: ms(t1, t2),
-          report_ms: ms(t2, performance.now()),
+          work_ms: ms(t0, t1),
+          report_ms: ms(t1, performance.now()),
         });
       }
     } finally {
@@ -541,18 +542,33 @@ export class WorkerNode {
     }
   }
 
-  async #rows(spec: TaskSpec, signal: AbortSignal): Promise<Batch> {
+  /**
+   * A task's encoded chunk. When this machine sees the source, the rows are read
+   * from it: on the task thread together with the encoding (the default encoder), or
+   * here and then encoded (a tiny chunk, or an injected `readRows`). Otherwise, or
+   * when the source cannot be read here, they are fetched from the master.
+   */
+  async #chunk(spec: TaskSpec, signal: AbortSignal): Promise<EncodedChunk> {
     const schema = spec.schema as Schema;
-    const read: TaskRead = {
-      path: spec.source.path,
-      format: spec.source.format,
-      schema,
-      types: spec.types,
-      window: spec.window,
-    };
+    const plans = spec.plans as Record<string, ColumnPlan>;
+    const small = spec.window.rows * Math.max(1, schema.length) <= INLINE_CELLS;
+    const encoder: TaskEncoder = small ? INLINE_ENCODER : (this.#encoder ??= this.#makeEncoder());
+    const encode = async (batch: Batch) =>
+      await encodeChunk(batch, { plans, codec: spec.codec, encoder });
     if (this.#read === "auto" && await this.#seesSource(spec)) {
+      signal.throwIfAborted(); // dropped while the file was looked at
+      const read: TaskRead = {
+        path: spec.source.path,
+        format: spec.source.format,
+        schema,
+        types: spec.types,
+        window: spec.window,
+      };
       try {
-        return await this.#readRows(read, signal);
+        if (this.#readsOnThread && encoder.readAndEncode) {
+          return (await encoder.readAndEncode(read, plans, spec.codec)).chunk;
+        }
+        return await encode(await this.#readRows(read, signal));
       } catch (err) {
         if (!(err instanceof IoError && err.code === "READ_FAILED")) throw err;
         this.#log.info("cannot read the source here; fetching rows from the master", {
@@ -561,7 +577,7 @@ export class WorkerNode {
         });
       }
     }
-    return await this.#fetchRows(spec, schema, signal);
+    return await encode(await this.#fetchRows(spec, schema, signal));
   }
 
   async #seesSource(spec: TaskSpec): Promise<boolean> {

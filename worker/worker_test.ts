@@ -8,8 +8,10 @@ import { INLINE_ENCODER } from "../format/chunk.ts";
 import type { Batch } from "../format/column.ts";
 import { IoError } from "../io/errors.ts";
 import type { TaskSpec } from "../client/types.ts";
-import { decodeChunkBody } from "../cluster/wire.ts";
-import { memoryLogger } from "../master/_test_utils.ts";
+import { fieldJson, layoutSource, readTaskRows, sourceSchema } from "../cluster/task_source.ts";
+import { decodeChunkBody, encodeBatchBody, WIRE_CONTENT_TYPE } from "../cluster/wire.ts";
+import { planColumns } from "../format/plan.ts";
+import { memoryLogger, writeCsv } from "../master/_test_utils.ts";
 import { createWorkerApp } from "./app.ts";
 import { WorkerNode } from "./worker.ts";
 
@@ -31,6 +33,8 @@ function scriptedMaster(heartbeatS = 0.01) {
     next: [] as unknown[],
     /** Query strings of the done-reports. */
     doneQueries: [] as string[],
+    /** What `GET /tasks/{id}/rows` answers with. */
+    rows: null as Batch | null,
   };
   function answer(input: string | URL | Request, init?: RequestInit): Response {
     const url = new URL(String(input));
@@ -68,6 +72,11 @@ function scriptedMaster(heartbeatS = 0.01) {
       return json({ ok: true });
     }
     if (url.pathname.endsWith("/failed")) return json({ ok: true });
+    if (url.pathname.endsWith("/rows") && state.rows) {
+      return new Response(encodeBatchBody(state.rows) as Uint8Array<ArrayBuffer>, {
+        headers: { "content-type": WIRE_CONTENT_TYPE },
+      });
+    }
     return json({ error: { code: "NOT_FOUND", message: url.pathname } }, 404);
   }
   const fetch = ((input: string | URL | Request, init?: RequestInit): Promise<Response> => {
@@ -282,6 +291,64 @@ Deno.test("WorkerNode encodes a tiny chunk on its own thread and a large one thr
     assert.equal([made, encoded].join(","), "1,1", "5,000 cells go to the encoder");
   } finally {
     await node.stop();
+  }
+});
+
+Deno.test("WorkerNode reads a visible source on its task thread, and fetches from the master what it cannot read there", async () => {
+  const dir = await Deno.makeTempDir({ dir: ".tmp", prefix: "worker-thread-" });
+  const master = scriptedMaster();
+  const { logger, lines } = memoryLogger();
+  const node = new WorkerNode({
+    masterUrl: "http://m",
+    workerId: "w1",
+    fetch: master.fetch,
+    logger,
+  });
+  node.start("http://w1:1");
+  try {
+    const csv = `${dir}/a.csv`;
+    await writeCsv(csv, 5000, { nullEvery: 9 });
+    const [window] = (await layoutSource(csv, { format: "csv", chunkRows: 2500 })).windows;
+    const { schema } = await sourceSchema(csv, { format: "csv", types: {}, batchRows: 2500 });
+    const read = { path: csv, format: "csv" as const, schema, types: {}, window: window! };
+    const rows = await readTaskRows(read);
+    const plans = planColumns(rows);
+    const expected = (await INLINE_ENCODER.encode({ batch: rows, plans, codec: "zstd" })).chunk;
+    const task = (id: string, path: string, format: "csv" | "parquet"): TaskSpec => ({
+      ...spec(id),
+      source: { path, format, bytes: Deno.statSync(path).size },
+      window: window!,
+      schema: schema.map(fieldJson),
+      plans,
+    });
+    await until("registration", () => node.state.status === "idle");
+    node.accept(task("t1", csv, "csv"));
+    await node.idle();
+    // A file of the right size that is not Parquet: READ_FAILED on the thread, so the
+    // worker asks the master for the rows and the thread encodes those.
+    const fake = `${dir}/fake.parquet`;
+    await Deno.writeTextFile(fake, "not parquet");
+    master.state.rows = rows;
+    node.accept(task("t2", fake, "parquet"));
+    await node.idle();
+    for (const id of ["t1", "t2"]) {
+      const done = master.calls.find((c) => c.path === `/tasks/${id}/done`);
+      assert.ok(done, `${id} reported`);
+      const { chunk } = decodeChunkBody(done.bytes!);
+      assert.deepEqual(
+        chunk.blocks.map((b) => [...b.bytes]),
+        expected.blocks.map((b) => [...b.bytes]),
+      );
+    }
+    assert.deepEqual(master.calls.filter((c) => c.path.endsWith("/rows")).map((c) => c.path), [
+      "/tasks/t2/rows",
+    ]);
+    assert.ok(
+      lines.some((l) => l.msg === "cannot read the source here; fetching rows from the master"),
+    );
+  } finally {
+    await node.stop();
+    await Deno.remove(dir, { recursive: true });
   }
 });
 
