@@ -11,7 +11,6 @@ import assert from "node:assert/strict";
 import { DuckDBInstance } from "@duckdb/node-api";
 import { cellValue, concatBatches } from "../format/column.ts";
 import { openParquetRanges } from "../io/parquet.ts";
-import { IoError } from "../io/errors.ts";
 import { freeze, thawTable } from "../mod.ts";
 import type { FreezeProgress } from "./freeze.ts";
 import { chunkWindows, readChunk } from "./_parquet_chunks.ts";
