@@ -1,6 +1,6 @@
 /**
  * `ClusterClient`: the typed REST client of the master, used by the CLI, the tests
- * and users' scripts. Every method is one request (but `wait`, which polls); an
+ * and users' scripts. Every method is one request (but `wait`, which long-polls); an
  * error answer becomes a `JobError` with the server's code when it is a cluster
  * code (`JOB_NOT_FOUND`, `INVALID_JOB`...) and `REQUEST_FAILED` otherwise (the
  * server's code is then in the message); no answer at all is `UNREACHABLE`.
@@ -44,7 +44,10 @@ export interface ClusterFreezeOptions {
 
 /** Options of {@link ClusterClient.wait}. */
 export interface WaitOptions {
-  /** Milliseconds between polls (default 500). */
+  /**
+   * Milliseconds between progress updates (default 500). Each request asks the
+   * master to answer as soon as the job ends, so the end is not delayed by this.
+   */
   pollInterval?: number;
   /** Stops waiting (rejects with the signal's reason) when aborted. */
   signal?: AbortSignal;
@@ -53,6 +56,8 @@ export interface WaitOptions {
 }
 
 const FINAL = new Set(["DONE", "FAILED", "CANCELLED"]);
+/** The longest `wait_s` the master takes (`MAX_JOB_WAIT_S` in `master/app.ts`). */
+const MAX_WAIT_S = 55;
 
 /**
  * The master's typed client.
@@ -84,7 +89,7 @@ export class ClusterClient {
     this.#token = options.token;
   }
 
-  async #call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  async #call<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
     const headers: Record<string, string> = {};
     if (body !== undefined) headers["content-type"] = "application/json";
     if (this.#token) headers.authorization = `Bearer ${this.#token}`;
@@ -94,8 +99,10 @@ export class ClusterClient {
         method,
         headers,
         body: body === undefined ? undefined : JSON.stringify(body),
+        ...(signal ? { signal } : {}),
       });
     } catch (cause) {
+      if (signal?.aborted) throw signal.reason;
       throw new JobError(
         "UNREACHABLE",
         `Cannot reach the master at ${this.url}: ${
@@ -178,11 +185,19 @@ export class ClusterClient {
    * `GET /jobs/{id}`.
    *
    * @param jobId The job.
+   * @param options `waitS`: let the master hold the answer until the job is DONE,
+   * FAILED or CANCELLED, at most this many seconds (`?wait_s=`); `signal` aborts.
    * @returns The job with its tasks.
    * @throws {JobError} JOB_NOT_FOUND.
    */
-  job(jobId: string): Promise<JobRecord> {
-    return this.#call("GET", `/jobs/${encodeURIComponent(jobId)}`);
+  job(jobId: string, options: { waitS?: number; signal?: AbortSignal } = {}): Promise<JobRecord> {
+    const wait = options.waitS ? `?wait_s=${Math.min(options.waitS, MAX_WAIT_S)}` : "";
+    return this.#call(
+      "GET",
+      `/jobs/${encodeURIComponent(jobId)}${wait}`,
+      undefined,
+      options.signal,
+    );
   }
 
   /**
@@ -215,7 +230,8 @@ export class ClusterClient {
   }
 
   /**
-   * Polls a job until it is DONE, FAILED or CANCELLED.
+   * Waits until a job is DONE, FAILED or CANCELLED: each request asks the master to
+   * answer when the job ends or `pollInterval` has passed (`?wait_s=`).
    *
    * @param jobId The job.
    * @param options Poll interval (ms, default 500), abort signal, progress callback.
@@ -226,16 +242,21 @@ export class ClusterClient {
     const every = options.pollInterval ?? 500;
     for (;;) {
       options.signal?.throwIfAborted();
-      const job = await this.job(jobId);
+      // The master holds the answer until the job ends or `every` passes, so the end
+      // is seen at once; a master that answers sooner is polled every `every` ms.
+      const asked = performance.now();
+      const job = await this.job(jobId, { waitS: every / 1000, signal: options.signal });
       options.onProgress?.(job);
       if (FINAL.has(job.status)) return job;
       options.signal?.throwIfAborted();
+      const rest = every - (performance.now() - asked);
+      if (rest <= 0) continue;
       await new Promise<void>((resolve, reject) => {
         const signal = options.signal;
         const timer = setTimeout(() => {
           signal?.removeEventListener("abort", onAbort);
           resolve();
-        }, every);
+        }, rest);
         function onAbort() {
           clearTimeout(timer);
           reject(signal!.reason);

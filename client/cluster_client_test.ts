@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { tempDir, testCluster, writeCsv } from "../master/_test_utils.ts";
+import { readTaskRows } from "../cluster/task_source.ts";
 import { ClusterClient } from "./cluster_client.ts";
 import { JobError } from "./errors.ts";
 
@@ -67,6 +68,51 @@ Deno.test("ClusterClient drives a job through the master's app", async (t) => {
       },
     );
   } finally {
+    await c.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("ClusterClient.wait() learns the end of a job at once: the master holds the answer until then", async () => {
+  const dir = await tempDir("client-wait-");
+  const source = join(dir, "a.csv");
+  await writeCsv(source, 300);
+  let release: () => void = () => {};
+  const gate = new Promise<void>((r) => (release = r));
+  const c = await testCluster({
+    workers: 1,
+    worker: () => ({
+      readRows: async (read) => {
+        await gate;
+        return await readTaskRows(read);
+      },
+    }),
+  });
+  try {
+    const jobId = await c.client.freeze(source, join(dir, "a.pf"), { chunkRows: 100 });
+    const asked: string[] = [];
+    const client = new ClusterClient("http://master", {
+      fetch: (input, init) => {
+        asked.push(new URL(String(input)).search);
+        return Promise.resolve(c.masterApp.request(String(input), init));
+      },
+    });
+    // One request, held by the master while the job runs; were it answered at once,
+    // the next one would come 20 s later, after the signal gave up.
+    const waiting = client.wait(jobId, {
+      pollInterval: 20_000,
+      signal: AbortSignal.timeout(10_000),
+    });
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(asked.length, 1);
+    release();
+    const job = await waiting;
+    assert.equal(job.status, "DONE");
+    assert.deepEqual(asked, ["?wait_s=20"]);
+    // A finished job is answered at once, whatever the wait asked.
+    assert.equal((await client.job(jobId, { waitS: 55 })).status, "DONE");
+  } finally {
+    release();
     await c.close();
     await Deno.remove(dir, { recursive: true });
   }

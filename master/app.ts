@@ -212,6 +212,14 @@ const OkSchema = z.object({ ok: z.literal(true) }).openapi("Ok");
 const HeartbeatResultSchema = z.object({ ok: z.literal(true), drop: z.array(z.string()) });
 
 const JobIdParam = z.object({ job_id: z.string().min(1).max(200) });
+/** Longest `wait_s` of `GET /jobs/{id}`: below common proxy idle timeouts. */
+export const MAX_JOB_WAIT_S = 55;
+const JobWaitQuery = z.object({
+  wait_s: z.coerce.number().min(0).max(MAX_JOB_WAIT_S).optional().openapi({
+    description: `Seconds to wait for the job to finish before answering (0..${MAX_JOB_WAIT_S})`,
+    example: 30,
+  }),
+});
 const WorkerIdParam = z.object({ worker_id: z.string().min(1).max(200) });
 const TaskIdParam = z.object({ task_id: z.string().min(1).max(200) });
 
@@ -252,9 +260,11 @@ const routes = {
     method: "get",
     path: "/jobs/{job_id}",
     summary: "One job with its tasks",
+    description:
+      "With `wait_s`, the answer waits until the job is DONE, FAILED or CANCELLED, or `wait_s` seconds have passed, whichever comes first: a client learns the end of a job at once, without polling.",
     ...secured,
     middleware: user,
-    request: { params: JobIdParam },
+    request: { params: JobIdParam, query: JobWaitQuery },
     responses: { 200: json(JobSchema, "The job"), ...errors(401, 403, 404) },
   }),
   cancel: createRoute({
@@ -372,10 +382,15 @@ export function createMasterApp(deps: MasterAppDeps): OpenAPIHono<MasterEnv> {
 
   app.openapi(routes.list, (c) => c.json(access.jobs(c.get("auth")), 200));
 
-  app.openapi(
-    routes.get,
-    (c) => c.json(access.job(c.get("auth"), c.req.valid("param").job_id), 200),
-  );
+  app.openapi(routes.get, async (c) => {
+    const who = c.get("auth");
+    const { job_id } = c.req.valid("param");
+    const { wait_s } = c.req.valid("query");
+    const job = access.job(who, job_id); // 404 at once, before any wait
+    if (!wait_s) return c.json(job, 200);
+    await master.untilFinished(job_id, wait_s * 1000, c.req.raw.signal);
+    return c.json(access.job(who, job_id), 200);
+  });
 
   app.openapi(routes.cancel, (c) => {
     const job = access.cancel(c.get("auth"), c.req.valid("param").job_id);

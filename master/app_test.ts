@@ -84,6 +84,11 @@ Deno.test("createMasterApp() answers bad requests with 4xx JSON errors and keeps
       ["malformed JSON", () => post("/jobs", "{nope"), 400, "BAD_REQUEST"],
       ["JSON that is not an object", () => post("/jobs", "[1,2]"), 400, "INVALID_REQUEST"],
       ["unknown job", () => app.request("/jobs/nope"), 404, "JOB_NOT_FOUND"],
+      // No wait for a job that does not exist: the 404 comes at once.
+      ["unknown job, waiting", () => app.request("/jobs/nope?wait_s=55"), 404, "JOB_NOT_FOUND"],
+      ["wait_s not a number", () => app.request("/jobs/nope?wait_s=soon"), 400, "INVALID_REQUEST"],
+      ["wait_s over 55", () => app.request("/jobs/nope?wait_s=56"), 400, "INVALID_REQUEST"],
+      ["wait_s negative", () => app.request("/jobs/nope?wait_s=-1"), 400, "INVALID_REQUEST"],
       ["cancel unknown job", () => post("/jobs/nope/cancel", ""), 404, "JOB_NOT_FOUND"],
       [
         "delete unknown job",
@@ -289,6 +294,38 @@ Deno.test("a task that always fails ends its job FAILED after 3 attempts while a
     assert.equal((await c.client.job(goodId)).status, "DONE");
     await assert.rejects(Deno.stat(join(dir, "bad.pf")));
   } finally {
+    await c.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("GET /jobs/{id}?wait_s= answers at once when the master stops waiting (it is shutting down)", async () => {
+  const dir = await tempDir("app-wait-");
+  const source = join(dir, "a.csv");
+  await writeCsv(source, 100);
+  let release: () => void = () => {};
+  const gate = new Promise<void>((r) => (release = r));
+  const c = await testCluster({
+    workers: 1,
+    worker: () => ({ readRows: () => gate.then(() => Promise.reject(new Error("released"))) }),
+  });
+  try {
+    const jobId = await c.client.freeze(source, join(dir, "a.pf"), { chunkRows: 50 });
+    let answered: Response | null = null;
+    const held = Promise.resolve(c.masterApp.request(`/jobs/${jobId}?wait_s=55`))
+      .then((res) => (answered = res));
+    // Until the request is answered (its handler registers its wait on a later
+    // turn), for 10 s at most where the wait would hold it 55 s.
+    for (let i = 0; i < 500 && !answered; i++) {
+      c.master.stopWaiting();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.ok(answered, "the held request was answered");
+    const job = await jsonOf(await held);
+    assert.equal(job.job_id, jobId);
+    assert.notEqual(job.status, "DONE");
+  } finally {
+    release();
     await c.close();
     await Deno.remove(dir, { recursive: true });
   }

@@ -73,6 +73,9 @@ import type { JobRow, JobStore, TaskRow } from "./store.ts";
 /** Codecs a job may ask for. */
 export const JOB_CODECS: readonly JobCodec[] = Object.freeze(["zstd", "lzma2", "zpaq", "auto"]);
 
+/** Job statuses that never change again. */
+const FINISHED: ReadonlySet<string> = new Set(["DONE", "FAILED", "CANCELLED"]);
+
 /** Staging files up to this size are read whole when the archive is written. */
 const WHOLE_READ_BYTES = 256 * 1024 * 1024;
 
@@ -260,6 +263,8 @@ export class Master {
   #lastJobSeq = 0;
   #workerCursor = 0;
   #closed = false;
+  /** Callers of `untilFinished`, by job. */
+  #finishWaiters = new Map<string, Set<() => void>>();
 
   private constructor(deps: MasterDeps) {
     this.#store = deps.store;
@@ -577,6 +582,46 @@ export class Master {
     return this.job(jobId);
   }
 
+  /**
+   * Resolves once the job is DONE, FAILED or CANCELLED (at once if it is), after
+   * `ms` milliseconds, when `signal` aborts, or when the master closes: what
+   * `GET /jobs/{id}?wait_s=` waits on, so a client learns the end without polling.
+   *
+   * @param jobId The job.
+   * @param ms Longest wait.
+   * @param signal Stops waiting (the request went away).
+   * @throws {JobError} JOB_NOT_FOUND.
+   */
+  async untilFinished(jobId: string, ms: number, signal?: AbortSignal): Promise<void> {
+    if (FINISHED.has(this.#job(jobId).status) || this.#closed || signal?.aborted) return;
+    let waiters = this.#finishWaiters.get(jobId);
+    if (!waiters) this.#finishWaiters.set(jobId, waiters = new Set());
+    const set = waiters;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", done);
+        set.delete(done);
+        if (set.size === 0 && this.#finishWaiters.get(jobId) === set) {
+          this.#finishWaiters.delete(jobId);
+        }
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal?.addEventListener("abort", done, { once: true });
+      set.add(done);
+    });
+  }
+
+  /** Answers every `untilFinished` caller now: the server is stopping, and must not wait for them. */
+  stopWaiting(): void {
+    for (const set of [...this.#finishWaiters.values()]) for (const done of [...set]) done();
+  }
+
+  #wakeFinishWaiters(jobId: string): void {
+    for (const done of [...this.#finishWaiters.get(jobId) ?? []]) done();
+  }
+
   /** Ends a job (CANCELLED or FAILED): drops its running tasks and deletes its staged chunks. */
   #finishJob(job: JobRow, status: "CANCELLED" | "FAILED", error: string | null): void {
     const now = this.#now();
@@ -604,6 +649,7 @@ export class Master {
       for (const t of tasks) this.#store.putTask(t);
     });
     this.#track(this.#removeStaging(job.job_id));
+    this.#wakeFinishWaiters(job.job_id);
     this.#log.info(`job ${status.toLowerCase()}`, { job_id: job.job_id, error });
   }
 
@@ -1362,6 +1408,7 @@ export class Master {
         this.#store.putJob(job);
         for (const t of tasks) this.#store.putTask(t);
       });
+      this.#wakeFinishWaiters(job.job_id);
       await this.#removeStaging(job.job_id);
       this.#log.info("job done", {
         job_id: job.job_id,
@@ -1489,6 +1536,7 @@ export class Master {
   /** Stops scheduling and waits for background work; the caller closes the store after. */
   async close(): Promise<void> {
     this.#closed = true;
+    this.stopWaiting();
     for (const s of this.#assembling.values()) s.cancelled = true;
     await this.settled();
     for (const jobId of [...this.#staging.keys()]) this.#closeStaging(jobId);
