@@ -19,7 +19,7 @@ import { parseArgs } from "../internal/config.ts";
 import { formatBytes } from "../internal/progress.ts";
 import { openSource } from "../io/source.ts";
 import { writeOutput } from "../io/output.ts";
-import { type ClusterRun, clusterThroughput, schedulerThroughput } from "./cluster_bench.ts";
+import { type ClusterPair, clusterThroughput, schedulerThroughput } from "./cluster_bench.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const CACHE = join(HERE, ".cache");
@@ -232,24 +232,32 @@ async function main(): Promise<void> {
     );
     // The cluster: real master and worker processes, 1 vs 2 workers alternated, medians.
     say(`  cluster: ${main.name} with 1 and 2 workers...`);
-    const oneWorker: ClusterRun[] = [];
-    const twoWorkers: ClusterRun[] = [];
+    const oneWorker: ClusterPair[] = [];
+    const twoWorkers: ClusterPair[] = [];
     for (let round = 0; round < 3; round++) {
       oneWorker.push(await clusterThroughput(source, 1));
       twoWorkers.push(await clusterThroughput(source, 2));
     }
-    const mid1 = median(oneWorker.map((r) => r.seconds));
-    const mid2 = median(twoWorkers.map((r) => r.seconds));
     const localHash = [...hashes][0];
-    const clusterHashes = new Set([...oneWorker, ...twoWorkers].map((r) => r.payload_sha256));
-    const secondsList = (runs: ClusterRun[]) => runs.map((r) => r.seconds.toFixed(1)).join(", ");
+    const clusterHashes = new Set(
+      [...oneWorker, ...twoWorkers].flatMap((
+        p,
+      ) => [p.fresh.payload_sha256, p.running.payload_sha256]),
+    );
+    const line = (which: keyof ClusterPair) => {
+      const one = oneWorker.map((p) => p[which].seconds);
+      const two = twoWorkers.map((p) => p[which].seconds);
+      const list = (xs: number[]) => xs.map((x) => x.toFixed(1)).join(", ");
+      return `1 worker ${median(one).toFixed(1)} s (${list(one)}), 2 workers ${
+        median(two).toFixed(1)
+      } s (${list(two)}): **${(median(one) / median(two)).toFixed(2)}×**`;
+    };
     notes.push(
       `- Cluster freeze of ${main.name} (zstd, 50,000-row tasks, real processes on this machine), ` +
-        `submission to DONE, median of 3 alternating runs: 1 worker ${mid1.toFixed(1)} s ` +
-        `(${secondsList(oneWorker)}), 2 workers ${mid2.toFixed(1)} s (${
-          secondsList(twoWorkers)
-        }): ` +
-        `**${(mid1 / mid2).toFixed(2)}×**. Payload equal to the local freeze's: ${
+        `submission to DONE, median of 3 alternating rounds. A running cluster (each cluster's ` +
+        `second job): ${line("running")}. A fresh cluster (its first job, which also pays for ` +
+        `compiling the code and opening the source in every process): ${line("fresh")}. ` +
+        `Payload equal to the local freeze's: ${
           clusterHashes.size === 1 && clusterHashes.has(localHash!)
         }.`,
     );
