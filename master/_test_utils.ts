@@ -13,13 +13,8 @@ import type { RBACManager } from "../auth/rbac.ts";
 import { MASTER_SERVICE_NAME, serviceToken } from "../cluster/service_token.ts";
 import { WorkerNode, type WorkerNodeDeps } from "../worker/worker.ts";
 import { createMasterApp, type MasterEnv } from "./app.ts";
-import {
-  DispatchError,
-  httpTransport,
-  Master,
-  type MasterDeps,
-  type WorkerTransport,
-} from "./master.ts";
+import { Master, type MasterDeps } from "./master.ts";
+import { DispatchError, httpTransport, type WorkerTransport } from "./transport.ts";
 import type { PrepareInput, PrepareResult } from "./prepare.ts";
 import type { FieldJson, TaskSpec, TaskWindow } from "../client/types.ts";
 import { encodeChunkBody } from "../cluster/wire.ts";

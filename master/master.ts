@@ -13,8 +13,8 @@
  *   carry the current lease, so anything late, duplicated, or from a worker declared
  *   offline is refused as `STALE_RESULT` and changes nothing.
  * - **done**: checks the chunk (framing, block hashes, row and column counts),
- *   stages it durably (a file under the data directory, then its row, which is the
- *   commit point; the file's SHA-256 is recorded and checked again before use), and
+ *   stages it durably (appended to the job's file under the data directory,
+ *   `staging.ts`, then its row, which is the commit point; the file's SHA-256 is recorded and checked again before use), and
  *   when every task is done writes the archive in chunk order (`ArchiveWriter`: temp
  *   file, fsync, rename) with the header a local freeze writes (`ops/freeze.ts`).
  * - **failed**: a SCHEMA_MISMATCH naming a column not yet text widens it and starts
@@ -31,11 +31,11 @@
  *   and is re-queued otherwise; DONE chunks are never redone.
  *
  * Time comes from the injected clock only; workers are reached through the injected
- * {@link WorkerTransport}.
+ * {@link WorkerTransport} (`transport.ts`).
  *
  * @module
  */
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { dirname, isAbsolute, resolve } from "node:path";
 import { createHash } from "node:crypto";
 import type { Batch, Schema } from "../format/column.ts";
 import type { ColumnPlan } from "../format/header.ts";
@@ -65,9 +65,10 @@ import type {
 } from "../client/types.ts";
 import { decodeChunkBody, encodeBatchBody } from "../cluster/wire.ts";
 import { readTaskRows, type TaskRead } from "../cluster/task_source.ts";
-import { type ServiceToken, withServiceToken } from "../cluster/service_token.ts";
 import { MAX_CHUNK_ROWS } from "./config.ts";
 import { type PrepareInput, prepareJob, type PrepareResult } from "./prepare.ts";
+import { ChunkStaging } from "./staging.ts";
+import { DispatchError, httpTransport, type WorkerTransport, workerUrl } from "./transport.ts";
 import type { JobRow, JobStore, TaskRow } from "./store.ts";
 
 /** Codecs a job may ask for. */
@@ -76,90 +77,8 @@ export const JOB_CODECS: readonly JobCodec[] = Object.freeze(["zstd", "lzma2", "
 /** Job statuses that never change again. */
 const FINISHED: ReadonlySet<string> = new Set(["DONE", "FAILED", "CANCELLED"]);
 
-/** Staging files up to this size are read whole when the archive is written. */
-const WHOLE_READ_BYTES = 256 * 1024 * 1024;
-
 /** Heartbeat intervals of silence after which a worker is offline. */
 export const MISSED_HEARTBEATS = 3;
-
-/** Why a task could not be handed to a worker. */
-export class DispatchError extends Error {
-  override name = "DispatchError";
-  /** `unreachable` (no answer), `busy` (runs another task) or `refused` (any other error answer). */
-  readonly kind: "unreachable" | "busy" | "refused";
-
-  /**
-   * Creates a dispatch error.
-   *
-   * @param kind What happened.
-   * @param message Details.
-   */
-  constructor(kind: "unreachable" | "busy" | "refused", message: string) {
-    super(message);
-    this.kind = kind;
-  }
-}
-
-/** How the master reaches workers. */
-export interface WorkerTransport {
-  /**
-   * Hands a task to a worker.
-   *
-   * @throws {DispatchError} when the worker does not take it.
-   */
-  assign(url: string, spec: TaskSpec): Promise<void>;
-  /** Tells a worker to drop a task (best effort; throws when unreachable). */
-  cancel(url: string, taskId: string): Promise<void>;
-}
-
-/**
- * The HTTP transport: `POST {url}/tasks` and `POST {url}/tasks/{id}/cancel`.
- *
- * @param options `fetch` (default the global one), a per-request timeout, and the
- * master's service token (with auth on, workers refuse calls without one).
- * @returns The transport.
- */
-export function httpTransport(
-  options: { fetch?: typeof fetch; timeoutMs?: number; token?: ServiceToken } = {},
-): WorkerTransport {
-  const doFetch = options.fetch ?? fetch;
-  const timeoutMs = options.timeoutMs ?? 10_000;
-  async function call(url: string, body: unknown): Promise<Response> {
-    const headers = await withServiceToken({ "content-type": "application/json" }, options.token);
-    try {
-      return await doFetch(url, {
-        method: "POST",
-        headers,
-        body: JSON.stringify(body),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-    } catch (err) {
-      throw new DispatchError("unreachable", err instanceof Error ? err.message : String(err));
-    }
-  }
-  return {
-    async assign(url, spec) {
-      const res = await call(`${url}/tasks`, spec);
-      if (res.ok) {
-        await res.body?.cancel();
-        return;
-      }
-      const text = await res.text().catch(() => "");
-      let message = text;
-      try {
-        message = JSON.parse(text).error?.message ?? text;
-      } catch { /* not JSON */ }
-      throw new DispatchError(
-        res.status === 409 ? "busy" : "refused",
-        `worker answered ${res.status}: ${message}`,
-      );
-    },
-    async cancel(url, taskId) {
-      const res = await call(`${url}/tasks/${encodeURIComponent(taskId)}/cancel`, {});
-      await res.body?.cancel();
-    },
-  };
-}
 
 /** Who submitted a job: recorded with it, so each user sees only their namespace's jobs. */
 export interface JobOwner {
@@ -242,7 +161,7 @@ export class Master {
   #transport: WorkerTransport;
   #prepare: (input: PrepareInput) => Promise<PrepareResult>;
   #readRows: (read: TaskRead) => Promise<Batch>;
-  #fsync: boolean;
+  #staging: ChunkStaging;
   /** While a done-report is handled: its worker, which takes its next task in the answer. */
   #inlineFor: WorkerState | null = null;
   /** The task assigned to `#inlineFor` meanwhile. */
@@ -258,7 +177,6 @@ export class Master {
   #preparing = new Map<string, number>();
   #assembling = new Map<string, { cancelled: boolean }>();
   #pending = new Set<Promise<unknown>>();
-  #staging = new Map<string, { path: string; file: Deno.FsFile; size: number }>();
   #nextSeq = 1;
   #lastJobSeq = 0;
   #workerCursor = 0;
@@ -278,7 +196,7 @@ export class Master {
     this.#transport = deps.transport ?? httpTransport();
     this.#prepare = deps.prepare ?? prepareJob;
     this.#readRows = deps.readRows ?? readTaskRows;
-    this.#fsync = deps.fsync ?? false;
+    this.#staging = new ChunkStaging(this.#dataDir, { fsync: deps.fsync ?? false });
     this.#startedAt = this.#now();
   }
 
@@ -648,58 +566,9 @@ export class Master {
       this.#store.putJob(job);
       for (const t of tasks) this.#store.putTask(t);
     });
-    this.#track(this.#removeStaging(job.job_id));
+    this.#track(this.#staging.remove(job.job_id));
     this.#wakeFinishWaiters(job.job_id);
     this.#log.info(`job ${status.toLowerCase()}`, { job_id: job.job_id, error });
-  }
-
-  #removeStaging(jobId: string): Promise<void> {
-    this.#closeStaging(jobId);
-    return Deno.remove(join(this.#dataDir, "staging", jobId), { recursive: true }).catch(() => {});
-  }
-
-  #closeStaging(jobId: string): void {
-    const s = this.#staging.get(jobId);
-    if (!s) return;
-    this.#staging.delete(jobId);
-    try {
-      s.file.close();
-    } catch { /* already closed */ }
-  }
-
-  /**
-   * Appends a chunk's body to the job's staging file (one append-only file per job
-   * and generation) and returns where it landed. Synchronous on purpose: one write
-   * to the page cache costs far less than a file per chunk or the thread hand-offs
-   * of async calls, which dominate with small tasks; and nothing else can run
-   * between the lease check and the record.
-   */
-  #stage(job: JobRow, bytes: Uint8Array): { path: string; offset: number } {
-    const path = join(this.#dataDir, "staging", job.job_id, `g${job.generation}.chunks`);
-    let s = this.#staging.get(job.job_id);
-    if (s && s.path !== path) {
-      this.#closeStaging(job.job_id);
-      s = undefined;
-    }
-    if (!s) {
-      Deno.mkdirSync(dirname(path), { recursive: true });
-      const file = Deno.openSync(path, { read: true, write: true, create: true });
-      s = { path, file, size: file.statSync().size };
-      this.#staging.set(job.job_id, s);
-    }
-    const offset = s.size;
-    try {
-      s.file.seekSync(offset, Deno.SeekMode.Start);
-      let at = 0;
-      while (at < bytes.length) at += s.file.writeSync(bytes.subarray(at));
-      if (this.#fsync) s.file.syncDataSync();
-    } catch (err) {
-      // Unknown how much landed: reopen next time and append after it (unreferenced bytes).
-      this.#closeStaging(job.job_id);
-      throw err;
-    }
-    s.size = offset + bytes.length;
-    return { path, offset };
   }
 
   /** Tells the worker running a task to drop it; the task's lease ends now. */
@@ -1093,7 +962,7 @@ export class Master {
     }
     let staged: { path: string; offset: number };
     try {
-      staged = this.#stage(job, bytes);
+      staged = this.#staging.append(job.job_id, job.generation, bytes);
     } catch (err) {
       if (next && worker) this.#sendInline(worker, next);
       if (task.lease === meta.lease && task.status === "RUNNING") {
@@ -1203,10 +1072,7 @@ export class Master {
       for (const t of tasks) this.#store.putTask(t);
     });
     // Only the old generation's file goes, and at once: the new one lives beside it.
-    this.#closeStaging(job.job_id);
-    try {
-      Deno.removeSync(join(this.#dataDir, "staging", job.job_id, `g${job.generation - 1}.chunks`));
-    } catch { /* never staged anything */ }
+    this.#staging.removeGeneration(job.job_id, job.generation - 1);
     this.#startPrepare(job);
   }
 
@@ -1290,47 +1156,12 @@ export class Master {
 
   async #assemble(job: JobRow, state: { cancelled: boolean }): Promise<void> {
     const tasks = [...this.#tasks.get(job.job_id)!].sort((a, b) => a.index - b.index);
-    this.#closeStaging(job.job_id);
-    const files = new Map<string, Deno.FsFile>();
-    // Small staging files (most jobs) are read whole, once; big ones chunk by chunk.
-    const whole = new Map<string, Uint8Array | null>();
-    const read = async (t: TaskRow): Promise<Uint8Array | null> => {
-      if (t.staged_path === null || t.staged_offset === null || t.staged_bytes === null) {
-        return null;
-      }
-      const end = t.staged_offset + t.staged_bytes;
-      try {
-        if (!whole.has(t.staged_path)) {
-          const size = (await Deno.stat(t.staged_path)).size;
-          whole.set(
-            t.staged_path,
-            size <= WHOLE_READ_BYTES ? await Deno.readFile(t.staged_path) : null,
-          );
-        }
-        const all = whole.get(t.staged_path);
-        if (all) return end <= all.length ? all.subarray(t.staged_offset, end) : null;
-        let file = files.get(t.staged_path);
-        if (!file) {
-          file = await Deno.open(t.staged_path, { read: true });
-          files.set(t.staged_path, file);
-        }
-        await file.seek(t.staged_offset, Deno.SeekMode.Start);
-        const out = new Uint8Array(t.staged_bytes);
-        let at = 0;
-        while (at < out.length) {
-          const n = await file.read(out.subarray(at));
-          if (n === null) return null;
-          at += n;
-        }
-        return out;
-      } catch {
-        return null;
-      }
-    };
+    this.#staging.close(job.job_id);
+    const reader = this.#staging.reader();
     try {
-      await this.#writeArchive(job, state, tasks, read);
+      await this.#writeArchive(job, state, tasks, (t) => reader.read(t));
     } finally {
-      for (const f of files.values()) f.close();
+      reader.close();
     }
   }
 
@@ -1409,7 +1240,7 @@ export class Master {
         for (const t of tasks) this.#store.putTask(t);
       });
       this.#wakeFinishWaiters(job.job_id);
-      await this.#removeStaging(job.job_id);
+      await this.#staging.remove(job.job_id);
       this.#log.info("job done", {
         job_id: job.job_id,
         rows: written.rows,
@@ -1539,7 +1370,7 @@ export class Master {
     this.stopWaiting();
     for (const s of this.#assembling.values()) s.cancelled = true;
     await this.settled();
-    for (const jobId of [...this.#staging.keys()]) this.#closeStaging(jobId);
+    this.#staging.closeAll();
   }
 }
 
@@ -1548,23 +1379,4 @@ function unstage(t: TaskRow): void {
   t.staged_offset = null;
   t.staged_bytes = null;
   t.staged_sha256 = null;
-}
-
-/** The URL the master uses for a worker: an unspecified host becomes the caller's address. */
-export function workerUrl(raw: string, remoteHost?: string): string {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    throw new JobError("INVALID_JOB", `Worker url '${raw}' is not a URL`);
-  }
-  if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new JobError("INVALID_JOB", `Worker url '${raw}' is not http(s)`);
-  }
-  const host = url.hostname;
-  if (host === "0.0.0.0" || host === "[::]" || host === "::") {
-    const h = remoteHost && remoteHost !== "" ? remoteHost : "127.0.0.1";
-    url.hostname = h.includes(":") && !h.startsWith("[") ? `[${h}]` : h;
-  }
-  return url.href.replace(/\/+$/, "");
 }

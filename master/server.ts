@@ -23,7 +23,8 @@ import { createLogger, type Logger } from "../internal/log.ts";
 import { resolveDataRoots } from "../internal/paths.ts";
 import { createMasterApp, type MasterEnv } from "./app.ts";
 import type { MasterConfig } from "./config.ts";
-import { httpTransport, Master, type WorkerTransport } from "./master.ts";
+import { Master } from "./master.ts";
+import { httpTransport, type WorkerTransport } from "./transport.ts";
 import { JobStore } from "./store.ts";
 
 /** A master with its app, store and clock, ready to serve. */
