@@ -159,8 +159,6 @@ export async function runMaster(argv: readonly string[], io: CliIo = {}): Promis
     print(`master: ${err instanceof Error ? err.message : String(err)}`);
     return 1;
   }
-  // A stopping server waits for its open requests: answer the long polls first.
-  stop.signal.addEventListener("abort", () => services.master.stopWaiting(), { once: true });
   try {
     const app = services.app;
     const server = Deno.serve({

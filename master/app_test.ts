@@ -299,7 +299,7 @@ Deno.test("a task that always fails ends its job FAILED after 3 attempts while a
   }
 });
 
-Deno.test("GET /jobs/{id}?wait_s= answers at once when the master stops waiting (it is shutting down)", async () => {
+Deno.test("GET /jobs/{id}?wait_s= answers at once when the master stops waiting (it is closing)", async () => {
   const dir = await tempDir("app-wait-");
   const source = join(dir, "a.csv");
   await writeCsv(source, 100);

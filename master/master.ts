@@ -531,7 +531,7 @@ export class Master {
     });
   }
 
-  /** Answers every `untilFinished` caller now: the server is stopping, and must not wait for them. */
+  /** Answers every `untilFinished` caller now (the master is closing: no timer outlives it). */
   stopWaiting(): void {
     for (const set of [...this.#finishWaiters.values()]) for (const done of [...set]) done();
   }
