@@ -40,7 +40,10 @@ export interface ReadTaskJob {
   codec: string;
 }
 
-/** The default {@link TaskEncoder}: one Worker thread. `close()` stops it at once. */
+/**
+ * The default {@link TaskEncoder}: one Worker thread. `shutdown()` lets it end its
+ * job and close its files; `close()` terminates it at once.
+ */
 export class TaskThread implements TaskEncoder {
   #pool = new BlockPool(1, {
     script: new URL("./_task_thread.ts", import.meta.url),
@@ -62,7 +65,7 @@ export class TaskThread implements TaskEncoder {
     return this.#pool.run(task);
   }
 
-  /** Terminates the thread (a dropped task stops at once). */
+  /** Terminates the thread at once (its open files' native memory is not freed). */
   close(): void {
     this.#pool.close();
   }

@@ -12,8 +12,8 @@
  * `POST /tasks/{id}/done` the framed chunk (`cluster/wire.ts`), whose answer may
  * carry the next task. A report the master cannot take now (5xx, unreachable) is
  * retried until it can; one it refuses as stale is dropped. A task the master tells
- * it to drop (cancel, or a heartbeat answer) stops at once: the thread is terminated
- * and no result is sent.
+ * it to drop (cancel, or a heartbeat answer) stops at once: no result is sent, and
+ * the next task runs on a fresh thread while the old one winds down.
  *
  * With auth on (a `token` source given) every request to the master carries the
  * worker's service token, signed from the shared JWT secret with its worker id
@@ -127,6 +127,8 @@ export class WorkerNode {
   /** Parquet sources kept open between tasks of a job. */
   #parquetReaders = new ParquetReaders();
   #encoder: TaskEncoder | null = null;
+  /** Encoders shutting down (a dropped task's thread ends its job first). */
+  #retiring = new Set<Promise<void>>();
   #heartbeatMs: number;
   #url = "";
   #registered = false;
@@ -192,8 +194,19 @@ export class WorkerNode {
     await Promise.allSettled([...this.#runs]);
     const encoder = this.#encoder;
     this.#encoder = null;
-    await (encoder?.shutdown ? encoder.shutdown() : encoder?.close());
+    if (encoder) this.#retire(encoder);
+    await Promise.allSettled([...this.#retiring]);
     await this.#parquetReaders.close();
+  }
+
+  /** Shuts an encoder down in the background (see `stop`, which waits for it). */
+  #retire(encoder: TaskEncoder): void {
+    if (!encoder.shutdown) {
+      encoder.close();
+      return;
+    }
+    const done: Promise<void> = encoder.shutdown().finally(() => this.#retiring.delete(done));
+    this.#retiring.add(done);
   }
 
   // -------------------------------------------------------------------------
@@ -400,9 +413,12 @@ export class WorkerNode {
     run.cancelled = true;
     run.abort.abort();
     this.#current = null;
-    // Terminate the encoding thread: the next task gets a fresh one.
-    this.#encoder?.close();
-    this.#encoder = null;
+    // Retire the task thread and give the next task a fresh one at once. The old
+    // thread's current job is refused; it exits once that job ends, after closing its
+    // open files (terminating it mid-read would leak their native memory, ~7 MB each).
+    const encoder = this.#encoder;
+    this.#encoder = this.#stopped ? null : this.#makeEncoder();
+    if (encoder) this.#retire(encoder);
     this.#log.info("dropped task", { task_id: taskId, job_id: run.spec.job_id, why });
     return true;
   }

@@ -13,6 +13,7 @@ import { decodeChunkBody, encodeBatchBody, WIRE_CONTENT_TYPE } from "../cluster/
 import { planColumns } from "../format/plan.ts";
 import { memoryLogger, writeCsv } from "../master/_test_utils.ts";
 import { createWorkerApp } from "./app.ts";
+import { TaskThread } from "./task_thread.ts";
 import { WorkerNode } from "./worker.ts";
 
 interface Call {
@@ -404,6 +405,75 @@ Deno.test("WorkerNode drops a task the master's heartbeat answer names, and send
   } finally {
     await node.stop();
   }
+});
+
+Deno.test("WorkerNode retires a dropped task's thread gracefully and runs the next task on a fresh one", async () => {
+  const dir = await Deno.makeTempDir({ dir: ".tmp", prefix: "worker-retire-" });
+  const master = scriptedMaster();
+  const threads: { shutdowns: number; closes: number }[] = [];
+  let release: () => void = () => {};
+  const gate = new Promise<void>((r) => (release = r));
+  const node = new WorkerNode({
+    masterUrl: "http://m",
+    workerId: "w1",
+    fetch: master.fetch,
+    logger: memoryLogger().logger,
+    encoder: () => {
+      const thread = new TaskThread();
+      const seen = { shutdowns: 0, closes: 0 };
+      threads.push(seen);
+      const first = threads.length === 1;
+      return {
+        encode: (job) => thread.encode(job),
+        // The first thread holds its task until the test lets it go.
+        readAndEncode: async (read, plans, codec) => {
+          if (first) await gate;
+          return await thread.readAndEncode(read, plans, codec);
+        },
+        close: () => {
+          seen.closes++;
+          thread.close();
+        },
+        shutdown: () => {
+          seen.shutdowns++;
+          return thread.shutdown();
+        },
+      };
+    },
+  });
+  node.start("http://w1:1");
+  try {
+    const csv = `${dir}/a.csv`;
+    await writeCsv(csv, 3000);
+    const [window] = (await layoutSource(csv, { format: "csv", chunkRows: 3000 })).windows;
+    const { schema } = await sourceSchema(csv, { format: "csv", types: {}, batchRows: 3000 });
+    const plans = planColumns(
+      await readTaskRows({ path: csv, format: "csv", schema, types: {}, window: window! }),
+    );
+    const task = (id: string): TaskSpec => ({
+      ...spec(id),
+      source: { path: csv, format: "csv", bytes: Deno.statSync(csv).size },
+      window: window!,
+      schema: schema.map(fieldJson),
+      plans,
+    });
+    await until("registration", () => node.state.status === "idle");
+    node.accept(task("t1"));
+    assert.equal(node.cancel("t1"), true);
+    release();
+    node.accept(task("t2"));
+    await node.idle();
+    assert.deepEqual(master.calls.filter((c) => c.path.endsWith("/done")).map((c) => c.path), [
+      "/tasks/t2/done",
+    ]);
+    assert.equal(threads.length, 2, "a fresh thread for the next task");
+    assert.deepEqual(threads[0], { shutdowns: 1, closes: 0 }, "the old one shut down, not killed");
+  } finally {
+    release();
+    await node.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
+  assert.deepEqual(threads[1], { shutdowns: 1, closes: 0 });
 });
 
 Deno.test("createWorkerApp() takes a task, refuses a second one, cancels, and answers bad input with 4xx JSON", async (t) => {
