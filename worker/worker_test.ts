@@ -125,6 +125,33 @@ function spec(taskId: string): TaskSpec {
   };
 }
 
+/**
+ * A CSV of `rows` rows in `dir` and its first task of `chunkRows` rows: the rows
+ * read here, their plan, and a spec maker (by default for this CSV).
+ */
+async function csvTask(dir: string, rows: number, chunkRows: number) {
+  const csv = `${dir}/a.csv`;
+  await writeCsv(csv, rows, { nullEvery: 9 });
+  const [window] = (await layoutSource(csv, { format: "csv", chunkRows })).windows;
+  const { schema } = await sourceSchema(csv, { format: "csv", types: {}, batchRows: chunkRows });
+  const batch = await readTaskRows({
+    path: csv,
+    format: "csv",
+    schema,
+    types: {},
+    window: window!,
+  });
+  const plans = planColumns(batch);
+  const task = (id: string, path = csv, format: "csv" | "parquet" = "csv"): TaskSpec => ({
+    ...spec(id),
+    source: { path, format, bytes: Deno.statSync(path).size },
+    window: window!,
+    schema: schema.map(fieldJson),
+    plans,
+  });
+  return { rows: batch, plans, task };
+}
+
 Deno.test("WorkerNode keeps retrying registration with back-off while the master is down, and logs it", async () => {
   const master = scriptedMaster();
   master.state.down = true;
@@ -307,23 +334,10 @@ Deno.test("WorkerNode reads a visible source on its task thread, and fetches fro
   });
   node.start("http://w1:1");
   try {
-    const csv = `${dir}/a.csv`;
-    await writeCsv(csv, 5000, { nullEvery: 9 });
-    const [window] = (await layoutSource(csv, { format: "csv", chunkRows: 2500 })).windows;
-    const { schema } = await sourceSchema(csv, { format: "csv", types: {}, batchRows: 2500 });
-    const read = { path: csv, format: "csv" as const, schema, types: {}, window: window! };
-    const rows = await readTaskRows(read);
-    const plans = planColumns(rows);
+    const { rows, plans, task } = await csvTask(dir, 5000, 2500);
     const expected = (await INLINE_ENCODER.encode({ batch: rows, plans, codec: "zstd" })).chunk;
-    const task = (id: string, path: string, format: "csv" | "parquet"): TaskSpec => ({
-      ...spec(id),
-      source: { path, format, bytes: Deno.statSync(path).size },
-      window: window!,
-      schema: schema.map(fieldJson),
-      plans,
-    });
     await until("registration", () => node.state.status === "idle");
-    node.accept(task("t1", csv, "csv"));
+    node.accept(task("t1"));
     await node.idle();
     // A file of the right size that is not Parquet: READ_FAILED on the thread, so the
     // worker asks the master for the rows and the thread encodes those.
@@ -443,20 +457,7 @@ Deno.test("WorkerNode retires a dropped task's thread gracefully and runs the ne
   });
   node.start("http://w1:1");
   try {
-    const csv = `${dir}/a.csv`;
-    await writeCsv(csv, 3000);
-    const [window] = (await layoutSource(csv, { format: "csv", chunkRows: 3000 })).windows;
-    const { schema } = await sourceSchema(csv, { format: "csv", types: {}, batchRows: 3000 });
-    const plans = planColumns(
-      await readTaskRows({ path: csv, format: "csv", schema, types: {}, window: window! }),
-    );
-    const task = (id: string): TaskSpec => ({
-      ...spec(id),
-      source: { path: csv, format: "csv", bytes: Deno.statSync(csv).size },
-      window: window!,
-      schema: schema.map(fieldJson),
-      plans,
-    });
+    const { task } = await csvTask(dir, 3000, 3000);
     await until("registration", () => node.state.status === "idle");
     node.accept(task("t1"));
     assert.equal(node.cancel("t1"), true);
