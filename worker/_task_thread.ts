@@ -11,13 +11,15 @@ import { INLINE_ENCODER } from "../format/chunk.ts";
 import { servePoolWorker } from "../format/pool.ts";
 import { ParquetReaders } from "../io/parquet.ts";
 import { readTaskRows } from "../cluster/task_source.ts";
-import type { ReadTaskJob } from "./task_thread.ts";
+import type { ReadTaskJob, ReadyJob } from "./task_thread.ts";
 
 const files = new ParquetReaders(2);
 
 servePoolWorker({
   async run(task) {
-    const job = task as ReadTaskJob;
+    const job = task as ReadTaskJob | ReadyJob;
+    // Answered once this module (DuckDB, codecs) has loaded: the worker registers then.
+    if (job?.kind === "ready") return { chunk: { rows: 0, blocks: [], stats: [] }, warnings: [] };
     if (job?.kind !== "read-task") {
       throw new Error(
         `Cannot run a task-thread job of kind "${(task as { kind?: string })?.kind}"`,

@@ -26,6 +26,14 @@ export interface TaskEncoder extends ChunkEncoder {
   ): Promise<ChunkResult>;
   /** Stops after releasing what it holds (open files); absent: `close` does. */
   shutdown?(): Promise<void>;
+  /** Resolves once it can take a task at once (its thread has loaded its code). */
+  ready?(): Promise<void>;
+}
+
+/** The task thread's job that answers once the thread has loaded. */
+export interface ReadyJob {
+  /** Tells this job from others. */
+  kind: "ready";
 }
 
 /** The task thread's job: read a task's rows, then encode them. */
@@ -63,6 +71,12 @@ export class TaskThread implements TaskEncoder {
   ): Promise<ChunkResult> {
     const task: ReadTaskJob = { kind: "read-task", read, plans, codec };
     return this.#pool.run(task);
+  }
+
+  /** Resolves once the thread has loaded its code (DuckDB, the codecs). */
+  async ready(): Promise<void> {
+    const job: ReadyJob = { kind: "ready" };
+    await this.#pool.run(job);
   }
 
   /** Terminates the thread at once (its open files' native memory is not freed). */

@@ -213,6 +213,10 @@ export class WorkerNode {
   // master link
 
   async #run(): Promise<void> {
+    // Register once the task thread has loaded, so a first task does not wait for it
+    // while the master counts this worker as ready (a thread that fails to load
+    // fails its first task instead, which is reported).
+    await this.#encoder?.ready?.().catch(() => {});
     let backoff = 100;
     let failures = 0;
     while (!this.#stopped) {
