@@ -19,7 +19,7 @@
  * @module
  */
 import { RBACManager } from "../auth/rbac.ts";
-import { ConfigError, configHelp, loadConfig, processEnv } from "../internal/config.ts";
+import { configHelp, serverConfig } from "../internal/config.ts";
 import { resolveDataRoots } from "../internal/paths.ts";
 import { createLogger, type Logger, type LogLevel } from "../internal/log.ts";
 import { PermafrostError } from "../internal/errors.ts";
@@ -220,20 +220,13 @@ export async function runCatalogServe(
   io: RunCatalogServeIo = {},
 ): Promise<number> {
   const print = io.print ?? printErr;
-  if (args.includes("--help") || args.includes("-h")) {
-    print(CATALOG_SERVE_USAGE);
-    return 0;
-  }
-  let config;
-  try {
-    config = loadConfig(CATALOG_CONFIG, { args, env: io.env ?? processEnv(CATALOG_CONFIG) });
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      print(`catalog serve: ${err.message}\n\n${CATALOG_SERVE_USAGE}`);
-      return 2;
-    }
-    throw err;
-  }
+  const config = serverConfig(CATALOG_CONFIG, args, {
+    command: "catalog serve",
+    usage: CATALOG_SERVE_USAGE,
+    print,
+    env: io.env,
+  });
+  if (typeof config === "number") return config;
   const stop = stopSignal(io.signal);
   try {
     const server = await serveCatalog({

@@ -34,6 +34,7 @@ import {
   loadConfig,
   parseArgs,
   processEnv,
+  serverConfig,
   setting,
   stringParser,
   urlParser,
@@ -136,20 +137,13 @@ ${configHelp(MASTER_CONFIG)}`;
  */
 export async function runMaster(argv: readonly string[], io: CliIo = {}): Promise<number> {
   const print = io.print ?? stderrLine;
-  if (argv.includes("--help") || argv.includes("-h")) {
-    print(MASTER_USAGE);
-    return 0;
-  }
-  let config;
-  try {
-    config = loadOrUsage(MASTER_CONFIG, argv, io);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      print(`master: ${err.message}\n\n${MASTER_USAGE}`);
-      return 2;
-    }
-    throw err;
-  }
+  const config = serverConfig(MASTER_CONFIG, argv, {
+    command: "master",
+    usage: MASTER_USAGE,
+    print,
+    env: io.env,
+  });
+  if (typeof config === "number") return config;
   const stop = stopSignal(io.signal);
   let services;
   try {
@@ -199,20 +193,13 @@ ${configHelp(WORKER_CONFIG)}`;
  */
 export async function runWorker(argv: readonly string[], io: CliIo = {}): Promise<number> {
   const print = io.print ?? stderrLine;
-  if (argv.includes("--help") || argv.includes("-h")) {
-    print(WORKER_USAGE);
-    return 0;
-  }
-  let config;
-  try {
-    config = loadOrUsage(WORKER_CONFIG, argv, io);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      print(`worker: ${err.message}\n\n${WORKER_USAGE}`);
-      return 2;
-    }
-    throw err;
-  }
+  const config = serverConfig(WORKER_CONFIG, argv, {
+    command: "worker",
+    usage: WORKER_USAGE,
+    print,
+    env: io.env,
+  });
+  if (typeof config === "number") return config;
   const stop = stopSignal(io.signal);
   const { node, app, logger } = createWorker(config);
   try {
