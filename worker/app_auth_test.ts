@@ -6,42 +6,13 @@
 import assert from "node:assert/strict";
 import { RBACManager } from "../auth/rbac.ts";
 import { INLINE_ENCODER } from "../format/chunk.ts";
-import type { Batch } from "../format/column.ts";
-import type { TaskSpec } from "../client/types.ts";
 import { MASTER_SERVICE_NAME, serviceToken } from "../cluster/service_token.ts";
 import { memoryLogger } from "../master/_test_utils.ts";
 import { createWorkerApp } from "./app.ts";
+import { stuckRows, testSpec } from "./_test_utils.ts";
 import { WorkerNode } from "./worker.ts";
 
 const SECRET = "worker test secret, at least 32 bytes long";
-
-await Deno.mkdir(".tmp", { recursive: true });
-const SOURCE = ".tmp/worker_auth_test_source.csv";
-await Deno.writeTextFile(SOURCE, "a\n");
-
-function spec(taskId: string): TaskSpec {
-  return {
-    task_id: taskId,
-    job_id: "job",
-    index: 0,
-    lease: `lease-${taskId}`,
-    worker_id: "w1",
-    source: { path: SOURCE, format: "csv", bytes: 2 },
-    window: { unit: "bytes", start: 0, end: 10, span_rows: 3, skip: 0, rows: 3, batch_rows: 3 },
-    schema: [{ name: "a", type: "int64", nullable: false }],
-    types: {},
-    plans: { a: { deps: [], quantization: "QUANT_NONE" } },
-    codec: "zstd",
-  };
-}
-
-/** Rows that never come: a task stays running until it is dropped. */
-function stuck(_read: unknown, signal: AbortSignal): Promise<Batch> {
-  return new Promise<Batch>((_, reject) => {
-    if (signal.aborted) reject(signal.reason);
-    signal.addEventListener("abort", () => reject(signal.reason));
-  });
-}
 
 /** A master that is never reached (the app tests do not start the node). */
 const unreachable = (() => Promise.reject(new TypeError("no master"))) as typeof fetch;
@@ -81,11 +52,11 @@ Deno.test("worker with auth: every route but /health needs the cluster's service
     fetch: unreachable,
     logger: memoryLogger().logger,
     encoder: () => INLINE_ENCODER,
-    readRows: stuck,
+    readRows: stuckRows,
   });
   const app = createWorkerApp({ node, logger: memoryLogger().logger, rbac });
   const routes: [string, string, unknown][] = [
-    ["POST", "/tasks", spec("t1")],
+    ["POST", "/tasks", testSpec("t1")],
     ["POST", "/tasks/t1/cancel", {}],
     ["DELETE", "/tasks/t1", undefined],
     ["GET", "/openapi.json", undefined],

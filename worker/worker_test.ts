@@ -13,6 +13,7 @@ import { decodeChunkBody, encodeBatchBody, WIRE_CONTENT_TYPE } from "../cluster/
 import { planColumns } from "../format/plan.ts";
 import { memoryLogger, writeCsv } from "../master/_test_utils.ts";
 import { createWorkerApp } from "./app.ts";
+import { stuckRows, testSpec } from "./_test_utils.ts";
 import { TaskThread } from "./task_thread.ts";
 import { WorkerNode } from "./worker.ts";
 
@@ -104,27 +105,6 @@ const batch: Batch = {
   length: 3,
 };
 
-// A file the worker can see, so it reads "directly" (through the injected readRows).
-await Deno.mkdir(".tmp", { recursive: true });
-const SOURCE = ".tmp/worker_test_source.csv";
-await Deno.writeTextFile(SOURCE, "a\n");
-
-function spec(taskId: string): TaskSpec {
-  return {
-    task_id: taskId,
-    job_id: "job",
-    index: 0,
-    lease: `lease-${taskId}`,
-    worker_id: "w1",
-    source: { path: SOURCE, format: "csv", bytes: 2 },
-    window: { unit: "bytes", start: 0, end: 10, span_rows: 3, skip: 0, rows: 3, batch_rows: 3 },
-    schema: [{ name: "a", type: "int64", nullable: false }],
-    types: {},
-    plans: { a: { deps: [], quantization: "QUANT_NONE" } },
-    codec: "zstd",
-  };
-}
-
 /**
  * A CSV of `rows` rows in `dir` and its first task of `chunkRows` rows: the rows
  * read here, their plan, and a spec maker (by default for this CSV).
@@ -143,7 +123,7 @@ async function csvTask(dir: string, rows: number, chunkRows: number) {
   });
   const plans = planColumns(batch);
   const task = (id: string, path = csv, format: "csv" | "parquet" = "csv"): TaskSpec => ({
-    ...spec(id),
+    ...testSpec(id),
     source: { path, format, bytes: Deno.statSync(path).size },
     window: window!,
     schema: schema.map(fieldJson),
@@ -219,8 +199,8 @@ Deno.test("WorkerNode runs a task, retries the result until the master takes it,
   node.start("http://w1:1");
   try {
     await until("registration", () => node.state.status === "idle");
-    node.accept(spec("t1"));
-    assert.throws(() => node.accept(spec("t2")), { code: "BUSY" });
+    node.accept(testSpec("t1"));
+    assert.throws(() => node.accept(testSpec("t2")), { code: "BUSY" });
     await until(
       "a heartbeat naming the task",
       () =>
@@ -245,7 +225,7 @@ Deno.test("WorkerNode runs a task, retries the result until the master takes it,
 
 Deno.test("WorkerNode runs the next task the master sends in its answer to a done-report", async () => {
   const master = scriptedMaster();
-  const second = { ...spec("t2"), index: 1 };
+  const second = { ...testSpec("t2"), index: 1 };
   master.state.next = [second, { task_id: "malformed" }];
   const { logger, lines } = memoryLogger();
   const node = new WorkerNode({
@@ -259,7 +239,7 @@ Deno.test("WorkerNode runs the next task the master sends in its answer to a don
   node.start("http://w1:1");
   try {
     await until("registration", () => node.state.status === "idle");
-    node.accept(spec("t1"));
+    node.accept(testSpec("t1"));
     await until("both tasks", () => node.state.tasks_done === 2);
     await node.idle();
     assert.deepEqual(
@@ -310,11 +290,14 @@ Deno.test("WorkerNode encodes a tiny chunk on its own thread and a large one thr
   node.start("http://w1:1");
   try {
     await until("registration", () => node.state.status === "idle");
-    node.accept(spec("small"));
+    node.accept(testSpec("small"));
     await until("the small task", () => node.state.tasks_done === 1);
     assert.equal(encoded, 0, "3 cells are encoded inline");
     next = big;
-    node.accept({ ...spec("big"), window: { ...spec("big").window, rows: 5000, span_rows: 5000 } });
+    node.accept({
+      ...testSpec("big"),
+      window: { ...testSpec("big").window, rows: 5000, span_rows: 5000 },
+    });
     await until("the big task", () => node.state.tasks_done === 2);
     assert.equal([made, encoded].join(","), "1,1", "5,000 cells go to the encoder");
   } finally {
@@ -381,7 +364,7 @@ Deno.test("WorkerNode reports a failed read with its code and column", async () 
   node.start("http://w1:1");
   try {
     await until("registration", () => node.state.status === "idle");
-    node.accept(spec("t1"));
+    node.accept(testSpec("t1"));
     await node.idle();
     const failed = master.calls.find((c) => c.path === "/tasks/t1/failed");
     assert.deepEqual(failed?.body, {
@@ -402,17 +385,12 @@ Deno.test("WorkerNode drops a task the master's heartbeat answer names, and send
     fetch: master.fetch,
     logger: memoryLogger().logger,
     encoder: () => INLINE_ENCODER,
-    // Never ends on its own; the drop aborts it (possibly before it is called).
-    readRows: (_read, signal) =>
-      new Promise<Batch>((_, reject) => {
-        if (signal.aborted) reject(signal.reason);
-        signal.addEventListener("abort", () => reject(signal.reason));
-      }),
+    readRows: stuckRows,
   });
   node.start("http://w1:1");
   try {
     await until("registration", () => node.state.status === "idle");
-    node.accept(spec("t1"));
+    node.accept(testSpec("t1"));
     master.state.drop = ["t1"];
     await until("the drop", () => node.state.status === "idle");
     assert.ok(!master.calls.some((c) => c.path.startsWith("/tasks/t1/")));
@@ -485,12 +463,7 @@ Deno.test("createWorkerApp() takes a task, refuses a second one, cancels, and an
     fetch: master.fetch,
     logger: memoryLogger().logger,
     encoder: () => INLINE_ENCODER,
-    // Never ends on its own; the drop aborts it (possibly before it is called).
-    readRows: (_read, signal) =>
-      new Promise<Batch>((_, reject) => {
-        if (signal.aborted) reject(signal.reason);
-        signal.addEventListener("abort", () => reject(signal.reason));
-      }),
+    readRows: stuckRows,
   });
   const app = createWorkerApp({ node, logger: memoryLogger().logger });
   const post = (path: string, body: unknown) =>
@@ -512,12 +485,12 @@ Deno.test("createWorkerApp() takes a task, refuses a second one, cancels, and an
       });
     });
     await t.step("a task is accepted with 202", async () => {
-      const res = await post("/tasks", spec("t1"));
+      const res = await post("/tasks", testSpec("t1"));
       assert.equal(res.status, 202);
       assert.deepEqual(await res.json(), { accepted: true, task_id: "t1" });
     });
     await t.step("a second task while busy is a 409 BUSY", async () => {
-      const res = await post("/tasks", spec("t2"));
+      const res = await post("/tasks", testSpec("t2"));
       assert.equal(res.status, 409);
       assert.equal((await res.json()).error.code, "BUSY");
     });
@@ -529,11 +502,11 @@ Deno.test("createWorkerApp() takes a task, refuses a second one, cancels, and an
     });
     const bad: [string, unknown, string][] = [
       ["malformed JSON", "{", "BAD_REQUEST"],
-      ["a task without a window", { ...spec("t3"), window: undefined }, "INVALID_REQUEST"],
-      ["a plan missing a column", { ...spec("t3"), plans: {} }, "INVALID_REQUEST"],
+      ["a task without a window", { ...testSpec("t3"), window: undefined }, "INVALID_REQUEST"],
+      ["a plan missing a column", { ...testSpec("t3"), plans: {} }, "INVALID_REQUEST"],
       ["a window that skips past its rows", {
-        ...spec("t3"),
-        window: { ...spec("t3").window, skip: 5 },
+        ...testSpec("t3"),
+        window: { ...testSpec("t3").window, skip: 5 },
       }, "INVALID_REQUEST"],
     ];
     for (const [name, body, code] of bad) {
