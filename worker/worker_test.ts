@@ -15,7 +15,7 @@ import { memoryLogger, writeCsv } from "../master/_test_utils.ts";
 import { createWorkerApp } from "./app.ts";
 import { stuckRows, testSpec } from "./_test_utils.ts";
 import { TaskThread } from "./task_thread.ts";
-import { WorkerNode } from "./worker.ts";
+import { WorkerNode, type WorkerNodeDeps } from "./worker.ts";
 
 interface Call {
   path: string;
@@ -91,6 +91,17 @@ function scriptedMaster(heartbeatS = 0.01) {
   return { fetch, calls, state };
 }
 
+/** A worker node (id `w1`) on a scripted master, quiet unless given a logger. */
+function nodeFor(master: { fetch: typeof fetch }, deps: Partial<WorkerNodeDeps> = {}): WorkerNode {
+  return new WorkerNode({
+    masterUrl: "http://m",
+    workerId: "w1",
+    fetch: master.fetch,
+    logger: memoryLogger().logger,
+    ...deps,
+  });
+}
+
 async function until(what: string, check: () => boolean, rounds = 2000): Promise<void> {
   for (let i = 0; i < rounds; i++) {
     if (check()) return;
@@ -136,10 +147,7 @@ Deno.test("WorkerNode keeps retrying registration with back-off while the master
   const master = scriptedMaster();
   master.state.down = true;
   const { logger, lines } = memoryLogger();
-  const node = new WorkerNode({
-    masterUrl: "http://m",
-    workerId: "w1",
-    fetch: master.fetch,
+  const node = nodeFor(master, {
     logger,
   });
   node.start("http://w1:1");
@@ -160,12 +168,7 @@ Deno.test("WorkerNode keeps retrying registration with back-off while the master
 
 Deno.test("WorkerNode registers again when the master forgets it (a restart)", async () => {
   const master = scriptedMaster();
-  const node = new WorkerNode({
-    masterUrl: "http://m",
-    workerId: "w1",
-    fetch: master.fetch,
-    logger: memoryLogger().logger,
-  });
+  const node = nodeFor(master);
   node.start("http://w1:1");
   try {
     await until("registration", () => node.state.status === "idle");
@@ -185,11 +188,7 @@ Deno.test("WorkerNode runs a task, retries the result until the master takes it,
   master.state.doneFailures = 2;
   let release: () => void = () => {};
   const gate = new Promise<void>((r) => (release = r));
-  const node = new WorkerNode({
-    masterUrl: "http://m",
-    workerId: "w1",
-    fetch: master.fetch,
-    logger: memoryLogger().logger,
+  const node = nodeFor(master, {
     encoder: () => INLINE_ENCODER,
     readRows: async () => {
       await gate;
@@ -228,10 +227,7 @@ Deno.test("WorkerNode runs the next task the master sends in its answer to a don
   const second = { ...testSpec("t2"), index: 1 };
   master.state.next = [second, { task_id: "malformed" }];
   const { logger, lines } = memoryLogger();
-  const node = new WorkerNode({
-    masterUrl: "http://m",
-    workerId: "w1",
-    fetch: master.fetch,
+  const node = nodeFor(master, {
     logger,
     encoder: () => INLINE_ENCODER,
     readRows: () => Promise.resolve(batch),
@@ -270,11 +266,7 @@ Deno.test("WorkerNode encodes a tiny chunk on its own thread and a large one thr
     length: 5000,
   };
   let next: Batch = batch;
-  const node = new WorkerNode({
-    masterUrl: "http://m",
-    workerId: "w1",
-    fetch: master.fetch,
-    logger: memoryLogger().logger,
+  const node = nodeFor(master, {
     encoder: () => {
       made++;
       return {
@@ -309,10 +301,7 @@ Deno.test("WorkerNode reads a visible source on its task thread, and fetches fro
   const dir = await Deno.makeTempDir({ dir: ".tmp", prefix: "worker-thread-" });
   const master = scriptedMaster();
   const { logger, lines } = memoryLogger();
-  const node = new WorkerNode({
-    masterUrl: "http://m",
-    workerId: "w1",
-    fetch: master.fetch,
+  const node = nodeFor(master, {
     logger,
   });
   node.start("http://w1:1");
@@ -352,11 +341,7 @@ Deno.test("WorkerNode reads a visible source on its task thread, and fetches fro
 
 Deno.test("WorkerNode reports a failed read with its code and column", async () => {
   const master = scriptedMaster();
-  const node = new WorkerNode({
-    masterUrl: "http://m",
-    workerId: "w1",
-    fetch: master.fetch,
-    logger: memoryLogger().logger,
+  const node = nodeFor(master, {
     encoder: () => INLINE_ENCODER,
     readRows: () =>
       Promise.reject(new IoError("SCHEMA_MISMATCH", "value 'x' is not int64", { column: "a" })),
@@ -379,11 +364,7 @@ Deno.test("WorkerNode reports a failed read with its code and column", async () 
 
 Deno.test("WorkerNode drops a task the master's heartbeat answer names, and sends no result", async () => {
   const master = scriptedMaster();
-  const node = new WorkerNode({
-    masterUrl: "http://m",
-    workerId: "w1",
-    fetch: master.fetch,
-    logger: memoryLogger().logger,
+  const node = nodeFor(master, {
     encoder: () => INLINE_ENCODER,
     readRows: stuckRows,
   });
@@ -405,11 +386,7 @@ Deno.test("WorkerNode retires a dropped task's thread gracefully and runs the ne
   const threads: { shutdowns: number; closes: number }[] = [];
   let release: () => void = () => {};
   const gate = new Promise<void>((r) => (release = r));
-  const node = new WorkerNode({
-    masterUrl: "http://m",
-    workerId: "w1",
-    fetch: master.fetch,
-    logger: memoryLogger().logger,
+  const node = nodeFor(master, {
     encoder: () => {
       const thread = new TaskThread();
       const seen = { shutdowns: 0, closes: 0 };
@@ -457,11 +434,7 @@ Deno.test("WorkerNode retires a dropped task's thread gracefully and runs the ne
 
 Deno.test("createWorkerApp() takes a task, refuses a second one, cancels, and answers bad input with 4xx JSON", async (t) => {
   const master = scriptedMaster();
-  const node = new WorkerNode({
-    masterUrl: "http://m",
-    workerId: "w1",
-    fetch: master.fetch,
-    logger: memoryLogger().logger,
+  const node = nodeFor(master, {
     encoder: () => INLINE_ENCODER,
     readRows: stuckRows,
   });
