@@ -133,24 +133,5 @@ export { FormatError } from "./format/errors.ts";
 export { CodecError } from "./codecs/errors.ts";
 export { IoError } from "./io/errors.ts";
 export { OpsError } from "./ops/errors.ts";
-export { ClusterClient, JobError } from "./client/mod.ts";
-export type {
-  ClusterClientOptions,
-  ClusterFreezeOptions,
-  FetchLike,
-  HealthRecord,
-  JobCodec,
-  JobErrorCode,
-  JobPhase,
-  JobRecord,
-  JobSourceFormat,
-  JobStatus,
-  JobSummary,
-  SubmitRequest,
-  SubmitResponse,
-  TaskRecord,
-  TaskStatus,
-  WaitOptions,
-  WorkerRecord,
-  WorkerStatus,
-} from "./client/mod.ts";
+// The cluster client, whole (client/mod.ts is its surface).
+export * from "./client/mod.ts";
