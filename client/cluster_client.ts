@@ -10,15 +10,16 @@
  * @module
  */
 import { JOB_STATUS_BY_CODE, JobError, type JobErrorCode } from "./errors.ts";
-import type {
-  HealthRecord,
-  JobCodec,
-  JobRecord,
-  JobSourceFormat,
-  JobSummary,
-  SubmitRequest,
-  SubmitResponse,
-  WorkerRecord,
+import {
+  type HealthRecord,
+  type JobCodec,
+  type JobRecord,
+  type JobSourceFormat,
+  type JobSummary,
+  MAX_JOB_WAIT_S,
+  type SubmitRequest,
+  type SubmitResponse,
+  type WorkerRecord,
 } from "./types.ts";
 
 /** A `fetch`-like function (the global one, or a Hono app's `request`). */
@@ -56,8 +57,6 @@ export interface WaitOptions {
 }
 
 const FINAL = new Set(["DONE", "FAILED", "CANCELLED"]);
-/** The longest `wait_s` the master takes (`MAX_JOB_WAIT_S` in `master/app.ts`). */
-const MAX_WAIT_S = 55;
 
 /**
  * The master's typed client.
@@ -191,7 +190,7 @@ export class ClusterClient {
    * @throws {JobError} JOB_NOT_FOUND.
    */
   job(jobId: string, options: { waitS?: number; signal?: AbortSignal } = {}): Promise<JobRecord> {
-    const wait = options.waitS ? `?wait_s=${Math.min(options.waitS, MAX_WAIT_S)}` : "";
+    const wait = options.waitS ? `?wait_s=${Math.min(options.waitS, MAX_JOB_WAIT_S)}` : "";
     return this.#call(
       "GET",
       `/jobs/${encodeURIComponent(jobId)}${wait}`,

@@ -9,6 +9,9 @@
 /** Status of a job. */
 export type JobStatus = "QUEUED" | "RUNNING" | "DONE" | "FAILED" | "CANCELLED";
 
+/** Longest `wait_s` of `GET /jobs/{id}` (seconds): below common proxy idle timeouts. */
+export const MAX_JOB_WAIT_S = 55;
+
 /** Status of a task. */
 export type TaskStatus = "QUEUED" | "RUNNING" | "DONE" | "FAILED" | "CANCELLED";
 

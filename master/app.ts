@@ -64,6 +64,7 @@ import {
 } from "../auth/bearer/index.ts";
 import type { RBACManager } from "../auth/rbac.ts";
 import { JOB_STATUS_BY_CODE } from "../client/errors.ts";
+import { MAX_JOB_WAIT_S } from "../client/types.ts";
 import { WIRE_CONTENT_TYPE } from "../cluster/wire.ts";
 import { MAX_CHUNK_ROWS } from "./config.ts";
 import type { Master } from "./master.ts";
@@ -212,8 +213,6 @@ const OkSchema = z.object({ ok: z.literal(true) }).openapi("Ok");
 const HeartbeatResultSchema = z.object({ ok: z.literal(true), drop: z.array(z.string()) });
 
 const JobIdParam = z.object({ job_id: z.string().min(1).max(200) });
-/** Longest `wait_s` of `GET /jobs/{id}`: below common proxy idle timeouts. */
-export const MAX_JOB_WAIT_S = 55;
 const JobWaitQuery = z.object({
   wait_s: z.coerce.number().min(0).max(MAX_JOB_WAIT_S).optional().openapi({
     description: `Seconds to wait for the job to finish before answering (0..${MAX_JOB_WAIT_S})`,

@@ -74,9 +74,6 @@ import type { JobRow, JobStore, TaskRow } from "./store.ts";
 /** Codecs a job may ask for. */
 export const JOB_CODECS: readonly JobCodec[] = Object.freeze(["zstd", "lzma2", "zpaq", "auto"]);
 
-/** Job statuses that never change again. */
-const FINISHED: ReadonlySet<string> = new Set(["DONE", "FAILED", "CANCELLED"]);
-
 /** Heartbeat intervals of silence after which a worker is offline. */
 export const MISSED_HEARTBEATS = 3;
 
@@ -511,7 +508,7 @@ export class Master {
    * @throws {JobError} JOB_NOT_FOUND.
    */
   async untilFinished(jobId: string, ms: number, signal?: AbortSignal): Promise<void> {
-    if (FINISHED.has(this.#job(jobId).status) || this.#closed || signal?.aborted) return;
+    if (!this.#active(this.#job(jobId)) || this.#closed || signal?.aborted) return;
     let waiters = this.#finishWaiters.get(jobId);
     if (!waiters) this.#finishWaiters.set(jobId, waiters = new Set());
     const set = waiters;
