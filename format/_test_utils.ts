@@ -13,7 +13,7 @@ import { headerBinding, withEncryption } from "./crypto.ts";
 import { type EncryptionOptions, prepareEncryption } from "./keys/provider.ts";
 import type { Batch, Column, Field, Schema } from "./column.ts";
 import { sliceBatch } from "./column.ts";
-import { schemaToJson } from "./header.ts";
+import { archiveVersion, schemaToJson } from "./header.ts";
 import type { ArchiveFooter, ArchiveHeader, ColumnPlan } from "./header.ts";
 import { HASH_SIZE, TAIL_SIZE } from "./constants.ts";
 import { sha256Hex } from "./_hash.ts";
@@ -32,7 +32,7 @@ export function prng(seed: number): () => number {
   };
 }
 
-/** A schema with one column of each type, all nullable. */
+/** A schema with one column of each type (two decimals: 64-bit and wide). */
 export const ALL_TYPES: Schema = [
   { name: "i", type: "int64", nullable: true },
   { name: "f", type: "float64", nullable: true },
@@ -41,6 +41,35 @@ export const ALL_TYPES: Schema = [
   { name: "d", type: "date", nullable: true },
   { name: "s", type: "string", nullable: true },
   { name: "cat", type: "string", nullable: false },
+  { name: "dec", type: "decimal", nullable: true, precision: 12, scale: 2 },
+  { name: "dw", type: "decimal", nullable: true, precision: 38, scale: 10 },
+  { name: "tm", type: "time", nullable: true, unit: "us" },
+  { name: "dur", type: "duration", nullable: true, unit: "ns" },
+  { name: "j", type: "json", nullable: true },
+];
+
+/** The columns of {@link ALL_TYPES} whose types a 1.3 archive holds. */
+export const TYPES_1_3: Schema = ALL_TYPES.filter((f) =>
+  !["decimal", "time", "duration", "json"].includes(f.type)
+);
+
+/** JSON values of every kind, as source text (escapes, big numbers, nesting). */
+const JSON_TEXTS = [
+  "1",
+  "-0",
+  "1e400",
+  "123456789012345678901234567890",
+  "0.1",
+  '"x"',
+  '"\\ud800 lone"',
+  '"caf\\u00e9"',
+  "true",
+  "false",
+  "[]",
+  "{}",
+  '[1,"x",null]',
+  '{"a":{"b":[1,2,{"c":null}]},"z":1,"a2":"\\n"}',
+  '{"k": 1 , "k": 2}',
 ];
 
 const WORDS = [
@@ -88,6 +117,43 @@ function randomColumn(field: Field, n: number, rand: () => number, nullRate: num
     : null;
   const isNull = (i: number) => validity !== null && validity[i] === 0;
   switch (field.type) {
+    case "time":
+    case "duration": {
+      const values = new BigInt64Array(n);
+      const day = 86_400_000_000n;
+      for (let i = 0; i < n; i++) {
+        if (isNull(i)) continue;
+        const r = rand();
+        if (field.type === "time") values[i] = BigInt(Math.floor(rand() * Number(day)));
+        else if (r < 0.05) values[i] = r < 0.025 ? -(2n ** 63n) : 2n ** 63n - 1n;
+        else values[i] = BigInt(Math.floor((rand() - 0.3) * 1e15));
+      }
+      return { type: field.type, values, validity };
+    }
+    case "decimal": {
+      const limit = 10n ** BigInt(field.precision ?? 18) - 1n;
+      const pick = (): bigint => {
+        const r = rand();
+        if (r < 0.04) return r < 0.02 ? limit : -limit;
+        if (r < 0.1) return 2n ** 63n + BigInt(Math.floor(rand() * 1000));
+        return BigInt(Math.floor((rand() - 0.5) * 1e9));
+      };
+      const wide = (field.precision ?? 0) > 18;
+      const values = wide ? new Array<bigint>(n).fill(0n) : new BigInt64Array(n);
+      for (let i = 0; i < n; i++) {
+        if (isNull(i)) continue;
+        const v = pick();
+        values[i] = v > limit || v < -limit ? v % limit : v;
+      }
+      return { type: "decimal", values, validity };
+    }
+    case "json": {
+      const values: string[] = [];
+      for (let i = 0; i < n; i++) {
+        values.push(isNull(i) ? "" : JSON_TEXTS[Math.floor(rand() * JSON_TEXTS.length)]!);
+      }
+      return { type: "json", values, validity };
+    }
     case "int64":
     case "timestamp":
     case "date": {
@@ -148,6 +214,11 @@ function randomColumn(field: Field, n: number, rand: () => number, nullRate: num
 export function assertColumnEqual(actual: Column, expected: Column, label: string): void {
   assert.equal(actual.type, expected.type, `${label}: type`);
   assert.equal(actual.values.length, expected.values.length, `${label}: length`);
+  assert.equal(
+    actual.values instanceof BigInt64Array,
+    expected.values instanceof BigInt64Array,
+    `${label}: representation`,
+  );
   for (let i = 0; i < expected.values.length; i++) {
     const ev = expected.validity ? expected.validity[i] : 1;
     const av = actual.validity ? actual.validity[i] : 1;
@@ -184,10 +255,11 @@ export async function writeTestArchive(
   const chunkRows = options.chunkRows ?? 100;
   const codec = options.codec ?? "zstd";
   const plans = options.plans ?? planColumns(sliceBatch(batch, 0, chunkRows));
+  const schema = schemaToJson(batch.schema);
   const header: ArchiveHeader = {
     format: "permafrost",
-    version: "1.3",
-    schema: schemaToJson(batch.schema),
+    version: archiveVersion({ schema, encryption: null }),
+    schema,
     codec,
     auto_reason: null,
     chunk_rows: chunkRows,

@@ -19,7 +19,7 @@
 import { constants, zstdCompressSync } from "node:zlib";
 import type { Codec } from "../codecs/codec.ts";
 import { CodecError } from "../codecs/errors.ts";
-import type { Column, Field } from "./column.ts";
+import { type Column, type Field, isWideDecimal } from "./column.ts";
 import { FormatError } from "./errors.ts";
 import type { ColumnPlan } from "./header.ts";
 import { QUANTIZER_FOR } from "./predictors/float_quant.ts";
@@ -81,7 +81,7 @@ export function predictBlock(
 ): { predictor: Predictor; bytes: Uint8Array } {
   const { field, plan, deps } = options;
   const warn = options.warn ?? (() => {});
-  const values = column.validity ? zeroNulls(column) : column;
+  const values = narrowDecimal(field, column.validity ? zeroNulls(column) : column);
   if (plan.deps.length > 0) {
     const bytes = keyedRank.encode(values, { field, deps, warn });
     if (bytes) return { predictor: keyedRank, bytes };
@@ -117,10 +117,29 @@ export function trialSize(bytes: Uint8Array): number {
   return zstdCompressSync(bytes, { params: { [constants.ZSTD_c_compressionLevel]: 3 } }).length;
 }
 
+/**
+ * A wide decimal's values as a `BigInt64Array` when every one fits 64 bits, so the
+ * integer predictors can take the block; otherwise (or for any other column) the
+ * column as it is. `decodeBlock` widens the values back.
+ */
+function narrowDecimal(field: Field, column: Column): Column {
+  if (column.type !== "decimal" || column.values instanceof BigInt64Array) return column;
+  const wide = column.values;
+  const narrow = new BigInt64Array(wide.length);
+  for (let i = 0; i < wide.length; i++) {
+    const v = wide[i]!;
+    if (v !== BigInt.asIntN(64, v)) return column;
+    narrow[i] = v;
+  }
+  return isWideDecimal(field)
+    ? { type: "decimal", values: narrow, validity: column.validity }
+    : column;
+}
+
 function zeroNulls(column: Column): Column {
   const validity = column.validity as Uint8Array;
   const values = column.values.slice() as typeof column.values;
-  const zero = column.type === "string"
+  const zero = column.type === "string" || column.type === "json"
     ? ""
     : column.type === "float64" || column.type === "bool"
     ? 0
@@ -214,7 +233,10 @@ export async function decodeBlock(
       for (let i = 0; i < rows; i++) validity[i] = (body[i >> 3]! >> (i & 7)) & 1;
       body = body.subarray(bitmapLength);
     }
-    const column = predictor.decode(body, rows, { field, deps: options.deps });
+    let column = predictor.decode(body, rows, { field, deps: options.deps });
+    if (isWideDecimal(field) && column.values instanceof BigInt64Array) {
+      column = { type: "decimal", values: Array.from(column.values), validity: null };
+    }
     if (column.values.length !== rows) {
       throw new FormatError(
         "CORRUPT",

@@ -10,9 +10,15 @@
  * - `timestamp` → `BigInt64Array` of ticks since the Unix epoch in `field.unit`
  * - `date`      → `BigInt64Array` of days since the Unix epoch (a calendar date,
  *   kept apart from `timestamp` so `2012-01-01` thaws back as `2012-01-01`)
+ * - `time`      → `BigInt64Array` of ticks since midnight in `field.unit`
+ * - `duration`  → `BigInt64Array` of ticks in `field.unit` (signed)
+ * - `decimal`   → the unscaled integers (value = unscaled / 10^scale): a
+ *   `BigInt64Array` when `field.precision` ≤ 18, else a `bigint[]` (up to 76 digits)
  * - `float64`   → `Float64Array` (bits preserved: NaN payloads, -0.0, subnormals)
  * - `bool`      → `Uint8Array` of 0/1
  * - `string`    → `string[]`
+ * - `json`      → `string[]`, each the source text of one JSON value (kept verbatim:
+ *   key order, escapes, numbers beyond int64 or float64 all survive)
  * A null slot holds the type's zero (`0n`, `0`, `""`) and has validity 0.
  * `validity` is `null` when the column has no nulls.
  *
@@ -20,10 +26,40 @@
  */
 
 /** The logical column types. */
-export type ColumnType = "int64" | "float64" | "bool" | "timestamp" | "date" | "string";
+export type ColumnType =
+  | "int64"
+  | "float64"
+  | "bool"
+  | "timestamp"
+  | "date"
+  | "time"
+  | "duration"
+  | "decimal"
+  | "string"
+  | "json";
 
-/** Units a timestamp column can count in. */
+/** Every column type, in the order above. Frozen. */
+export const COLUMN_TYPES: readonly ColumnType[] = Object.freeze([
+  "int64",
+  "float64",
+  "bool",
+  "timestamp",
+  "date",
+  "time",
+  "duration",
+  "decimal",
+  "string",
+  "json",
+]);
+
+/** Units a timestamp, time or duration column can count in. */
 export type TimeUnit = "s" | "ms" | "us" | "ns";
+
+/** Most digits a decimal whose unscaled values are held in a `BigInt64Array` may have. */
+export const MAX_NARROW_DECIMAL_PRECISION = 18;
+
+/** Most digits a decimal column may have (Arrow's Decimal256). */
+export const MAX_DECIMAL_PRECISION = 76;
 
 /** One column of a schema. */
 export interface Field {
@@ -33,19 +69,23 @@ export interface Field {
   readonly type: ColumnType;
   /** Whether the column may hold nulls. */
   readonly nullable: boolean;
-  /** Tick unit, for `timestamp` only (default `us`). */
+  /** Tick unit, for `timestamp`, `time` and `duration` (default `us`). */
   readonly unit?: TimeUnit;
   /** IANA timezone or offset, for `timestamp` only, when the source had one. */
   readonly timezone?: string;
+  /** Total significant digits, for `decimal` only (1..76). */
+  readonly precision?: number;
+  /** Digits after the decimal point, for `decimal` only (0..precision). */
+  readonly scale?: number;
 }
 
 /** An ordered list of fields. */
 export type Schema = readonly Field[];
 
-/** A column of 64-bit integers, timestamps or dates. */
+/** A column of 64-bit integers, timestamps, dates, times of day or durations. */
 export interface BigIntColumn {
   /** The column type. */
-  readonly type: "int64" | "timestamp" | "date";
+  readonly type: "int64" | "timestamp" | "date" | "time" | "duration";
   /** One value per row (the type's zero in null slots). */
   readonly values: BigInt64Array;
   /** One byte per row, 1 = present, 0 = null; `null` when no row is null. */
@@ -69,10 +109,24 @@ export interface BoolColumn {
   /** One byte per row, 1 = present, 0 = null; `null` when no row is null. */
   readonly validity: Uint8Array | null;
 }
-/** A column of strings. */
+/**
+ * A column of exact decimals: the unscaled integers (value = unscaled / 10^scale).
+ * Held in a `BigInt64Array` when the field's precision is at most
+ * {@link MAX_NARROW_DECIMAL_PRECISION}, else in a `bigint[]`.
+ */
+export interface DecimalColumn {
+  /** The column type. */
+  readonly type: "decimal";
+  /** One unscaled value per row (`0n` in null slots). */
+  readonly values: BigInt64Array | bigint[];
+  /** One byte per row, 1 = present, 0 = null; `null` when no row is null. */
+  readonly validity: Uint8Array | null;
+}
+
+/** A column of strings, or of JSON values as their source text. */
 export interface StringColumn {
   /** The column type. */
-  readonly type: "string";
+  readonly type: "string" | "json";
   /** One value per row (the type's zero in null slots). */
   readonly values: string[];
   /** One byte per row, 1 = present, 0 = null; `null` when no row is null. */
@@ -80,7 +134,7 @@ export interface StringColumn {
 }
 
 /** Any column. */
-export type Column = BigIntColumn | FloatColumn | BoolColumn | StringColumn;
+export type Column = BigIntColumn | FloatColumn | BoolColumn | DecimalColumn | StringColumn;
 
 /** A set of equally long columns with their schema. */
 export interface Batch {
@@ -92,24 +146,59 @@ export interface Batch {
   readonly length: number;
 }
 
+/** Column types held as a `BigInt64Array` of integers, ticks or days. */
+export const BIGINT_TYPES: ReadonlySet<ColumnType> = new Set([
+  "int64",
+  "timestamp",
+  "date",
+  "time",
+  "duration",
+]);
+
+/** Column types held as `string[]`. */
+export const TEXT_TYPES: ReadonlySet<ColumnType> = new Set(["string", "json"]);
+
+/**
+ * Whether a decimal field's unscaled values are held in a `bigint[]` (more than
+ * {@link MAX_NARROW_DECIMAL_PRECISION} digits) rather than a `BigInt64Array`.
+ *
+ * @param field A field.
+ * @returns True for a decimal wider than 18 digits.
+ */
+export function isWideDecimal(field: Pick<Field, "type" | "precision">): boolean {
+  return field.type === "decimal" && (field.precision ?? 0) > MAX_NARROW_DECIMAL_PRECISION;
+}
+
 /**
  * Creates an empty column of a field's type and the given length (all zeros, no nulls).
  *
- * @param type The column type.
+ * @param field The field (its type, and for a decimal its precision).
  * @param length Number of rows.
  * @returns A zero-filled column.
  */
-export function emptyColumn(type: ColumnType, length: number): Column {
+export function emptyColumn(field: Pick<Field, "type" | "precision">, length: number): Column {
+  const type = field.type;
   switch (type) {
     case "int64":
     case "timestamp":
     case "date":
+    case "time":
+    case "duration":
       return { type, values: new BigInt64Array(length), validity: null };
+    case "decimal":
+      return {
+        type,
+        values: isWideDecimal(field)
+          ? new Array<bigint>(length).fill(0n)
+          : new BigInt64Array(length),
+        validity: null,
+      };
     case "float64":
       return { type, values: new Float64Array(length), validity: null };
     case "bool":
       return { type, values: new Uint8Array(length), validity: null };
     case "string":
+    case "json":
       return { type, values: new Array<string>(length).fill(""), validity: null };
   }
 }
@@ -138,12 +227,23 @@ export function sliceColumn(column: Column, start: number, end: number): Column 
     case "int64":
     case "timestamp":
     case "date":
+    case "time":
+    case "duration":
       return { type: column.type, values: column.values.subarray(start, end), validity };
+    case "decimal":
+      return {
+        type: column.type,
+        values: column.values instanceof BigInt64Array
+          ? column.values.subarray(start, end)
+          : column.values.slice(start, end),
+        validity,
+      };
     case "float64":
       return { type: column.type, values: column.values.subarray(start, end), validity };
     case "bool":
       return { type: column.type, values: column.values.subarray(start, end), validity };
     case "string":
+    case "json":
       return { type: column.type, values: column.values.slice(start, end), validity };
   }
 }
@@ -167,13 +267,17 @@ export function sliceBatch(batch: Batch, start: number, end: number): Batch {
 }
 
 /**
- * Concatenates columns of one type into one column.
+ * Concatenates columns of one field into one column.
  *
- * @param type The shared column type.
+ * @param field The shared field (its type, and for a decimal its precision).
  * @param parts Columns to join, in order.
  * @returns One column holding every row of `parts`.
  */
-export function concatColumns(type: ColumnType, parts: readonly Column[]): Column {
+export function concatColumns(
+  field: Pick<Field, "type" | "precision">,
+  parts: readonly Column[],
+): Column {
+  const type = field.type;
   const length = parts.reduce((n, p) => n + p.values.length, 0);
   const anyNulls = parts.some((p) => p.validity !== null);
   let validity: Uint8Array | null = null;
@@ -186,12 +290,12 @@ export function concatColumns(type: ColumnType, parts: readonly Column[]): Colum
       at += p.values.length;
     }
   }
-  if (type === "string") {
-    const values: string[] = [];
-    for (const p of parts) for (const v of p.values as string[]) values.push(v);
-    return { type, values, validity };
+  if (type === "string" || type === "json" || isWideDecimal(field)) {
+    const values: (string | bigint)[] = [];
+    for (const p of parts) for (const v of p.values as (string | bigint)[]) values.push(v);
+    return { type, values, validity } as Column;
   }
-  const out = emptyColumn(type, length);
+  const out = emptyColumn(field, length);
   let at = 0;
   for (const p of parts) {
     (out.values as BigInt64Array | Float64Array | Uint8Array).set(
@@ -214,15 +318,14 @@ export function concatBatches(schema: Schema, batches: readonly Batch[]): Batch 
   if (batches.length === 1 && batches[0]) return batches[0];
   return {
     schema,
-    columns: schema.map((f, i) =>
-      concatColumns(f.type, batches.map((b) => b.columns[i] as Column))
-    ),
+    columns: schema.map((f, i) => concatColumns(f, batches.map((b) => b.columns[i] as Column))),
     length: batches.reduce((n, b) => n + b.length, 0),
   };
 }
 
 /**
  * Reads one cell as a plain JS value (`bigint`, `number`, `boolean`, `string` or `null`).
+ * A decimal cell is its unscaled integer (`bigint`); a JSON cell its source text.
  *
  * @param column Any column.
  * @param row Row index.

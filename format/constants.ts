@@ -22,8 +22,15 @@ export const VERSION_MINOR = 3;
 /** Minor version of encrypted archives (AES-256-GCM blocks, FORMAT.md §4.4). */
 export const VERSION_MINOR_ENCRYPTED = 4;
 
+/**
+ * Minor version of archives whose schema holds a column type added in 1.5 (`decimal`,
+ * `time`, `duration`, `json`; FORMAT.md §3), encrypted or not. Older readers refuse
+ * such a file on its schema rather than misread it.
+ */
+export const VERSION_MINOR_TYPES = 5;
+
 /** Newest minor version this reader knows: reserved fields of minors up to it are checked. */
-export const VERSION_MINOR_READ = 4;
+export const VERSION_MINOR_READ = 5;
 
 /** Preamble: magic (8) + major (1) + minor (1) + flags (2) + header length (4). */
 export const PREAMBLE_SIZE = 16;

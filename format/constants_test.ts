@@ -9,6 +9,8 @@ Deno.test("constants never change", () => {
   assert.deepEqual([...C.MAGIC], [0x50, 0x46, 0x52, 0x5a, 0x0d, 0x0a, 0x1a, 0x0a]);
   assert.equal(C.VERSION_MAJOR, 1);
   assert.equal(C.VERSION_MINOR, 3);
+  assert.equal(C.VERSION_MINOR_ENCRYPTED, 4);
+  assert.equal(C.VERSION_MINOR_TYPES, 5);
   assert.equal(C.PREAMBLE_SIZE, 16);
   assert.equal(C.HASH_SIZE, 32);
   assert.equal(C.TAIL_SIZE, 48);

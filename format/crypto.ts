@@ -36,11 +36,10 @@ import {
   NONCE_SIZE,
   TAG_SIZE,
   VERSION_MAJOR,
-  VERSION_MINOR,
   VERSION_MINOR_ENCRYPTED,
 } from "./constants.ts";
 import { FormatError } from "./errors.ts";
-import type { ArchiveHeader, EncryptionHeader } from "./header.ts";
+import { type ArchiveHeader, archiveVersion, type EncryptionHeader } from "./header.ts";
 import type { EncodedChunk } from "./writer.ts";
 
 /** The one block cipher of encrypted archives, as the header names it. */
@@ -375,8 +374,8 @@ export function headerBinding(header: ArchiveHeader): string {
 }
 
 /**
- * The header of an encrypted archive: `encryption` set and the version raised to 1.4.
- * Plain headers pass through unchanged (1.3).
+ * The header of an encrypted archive: `encryption` set and the version raised to 1.4
+ * (1.5 stays 1.5). Plain headers keep their version.
  *
  * @param header A header built for a plain archive.
  * @param encryption The encryption member, or null.
@@ -386,8 +385,7 @@ export function withEncryption(
   header: ArchiveHeader,
   encryption: EncryptionHeader | null,
 ): ArchiveHeader {
-  const minor = encryption ? VERSION_MINOR_ENCRYPTED : VERSION_MINOR;
-  return { ...header, version: `${VERSION_MAJOR}.${minor}`, encryption };
+  return { ...header, version: archiveVersion({ schema: header.schema, encryption }), encryption };
 }
 
 /**

@@ -9,8 +9,21 @@
  *
  * @module
  */
-import type { ColumnType, Field, Schema, TimeUnit } from "./column.ts";
-import { MAX_EDEK_SIZE } from "./constants.ts";
+import {
+  type ColumnType,
+  type Field,
+  MAX_DECIMAL_PRECISION,
+  MAX_NARROW_DECIMAL_PRECISION,
+  type Schema,
+  type TimeUnit,
+} from "./column.ts";
+import {
+  MAX_EDEK_SIZE,
+  VERSION_MAJOR,
+  VERSION_MINOR,
+  VERSION_MINOR_ENCRYPTED,
+  VERSION_MINOR_TYPES,
+} from "./constants.ts";
 import { FormatError } from "./errors.ts";
 import { decodeUtf8, encodeUtf8 } from "./_bytes.ts";
 import type { Quantization } from "./predictors/predictor.ts";
@@ -27,7 +40,15 @@ export type ArrowTypeJson =
     unit: "SECOND" | "MILLISECOND" | "MICROSECOND" | "NANOSECOND";
     timezone: string | null;
   }
-  | { name: "date"; unit: "DAY" };
+  | { name: "date"; unit: "DAY" }
+  | {
+    name: "time";
+    unit: "SECOND" | "MILLISECOND" | "MICROSECOND" | "NANOSECOND";
+    bitWidth: 32 | 64;
+  }
+  | { name: "duration"; unit: "SECOND" | "MILLISECOND" | "MICROSECOND" | "NANOSECOND" }
+  | { name: "decimal"; precision: number; scale: number; bitWidth: 64 | 128 | 256 }
+  | { name: "json" };
 
 /** One field of the Arrow-schema JSON. */
 export interface ArrowFieldJson {
@@ -186,6 +207,7 @@ export function schemaToJson(schema: Schema): ArrowSchemaJson {
 }
 
 function typeToJson(f: Field): ArrowTypeJson {
+  const unit = UNIT_TO_ARROW[f.unit ?? "us"];
   switch (f.type) {
     case "int64":
       return { name: "int", bitWidth: 64, isSigned: true };
@@ -198,11 +220,26 @@ function typeToJson(f: Field): ArrowTypeJson {
     case "date":
       return { name: "date", unit: "DAY" };
     case "timestamp":
+      return { name: "timestamp", unit, timezone: f.timezone ?? null };
+    case "time":
       return {
-        name: "timestamp",
-        unit: UNIT_TO_ARROW[f.unit ?? "us"],
-        timezone: f.timezone ?? null,
+        name: "time",
+        unit,
+        bitWidth: unit === "SECOND" || unit === "MILLISECOND" ? 32 : 64,
       };
+    case "duration":
+      return { name: "duration", unit };
+    case "decimal": {
+      const precision = f.precision ?? MAX_DECIMAL_PRECISION;
+      return {
+        name: "decimal",
+        precision,
+        scale: f.scale ?? 0,
+        bitWidth: precision <= MAX_NARROW_DECIMAL_PRECISION ? 64 : precision <= 38 ? 128 : 256,
+      };
+    }
+    case "json":
+      return { name: "json" };
   }
 }
 
@@ -225,11 +262,32 @@ export function schemaFromJson(json: unknown): Schema {
     const nullable = f.nullable === true;
     const t = f.type as Record<string, unknown> | undefined;
     const type = columnTypeOf(t, f.name);
-    if (type !== "timestamp") return { name: f.name, type, nullable };
+    if (type === "decimal") {
+      const { precision, scale } = t as { precision?: unknown; scale?: unknown };
+      if (
+        !Number.isSafeInteger(precision) || (precision as number) < 1 ||
+        (precision as number) > MAX_DECIMAL_PRECISION || !Number.isSafeInteger(scale) ||
+        (scale as number) < 0 || (scale as number) > (precision as number)
+      ) {
+        throw corrupt(
+          `header schema column "${f.name}" has decimal precision ${precision} and scale ${scale} (expected 1..${MAX_DECIMAL_PRECISION} and 0..precision)`,
+        );
+      }
+      return {
+        name: f.name,
+        type,
+        nullable,
+        precision: precision as number,
+        scale: scale as number,
+      };
+    }
+    if (type !== "timestamp" && type !== "time" && type !== "duration") {
+      return { name: f.name, type, nullable };
+    }
     const unit = ARROW_TO_UNIT[String(t?.unit)];
-    if (!unit) throw corrupt(`header schema column "${f.name}" has timestamp unit "${t?.unit}"`);
+    if (!unit) throw corrupt(`header schema column "${f.name}" has ${type} unit "${t?.unit}"`);
     const tz = t?.timezone;
-    return typeof tz === "string"
+    return type === "timestamp" && typeof tz === "string"
       ? { name: f.name, type, nullable, unit, timezone: tz }
       : { name: f.name, type, nullable, unit };
   });
@@ -251,8 +309,45 @@ function columnTypeOf(t: Record<string, unknown> | undefined, name: string): Col
       return "date";
     case "timestamp":
       return "timestamp";
+    case "time":
+      return "time";
+    case "duration":
+      return "duration";
+    case "decimal":
+      return "decimal";
+    case "json":
+      return "json";
   }
   throw corrupt(`header schema column "${name}" has unsupported type ${JSON.stringify(t)}`);
+}
+
+/** Arrow-JSON type names of the column types added in 1.5. */
+const TYPES_SINCE_1_5: ReadonlySet<string> = new Set(["time", "duration", "decimal", "json"]);
+
+/**
+ * The lowest minor version that describes an archive with this schema and
+ * encryption: 1.5 when a column has a type added in 1.5, else 1.4 when encrypted,
+ * else 1.3 (FORMAT.md §9). Writers stamp it so every older reader keeps reading
+ * what it can.
+ *
+ * @param header The schema JSON and the encryption member.
+ * @returns The minor version.
+ */
+export function archiveMinor(header: Pick<ArchiveHeader, "schema" | "encryption">): number {
+  if (header.schema.fields.some((f) => TYPES_SINCE_1_5.has(f.type.name))) {
+    return VERSION_MINOR_TYPES;
+  }
+  return header.encryption ? VERSION_MINOR_ENCRYPTED : VERSION_MINOR;
+}
+
+/**
+ * The `version` text a header must carry: `1.<archiveMinor>`.
+ *
+ * @param header The schema JSON and the encryption member.
+ * @returns E.g. `"1.3"`.
+ */
+export function archiveVersion(header: Pick<ArchiveHeader, "schema" | "encryption">): string {
+  return `${VERSION_MAJOR}.${archiveMinor(header)}`;
 }
 
 /**

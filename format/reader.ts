@@ -35,10 +35,11 @@ import {
   VERSION_MAJOR,
   VERSION_MINOR_ENCRYPTED,
   VERSION_MINOR_READ,
+  VERSION_MINOR_TYPES,
 } from "./constants.ts";
 import { FormatError } from "./errors.ts";
 import type { ArchiveFooter, ArchiveHeader, ChunkEntry } from "./header.ts";
-import { decodeFooter, decodeHeader } from "./header.ts";
+import { archiveMinor, decodeFooter, decodeHeader } from "./header.ts";
 import { sha256, sha256Hex } from "./_hash.ts";
 import { zstd } from "../codecs/zstd.ts";
 
@@ -552,6 +553,12 @@ async function readIndex(file: Deno.FsFile, path: string): Promise<ArchiveIndex>
     throw fail(
       "CORRUPT",
       `a ${major}.${minor} archive cannot be encrypted (encryption is 1.${VERSION_MINOR_ENCRYPTED})`,
+    );
+  }
+  if (minor < VERSION_MINOR_TYPES && archiveMinor(header) === VERSION_MINOR_TYPES) {
+    throw fail(
+      "CORRUPT",
+      `a ${major}.${minor} archive cannot hold decimal, time, duration or json columns (they are 1.${VERSION_MINOR_TYPES})`,
     );
   }
   const footer = decodeFooter(footerJson, schema.length, footerStart);

@@ -17,6 +17,7 @@ import {
   assertColumnEqual,
   randomBatch,
   resealArchive,
+  TYPES_1_3,
   writeTestArchive,
 } from "./_test_utils.ts";
 
@@ -71,6 +72,19 @@ function secretBatch(rows: number): Batch {
   };
 }
 
+Deno.test("an encrypted archive of the 1.3 column types is 1.4, with 1.5 types 1.5", async () => {
+  const path = `${TMP}/raw_13.pf`;
+  const batch = randomBatch(TYPES_1_3, 50, 3);
+  await writeTestArchive(path, batch, { encryption: { key: KEY } });
+  const reader = await ArchiveReader.open(path);
+  try {
+    assert.equal(reader.index.version, "1.4");
+  } finally {
+    reader.close();
+  }
+  assertSame(await readAll(path, { key: KEY }), batch);
+});
+
 Deno.test("ArchiveReader reads an archive encrypted with a raw key back exactly", async (t) => {
   const batch = randomBatch(ALL_TYPES, 500, 5);
   const path = `${TMP}/raw.pf`;
@@ -78,21 +92,24 @@ Deno.test("ArchiveReader reads an archive encrypted with a raw key back exactly"
   await t.step("with the key", async () => {
     assertSame(await readAll(path, { key: KEY }), batch);
   });
-  await t.step("header says 1.4 and records the key's fingerprint, no EDEK", async () => {
-    const reader = await ArchiveReader.open(path);
-    try {
-      assert.equal(reader.index.version, "1.4");
-      assert.equal(reader.index.header.version, "1.4");
-      assert.equal(reader.encrypted, true);
-      const e = reader.index.header.encryption!;
-      assert.equal(e.key_provider, "raw");
-      assert.equal(e.edek, null);
-      assert.match(e.key_id!, /^sha256:/);
-      assert.equal((await reader.verify()).ok, true, "verify needs no key");
-    } finally {
-      reader.close();
-    }
-  });
+  await t.step(
+    "header says 1.5 (it has 1.5 types) and records the key's fingerprint, no EDEK",
+    async () => {
+      const reader = await ArchiveReader.open(path);
+      try {
+        assert.equal(reader.index.version, "1.5");
+        assert.equal(reader.index.header.version, "1.5");
+        assert.equal(reader.encrypted, true);
+        const e = reader.index.header.encryption!;
+        assert.equal(e.key_provider, "raw");
+        assert.equal(e.edek, null);
+        assert.match(e.key_id!, /^sha256:/);
+        assert.equal((await reader.verify()).ok, true, "verify needs no key");
+      } finally {
+        reader.close();
+      }
+    },
+  );
   await t.step("without a key: open works, reading rows is KEY_REQUIRED", async () => {
     await assert.rejects(readAll(path), isCode("KEY_REQUIRED"));
     await assert.rejects(ArchiveReader.open(path, { requireKey: true }), isCode("KEY_REQUIRED"));

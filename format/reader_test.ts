@@ -109,7 +109,7 @@ Deno.test("ArchiveReader.open() names what is wrong with a damaged file", async 
       async () => ArchiveReader.open(await withBytes(b)),
       "UNSUPPORTED_VERSION",
     );
-    assert.match(err.message, /2\.3/);
+    assert.match(err.message, new RegExp(`2\\.${good[9]}`));
   });
   await t.step("every truncation is TRUNCATED", async () => {
     for (const keep of [1, 8, 16, 95, 200, good.length - 49, good.length - 1]) {

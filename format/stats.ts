@@ -2,10 +2,11 @@
  * Per-chunk column statistics for the footer index (min, max, null count), and
  * their comparison helpers for pruning.
  *
- * Wire form, FORMAT.md §6: int64, timestamp (ticks) and date (days) as decimal
- * strings, exact beyond 2^53; float64 as JSON numbers, with `"Infinity"` and
- * `"-Infinity"` as strings and NaN ignored; bool as booleans; strings when at
- * most `MAX_STRING_STAT` UTF-16 units, else `null` (unknown). Pure.
+ * Wire form, FORMAT.md §6: int64, timestamp (ticks), date (days), time (ticks),
+ * duration (ticks) and decimal (the unscaled integer) as decimal strings, exact
+ * beyond 2^53; float64 as JSON numbers, with `"Infinity"` and `"-Infinity"` as
+ * strings and NaN ignored; bool as booleans; strings and JSON texts when at most
+ * `MAX_STRING_STAT` UTF-16 units, else `null` (unknown). Pure.
  *
  * @module
  */
@@ -30,7 +31,10 @@ export function columnStats(column: Column): ColumnStats {
   switch (column.type) {
     case "int64":
     case "timestamp":
-    case "date": {
+    case "date":
+    case "time":
+    case "duration":
+    case "decimal": {
       let min: bigint | null = null;
       let max: bigint | null = null;
       const v = column.values;
@@ -75,7 +79,8 @@ export function columnStats(column: Column): ColumnStats {
       }
       return { min, max, null_count: nulls };
     }
-    case "string": {
+    case "string":
+    case "json": {
       let min: string | null = null;
       let max: string | null = null;
       for (let i = 0; i < n; i++) {
@@ -115,7 +120,9 @@ export function mergeStats(type: Column["type"], parts: readonly ColumnStats[]):
     nulls += p.null_count;
     if (p.min === null || p.max === null) {
       // All-null chunks have no bounds; a non-null chunk without bounds makes them unknown.
-      if (type === "string" || type === "float64") unknown ||= p.null_count === 0;
+      if (type === "string" || type === "json" || type === "float64") {
+        unknown ||= p.null_count === 0;
+      }
       continue;
     }
     if (min === null || compareStat(type, p.min, min) < 0) min = p.min;
@@ -140,7 +147,10 @@ export function compareStat(
   switch (type) {
     case "int64":
     case "timestamp":
-    case "date": {
+    case "date":
+    case "time":
+    case "duration":
+    case "decimal": {
       const x = BigInt(a as string);
       const y = BigInt(b as string);
       return x < y ? -1 : x > y ? 1 : 0;
@@ -153,6 +163,7 @@ export function compareStat(
     case "bool":
       return Number(a) - Number(b);
     case "string":
+    case "json":
       return a < b ? -1 : a > b ? 1 : 0;
   }
 }

@@ -19,12 +19,10 @@ import {
   PREAMBLE_SIZE,
   TAIL_SIZE,
   VERSION_MAJOR,
-  VERSION_MINOR,
-  VERSION_MINOR_ENCRYPTED,
 } from "./constants.ts";
 import { FormatError } from "./errors.ts";
 import type { ArchiveFooter, ArchiveHeader, ChunkEntry, ColumnStats } from "./header.ts";
-import { encodeHeader } from "./header.ts";
+import { archiveMinor, archiveVersion, encodeHeader } from "./header.ts";
 import { sha256, sha256Bytes, sha256Hex } from "./_hash.ts";
 import { encodeUtf8 } from "./_bytes.ts";
 
@@ -59,6 +57,7 @@ export class ArchiveWriter {
   #headerSha: string;
   #columns: number;
   #minor: number;
+  #encrypted: boolean;
   #closed = false;
 
   private constructor(
@@ -69,6 +68,7 @@ export class ArchiveWriter {
     headerSha: string,
     columns: number,
     minor: number,
+    encrypted: boolean,
   ) {
     this.#file = file;
     this.#path = path;
@@ -78,31 +78,32 @@ export class ArchiveWriter {
     this.#headerSha = headerSha;
     this.#columns = columns;
     this.#minor = minor;
+    this.#encrypted = encrypted;
   }
 
   /**
    * Creates the temp file and writes the preamble, header and header hash.
    *
-   * An archive with `header.encryption` set is written as version 1.4 (FORMAT.md
-   * §4.4) and takes only encrypted chunks; a plain one stays 1.3 byte for byte.
+   * The version is the lowest that describes the file (`archiveVersion`): 1.3 for a
+   * plain archive of the 1.3 types (byte for byte as ever), 1.4 when encrypted (only
+   * encrypted chunks then), 1.5 when a column has a type added in 1.5.
    *
    * @param path Final archive path.
-   * @param header The header (`version` must be `1.4` when encrypted, else `1.3`; see `withEncryption`).
+   * @param header The header (`version` must be `archiveVersion(header)`).
    * @returns A writer positioned at the payload.
    * @throws {FormatError} WRITE_FAILED when the temp file cannot be created; BAD_ARGUMENT
    * when `version` does not match `encryption`.
    */
   static async create(path: string, header: ArchiveHeader): Promise<ArchiveWriter> {
-    const minor = header.encryption ? VERSION_MINOR_ENCRYPTED : VERSION_MINOR;
-    if (header.version !== `${VERSION_MAJOR}.${minor}`) {
+    const version = archiveVersion(header);
+    if (header.version !== version) {
       throw new FormatError(
         "BAD_ARGUMENT",
-        `Cannot write archive '${path}': header version is "${header.version}", an ${
-          header.encryption ? "encrypted" : "unencrypted"
-        } archive is "${VERSION_MAJOR}.${minor}"`,
+        `Cannot write archive '${path}': header version is "${header.version}", this schema and encryption make it "${version}"`,
         { path },
       );
     }
+    const minor = archiveMinor(header);
     const headerBytes = encodeHeader(header);
     const preamble = new Uint8Array(PREAMBLE_SIZE);
     preamble.set(MAGIC, 0);
@@ -127,6 +128,7 @@ export class ArchiveWriter {
       hex(headerSha),
       header.schema.fields.length,
       minor,
+      header.encryption !== null,
     );
     await writer.#write(preamble);
     await writer.#write(headerBytes);
@@ -152,7 +154,7 @@ export class ArchiveWriter {
       );
     }
     if (chunk.rows <= 0) throw new FormatError("BAD_ARGUMENT", "Cannot write an empty chunk");
-    const encrypted = this.#minor === VERSION_MINOR_ENCRYPTED;
+    const encrypted = this.#encrypted;
     // Never let a plaintext block into an encrypted archive (or the reverse).
     const odd = chunk.blocks.findIndex((b) => (b.sealed === true) !== encrypted);
     if (odd >= 0) {

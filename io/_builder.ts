@@ -6,7 +6,16 @@
  *
  * @module
  */
-import type { Batch, Column, ColumnType, Field, Schema } from "../format/column.ts";
+import {
+  type Batch,
+  BIGINT_TYPES,
+  type Column,
+  type ColumnType,
+  type Field,
+  isWideDecimal,
+  type Schema,
+  TEXT_TYPES,
+} from "../format/column.ts";
 
 const EMPTY_BIG = new BigInt64Array(0);
 const EMPTY_I32 = new Int32Array(0);
@@ -17,33 +26,46 @@ const EMPTY_U8 = new Uint8Array(0);
 export class ColumnBuilder {
   /** The column type. */
   readonly type: ColumnType;
-  /** Values of int64 / timestamp / date columns. */
+  /** Values of int64 / timestamp / date / time / duration columns and 64-bit decimals. */
   readonly big: BigInt64Array;
+  /** Unscaled values of decimals wider than 64 bits. */
+  readonly wide: bigint[];
   /** `big` seen as 32-bit halves (fast stores of safe integers). */
   readonly i32: Int32Array;
   /** Values of float64 columns. */
   readonly f64: Float64Array;
   /** Values of bool columns. */
   readonly u8: Uint8Array;
-  /** Values of string columns. */
+  /** Values of string and json columns. */
   readonly str: string[];
   /** Byte-per-row validity, `null` until the first null. */
   validity: Uint8Array | null = null;
   readonly #capacity: number;
+  readonly #wide: boolean;
 
   /**
-   * @param type Column type.
+   * @param field The column's field (its type; a decimal's precision).
    * @param capacity Rows the batch can hold.
    */
-  constructor(type: ColumnType, capacity: number) {
+  constructor(field: Pick<Field, "type" | "precision">, capacity: number) {
+    const type = field.type;
     this.type = type;
     this.#capacity = capacity;
-    const bigType = type === "int64" || type === "timestamp" || type === "date";
+    const wide = isWideDecimal(field);
+    this.#wide = wide;
+    const bigType = BIGINT_TYPES.has(type) || (type === "decimal" && !wide);
     this.big = bigType ? new BigInt64Array(capacity) : EMPTY_BIG;
     this.i32 = bigType ? new Int32Array(this.big.buffer) : EMPTY_I32;
+    this.wide = wide ? new Array<bigint>(capacity).fill(0n) : [];
     this.f64 = type === "float64" ? new Float64Array(capacity) : EMPTY_F64;
     this.u8 = type === "bool" ? new Uint8Array(capacity) : EMPTY_U8;
-    this.str = type === "string" ? new Array<string>(capacity).fill("") : [];
+    this.str = TEXT_TYPES.has(type) ? new Array<string>(capacity).fill("") : [];
+  }
+
+  /** Stores an unscaled decimal at `row` (into `big` or `wide` by the field's precision). */
+  setDecimal(row: number, unscaled: bigint): void {
+    if (this.#wide) this.wide[row] = unscaled;
+    else this.big[row] = unscaled;
   }
 
   /** Marks `row` null (its value slot stays the type's zero). */
@@ -64,12 +86,21 @@ export class ColumnBuilder {
       case "int64":
       case "timestamp":
       case "date":
+      case "time":
+      case "duration":
         return { type: this.type, values: full ? this.big : this.big.slice(0, length), validity };
+      case "decimal": {
+        const values = this.#wide
+          ? (full ? this.wide : this.wide.slice(0, length))
+          : (full ? this.big : this.big.slice(0, length));
+        return { type: this.type, values, validity };
+      }
       case "float64":
         return { type: this.type, values: full ? this.f64 : this.f64.slice(0, length), validity };
       case "bool":
         return { type: this.type, values: full ? this.u8 : this.u8.slice(0, length), validity };
       case "string":
+      case "json":
         if (!full) this.str.length = length;
         return { type: this.type, values: this.str, validity };
     }
@@ -94,7 +125,7 @@ export class BatchBuilder {
   constructor(schema: Schema, capacity: number) {
     this.schema = schema;
     this.capacity = capacity;
-    this.columns = schema.map((f: Field) => new ColumnBuilder(f.type, capacity));
+    this.columns = schema.map((f: Field) => new ColumnBuilder(f, capacity));
   }
 
   /** Hands over the rows written so far as a batch. */

@@ -9,6 +9,10 @@
  *   separator for JSON; a `Z` suffix when the field has a timezone, so the reader knows
  *   it is an instant.
  * - date: `YYYY-MM-DD`.
+ * - time of day: `HH:MM:SS[.fff…]`, the fraction as for timestamps.
+ * - duration: ISO 8601 `[-]PT[nH][nM][n[.fff…]S]` (`PT0S` for zero), hours unbounded,
+ *   the fraction with all the unit's digits when non-zero.
+ * - decimal: plain digits with every fraction digit of the scale (`formatDecimal`).
  *
  * Pure: no I/O.
  *
@@ -114,4 +118,60 @@ export class TimestampFormatter {
   get unit(): TimeUnit {
     return this.#unit;
   }
+}
+
+/** Splits ticks of `unit` into whole seconds (floored) and the remaining ticks. */
+function splitTicks(ticks: bigint, unit: TimeUnit): { secs: bigint; frac: bigint } {
+  const per = BigInt(TICKS_PER_SECOND[unit]);
+  let secs = ticks / per;
+  let frac = ticks - secs * per;
+  if (frac < 0n) {
+    secs -= 1n;
+    frac += per;
+  }
+  return { secs, frac };
+}
+
+function fraction(frac: bigint, unit: TimeUnit): string {
+  return frac === 0n ? "" : "." + String(frac).padStart(UNIT_DIGITS[unit], "0");
+}
+
+/**
+ * Formats ticks since midnight as `HH:MM:SS[.fff…]` (a value outside one day keeps
+ * counting hours, so nothing is ever wrapped).
+ *
+ * @param ticks Ticks of `unit`.
+ * @param unit The unit.
+ * @returns The text.
+ */
+export function formatTime(ticks: bigint, unit: TimeUnit): string {
+  const { secs, frac } = splitTicks(ticks, unit);
+  const sign = secs < 0n ? "-" : "";
+  const s = secs < 0n ? -secs : secs;
+  const hh = s / 3600n;
+  const mm = (s / 60n) % 60n;
+  const ss = s % 60n;
+  return sign + String(hh).padStart(2, "0") + ":" + String(mm).padStart(2, "0") + ":" +
+    String(ss).padStart(2, "0") + fraction(frac, unit);
+}
+
+/**
+ * Formats a duration as ISO 8601 `[-]PT[nH][nM][n[.fff…]S]`: `PT1H2M3.5S`, `-PT0.001S`,
+ * `PT0S`.
+ *
+ * @param ticks Signed ticks of `unit`.
+ * @param unit The unit.
+ * @returns The text.
+ */
+export function formatDuration(ticks: bigint, unit: TimeUnit): string {
+  const negative = ticks < 0n;
+  const { secs, frac } = splitTicks(negative ? -ticks : ticks, unit);
+  const hh = secs / 3600n;
+  const mm = (secs / 60n) % 60n;
+  const ss = secs % 60n;
+  let out = negative ? "-PT" : "PT";
+  if (hh !== 0n) out += `${hh}H`;
+  if (mm !== 0n) out += `${mm}M`;
+  if (ss !== 0n || frac !== 0n || (hh === 0n && mm === 0n)) out += `${ss}${fraction(frac, unit)}S`;
+  return out;
 }

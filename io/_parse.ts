@@ -380,3 +380,59 @@ export function timestampTicks(parts: TimestampParts, unit: TimeUnit): number | 
   const big = BigInt(parts.seconds) * BigInt(per) + BigInt(sub);
   return fitsInt64(big) ? big : null;
 }
+
+/** Scales a fraction's digits to ticks of `unit`; null when it holds more digits than the unit. */
+function fractionTicks(digits: string, unit: TimeUnit): bigint | null {
+  const keep = UNIT_DIGITS[unit];
+  const trimmed = digits.replace(/0+$/, "");
+  if (trimmed.length > keep) return null;
+  return trimmed === "" ? 0n : BigInt(trimmed.padEnd(keep, "0"));
+}
+
+const TIME_TEXT = /^(\d{2,}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?$/;
+
+/**
+ * Parses a time of day `HH:MM:SS[.fff…]` (the form `_format.ts` writes) to ticks of
+ * `unit` since midnight. Minutes and seconds must be below 60; hours may exceed 23
+ * (the writer keeps counting rather than wrapping). Null when the text does not
+ * match or holds a finer fraction than the unit.
+ *
+ * @param text The text.
+ * @param unit The tick unit.
+ * @returns The ticks, or null.
+ */
+export function parseTimeOfDay(text: string, unit: TimeUnit): bigint | null {
+  const m = TIME_TEXT.exec(text);
+  if (m === null) return null;
+  const [, hh, mm, ss, frac = ""] = m;
+  if (Number(mm) > 59 || Number(ss) > 59) return null;
+  const f = fractionTicks(frac, unit);
+  if (f === null) return null;
+  const secs = BigInt(hh!) * 3600n + BigInt(mm!) * 60n + BigInt(ss!);
+  const v = secs * BigInt(TICKS_PER_SECOND[unit]) + f;
+  return fitsInt64(v) ? v : null;
+}
+
+const DURATION_TEXT = /^(-?)PT(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)(?:\.(\d{1,9}))?S)?$/;
+
+/**
+ * Parses an ISO 8601 duration of hours, minutes and seconds (`PT1H2M3.5S`, `-PT0S`;
+ * the form `_format.ts` writes) to signed ticks of `unit`. Days, months and years are
+ * refused: their length in seconds is not fixed.
+ *
+ * @param text The text.
+ * @param unit The tick unit.
+ * @returns The ticks, or null when the text does not match, holds a finer fraction
+ * than the unit, or does not fit 64 bits.
+ */
+export function parseDuration(text: string, unit: TimeUnit): bigint | null {
+  const m = DURATION_TEXT.exec(text);
+  if (m === null || text.endsWith("T")) return null;
+  const [, sign, hh = "0", mm = "0", ss = "0", frac = ""] = m;
+  const f = fractionTicks(frac, unit);
+  if (f === null) return null;
+  const secs = BigInt(hh) * 3600n + BigInt(mm) * 60n + BigInt(ss);
+  const ticks = secs * BigInt(TICKS_PER_SECOND[unit]) + f;
+  const v = sign === "-" ? -ticks : ticks;
+  return fitsInt64(v) ? v : null;
+}

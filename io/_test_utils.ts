@@ -13,10 +13,12 @@ import {
   type Batch,
   type Column,
   concatBatches,
+  emptyColumn,
   type Field,
   type Schema,
   type TimeUnit,
 } from "../format/column.ts";
+import { TICKS_PER_SECOND } from "./_parse.ts";
 
 const TMP_ROOT = new URL("../.tmp/", import.meta.url);
 
@@ -204,6 +206,35 @@ export function randomBatch(rng: Rng, schema: Schema, length: number): Batch {
         for (let i = 0; i < length; i++) values[i] = isNull(i) ? "" : randomString(rng);
         return { type: "string", values, validity: v };
       }
+      case "time":
+      case "duration": {
+        const values = new BigInt64Array(length);
+        const perDay = BigInt(TICKS_PER_SECOND[f.unit ?? "us"]) * 86400n;
+        for (let i = 0; i < length; i++) {
+          if (isNull(i)) continue;
+          const x = BigInt.asIntN(64, rng.bits64());
+          values[i] = f.type === "time" ? (x < 0n ? -x : x) % perDay : x;
+        }
+        return { type: f.type, values, validity: v };
+      }
+      case "decimal": {
+        const limit = 10n ** BigInt(f.precision ?? 18);
+        const column = emptyColumn(f, length);
+        const values = column.values as BigInt64Array | bigint[];
+        for (let i = 0; i < length; i++) {
+          if (isNull(i)) continue;
+          const x = rng.int(4) === 0 ? limit - 1n : BigInt.asIntN(64, rng.bits64()) % limit;
+          values[i] = rng.int(2) === 0 ? x : -x;
+        }
+        return { type: "decimal", values, validity: v };
+      }
+      case "json": {
+        const values = new Array<string>(length);
+        for (let i = 0; i < length; i++) {
+          values[i] = isNull(i) ? "" : JSON.stringify({ s: randomString(rng), n: rng.int(1000) });
+        }
+        return { type: "json", values, validity: v };
+      }
     }
   });
   return { schema, columns, length };
@@ -224,16 +255,7 @@ export async function collect(schema: Schema, batches: AsyncIterable<Batch>): Pr
 }
 
 function emptyOf(f: Field): Column {
-  switch (f.type) {
-    case "float64":
-      return { type: f.type, values: new Float64Array(0), validity: null };
-    case "bool":
-      return { type: f.type, values: new Uint8Array(0), validity: null };
-    case "string":
-      return { type: f.type, values: [], validity: null };
-    default:
-      return { type: f.type, values: new BigInt64Array(0), validity: null };
-  }
+  return emptyColumn(f, 0);
 }
 
 function floatBits(values: Float64Array, i: number): bigint {

@@ -6,9 +6,13 @@
  *
  * Types: int64 → BIGINT, float64 → DOUBLE (bits kept), bool → BOOLEAN, date → DATE,
  * string → VARCHAR, timestamp → TIMESTAMP_NS (ns), TIMESTAMPTZ (a timezone and s/ms/us)
- * or TIMESTAMP (s/ms/us). Parquet has no seconds unit and DuckDB widens ms, so the
- * exact schema (units, timezone names) also goes into the key-value metadata
- * `permafrost_schema`, which `parquet.ts` uses to give the columns back their unit.
+ * or TIMESTAMP (s/ms/us), time → TIME_NS (ns) or TIME (s/ms/us), decimal → DECIMAL(p, s)
+ * (up to 38 digits, Parquet through DuckDB holds no more: wider ones are refused),
+ * duration → BIGINT of its ticks, json → VARCHAR of its text (DuckDB's JSON type
+ * refuses lone-surrogate escapes, which a json column may hold). Parquet has no
+ * seconds unit and no duration, and DuckDB widens ms, so the exact schema (units,
+ * timezone names, duration, json) also goes into the key-value metadata
+ * `permafrost_schema`, which `parquet.ts` uses to give the columns back their types.
  *
  * @module
  */
@@ -16,21 +20,29 @@ import {
   BIGINT,
   BOOLEAN,
   DATE,
+  DECIMAL,
   DOUBLE,
   type DuckDBBigIntVector,
   type DuckDBBooleanVector,
   DuckDBDataChunk,
   DuckDBDateValue,
+  DuckDBDecimalValue,
   type DuckDBDateVector,
   type DuckDBDoubleVector,
+  DuckDBTimeNSValue,
+  type DuckDBTimeNSVector,
   DuckDBTimestampNanosecondsValue,
   type DuckDBTimestampNanosecondsVector,
   DuckDBTimestampTZValue,
   type DuckDBTimestampTZVector,
   DuckDBTimestampValue,
   type DuckDBTimestampVector,
+  DuckDBTimeValue,
+  type DuckDBTimeVector,
   type DuckDBType,
   type DuckDBVarCharVector,
+  TIME,
+  TIME_NS,
   TIMESTAMP,
   TIMESTAMP_NS,
   TIMESTAMPTZ,
@@ -47,10 +59,27 @@ const VECTOR_ROWS = 2048;
 /** DuckDB's memory cap while staging: beyond it, the staging table lives in its file. */
 const STAGING_MEMORY = "1GB";
 
+/** Most digits a Parquet decimal written through DuckDB may have. */
+const MAX_PARQUET_DECIMAL_PRECISION = 38;
+
 function duckType(f: Field): DuckDBType {
   switch (f.type) {
     case "int64":
+    case "duration":
       return BIGINT;
+    case "time":
+      return f.unit === "ns" ? TIME_NS : TIME;
+    case "decimal":
+      if ((f.precision ?? 0) > MAX_PARQUET_DECIMAL_PRECISION) {
+        throw new IoError(
+          "WRITE_FAILED",
+          `Cannot write column '${f.name}' to Parquet: it is a decimal of ${f.precision} digits, Parquet written through DuckDB holds at most ${MAX_PARQUET_DECIMAL_PRECISION}; thaw it to Arrow, CSV or JSON lines instead`,
+          { column: f.name },
+        );
+      }
+      return DECIMAL(f.precision, f.scale);
+    case "json":
+      return VARCHAR;
     case "float64":
       return DOUBLE;
     case "bool":
@@ -78,7 +107,8 @@ function fillVector(
   const vector = chunk.getColumnVector(c);
   const isNull = (i: number) => v !== null && v[at + i] === 0;
   switch (col.type) {
-    case "int64": {
+    case "int64":
+    case "duration": {
       const vec = vector as DuckDBBigIntVector;
       for (let i = 0; i < n; i++) vec.setItem(i, isNull(i) ? null : (col.values[at + i] as bigint));
       break;
@@ -93,7 +123,39 @@ function fillVector(
       for (let i = 0; i < n; i++) vec.setItem(i, isNull(i) ? null : col.values[at + i] === 1);
       break;
     }
-    case "string": {
+    case "time": {
+      const unit = field.unit ?? "us";
+      if (unit === "ns") {
+        const vec = vector as DuckDBTimeNSVector;
+        for (let i = 0; i < n; i++) {
+          vec.setItem(i, isNull(i) ? null : new DuckDBTimeNSValue(col.values[at + i] as bigint));
+        }
+      } else {
+        const scale = BigInt(1e6 / TICKS_PER_SECOND[unit]);
+        const vec = vector as DuckDBTimeVector;
+        for (let i = 0; i < n; i++) {
+          vec.setItem(
+            i,
+            isNull(i) ? null : new DuckDBTimeValue((col.values[at + i] as bigint) * scale),
+          );
+        }
+      }
+      break;
+    }
+    case "decimal": {
+      const vec = vector as unknown as { setItem(i: number, v: DuckDBDecimalValue | null): void };
+      const width = field.precision ?? 18;
+      const scale = field.scale ?? 0;
+      for (let i = 0; i < n; i++) {
+        vec.setItem(
+          i,
+          isNull(i) ? null : new DuckDBDecimalValue(col.values[at + i] as bigint, width, scale),
+        );
+      }
+      break;
+    }
+    case "string":
+    case "json": {
       const vec = vector as DuckDBVarCharVector;
       for (let i = 0; i < n; i++) {
         const s = col.values[at + i] as string;

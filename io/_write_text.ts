@@ -8,15 +8,23 @@
  *
  * CSV: a header row; a field is quoted when it is an empty string, holds the
  * delimiter, a quote, CR or LF, or starts or ends with a space or tab; nulls are empty
- * and unquoted; LF line ends. JSON lines: one object per row with every column (null
- * as `null`), int64 as bare digits (exact at any size), floats with `NaN`/`Infinity`
- * tokens as Python writes them.
+ * and unquoted; LF line ends; a json cell is its JSON text. JSON lines: one object per
+ * row with every column (null as `null`), int64 and decimals as bare digits (exact at
+ * any size), floats with `NaN`/`Infinity` tokens as Python writes them, times and
+ * durations as strings, json values verbatim (their source text).
  *
  * @module
  */
 import type { Batch, Column, Field, Schema } from "../format/column.ts";
 import { writeAll } from "./_file.ts";
-import { formatDate, formatFloat, TimestampFormatter } from "./_format.ts";
+import { formatDecimal } from "../format/decimal_value.ts";
+import {
+  formatDate,
+  formatDuration,
+  formatFloat,
+  formatTime,
+  TimestampFormatter,
+} from "./_format.ts";
 import { IoError } from "./errors.ts";
 
 const FLUSH_BYTES = 1 << 20;
@@ -185,7 +193,20 @@ function writeValue(sink: ByteSink, w: ColumnWriter, i: number, json: boolean): 
       if (json) sink.byte(QUOTE);
       return;
     }
+    case "time":
+    case "duration": {
+      const unit = w.field.unit ?? "us";
+      const v = col.values[i] as bigint;
+      if (json) sink.byte(QUOTE);
+      sink.ascii(col.type === "time" ? formatTime(v, unit) : formatDuration(v, unit));
+      if (json) sink.byte(QUOTE);
+      return;
+    }
+    case "decimal":
+      sink.ascii(formatDecimal(col.values[i] as bigint, w.field.scale ?? 0));
+      return;
     case "string":
+    case "json":
       return;
   }
 }
@@ -240,6 +261,15 @@ function writeJsonString(sink: ByteSink, s: string): void {
 }
 
 /**
+ * Writes a JSON value's text on the current line. A line break in valid JSON can only
+ * be whitespace between tokens (inside strings it is escaped), so it becomes a space:
+ * the value is unchanged and the row stays one line.
+ */
+function writeJsonText(sink: ByteSink, s: string): void {
+  sink.text(s.includes("\n") || s.includes("\r") ? s.replace(/[\r\n]/g, " ") : s);
+}
+
+/**
  * Writes batches as CSV.
  *
  * @param file The open output file.
@@ -275,7 +305,7 @@ export async function writeCsv(
         const w = ws[c] as ColumnWriter;
         const v = w.col.validity;
         if (v !== null && v[r] === 0) continue;
-        if (w.col.type === "string") {
+        if (w.col.type === "string" || w.col.type === "json") {
           const s = w.col.values[r] as string;
           if (!s.isWellFormed()) throw notWellFormed(w.field, rows + r);
           writeCsvString(sink, s, delim, special);
@@ -323,6 +353,7 @@ export async function writeJsonl(
         const v = w.col.validity;
         if (v !== null && v[r] === 0) sink.ascii("null");
         else if (w.col.type === "string") writeJsonString(sink, w.col.values[r] as string);
+        else if (w.col.type === "json") writeJsonText(sink, w.col.values[r] as string);
         else writeValue(sink, w, r, true);
       }
       sink.byte(125);

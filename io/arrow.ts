@@ -9,7 +9,7 @@
  */
 import * as arrow from "apache-arrow";
 import { type FileHandle, open } from "node:fs/promises";
-import type { Batch, ColumnType, Schema } from "../format/column.ts";
+import type { Batch, Schema } from "../format/column.ts";
 import { fileSize, readFailed } from "./_file.ts";
 import { batchFromArrow, schemaFromArrow } from "./arrow_table.ts";
 import { IoError } from "./errors.ts";
@@ -64,32 +64,6 @@ async function openReader(path: string): Promise<{ reader: AsyncReader; handle: 
   }
 }
 
-function applyTypes(
-  natural: Schema,
-  types: Record<string, ColumnType>,
-  path: string,
-): Schema {
-  for (const name of Object.keys(types)) {
-    if (!natural.some((f) => f.name === name)) {
-      throw new IoError(
-        "INVALID_OPTION",
-        `Cannot force the type of column '${name}': Arrow '${path}' has no such column`,
-        { path, column: name },
-      );
-    }
-  }
-  return natural.map((f) => {
-    const forced = Object.hasOwn(types, f.name) ? types[f.name] : undefined;
-    if (forced === undefined || forced === f.type) return f;
-    if (forced === "string") return { name: f.name, type: "string", nullable: f.nullable };
-    throw new IoError(
-      "INVALID_OPTION",
-      `Cannot read column '${f.name}' of Arrow '${path}' as ${forced}: only string or ${f.type} are possible`,
-      { path, column: f.name },
-    );
-  });
-}
-
 /**
  * Reads the record-batch layout of an Arrow IPC file (for cutting it into tasks).
  *
@@ -142,7 +116,7 @@ export async function openArrow(path: string, options: OpenArrowOptions = {}): P
   const { reader, handle } = await openReader(path);
   let schema: Schema;
   try {
-    schema = applyTypes(schemaFromArrow(reader.schema), options.types ?? {}, path);
+    schema = schemaFromArrow(reader.schema, options.types ?? {}, `Arrow '${path}'`);
   } finally {
     await handle.close();
   }

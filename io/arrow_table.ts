@@ -6,23 +6,47 @@
  * Arrow → columns: Int8…Int64 and Uint8…Uint32 → int64; Uint64 → int64 when the value
  * fits (else SCHEMA_MISMATCH: read the column as string); Float16/32/64 → float64
  * (Float64 bit-exact); Bool → bool; Timestamp(unit, tz) → timestamp with that unit and
- * timezone; Date32 (days) and Date64 (ms, whole days) → date; Utf8, LargeUtf8 and
- * Dictionary<…, Utf8> → string; Null → an all-null string column; any other type →
- * string holding a text form of each value (JSON for nested values).
+ * timezone; Date32 (days) and Date64 (ms, whole days) → date; Time32/Time64 → time in
+ * its unit; Duration → duration in its unit; Decimal128/256(p, s) → decimal(p, s),
+ * exactly; Utf8, LargeUtf8, Utf8View and Dictionary<…, Utf8> → string, or json when
+ * the field carries the canonical `arrow.json` extension; Null → an all-null string
+ * column. Every other type (List, Struct, Map, Union, Binary, Interval, …) has no
+ * exact column type: it is refused with UNSUPPORTED_TYPE naming the column and its
+ * type, unless the caller forces the column to `string` (a text form of each value)
+ * or `json` (each value as JSON), a conversion it then asked for.
  *
  * Columns → Arrow: int64 → Int64 (BigInt64Array), float64 → Float64 (bits kept),
- * bool → Bool, timestamp → Timestamp(unit, timezone), date → Date32 (DateDay), string
- * → Utf8; validity → null bitmaps.
+ * bool → Bool, timestamp → Timestamp(unit, timezone), date → Date32 (DateDay), time →
+ * Time32(s, ms) / Time64(us, ns), duration → Duration(unit), decimal → Decimal128
+ * (p ≤ 38) or Decimal256, string → Utf8, json → Utf8 with the `arrow.json` extension
+ * name; validity → null bitmaps.
  *
  * Pure: no I/O.
  *
  * @module
  */
 import * as arrow from "apache-arrow";
-import type { Batch, Column, ColumnType, Field, Schema, TimeUnit } from "../format/column.ts";
-import { formatDate, formatFloat, TimestampFormatter } from "./_format.ts";
+import {
+  type Batch,
+  type Column,
+  type ColumnType,
+  type Field,
+  isWideDecimal,
+  MAX_DECIMAL_PRECISION,
+  type Schema,
+  type TimeUnit,
+} from "../format/column.ts";
+import { fitsPrecision, formatDecimal, readWords, writeWords } from "../format/decimal_value.ts";
+import {
+  formatDate,
+  formatDuration,
+  formatFloat,
+  formatTime,
+  TimestampFormatter,
+} from "./_format.ts";
 import { fitsInt64, storeInt64 } from "./_parse.ts";
 import { IoError } from "./errors.ts";
+import type { ForcedType } from "./types.ts";
 
 const UNIT_FROM_ARROW: Record<number, TimeUnit> = {
   [arrow.TimeUnit.SECOND]: "s",
@@ -40,23 +64,31 @@ const MS_PER_DAY = 86400000n;
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const encoder = new TextEncoder();
 
+/** Arrow's canonical extension name of JSON text in a Utf8 column. */
+export const ARROW_JSON_EXTENSION = "arrow.json";
+const EXTENSION_NAME = "ARROW:extension:name";
+
 /** Whether an Arrow type holds strings (directly or as dictionary values). */
 function isStringType(t: arrow.DataType): boolean {
-  if (arrow.DataType.isUtf8(t) || arrow.DataType.isLargeUtf8(t)) return true;
+  if (
+    arrow.DataType.isUtf8(t) || arrow.DataType.isLargeUtf8(t) || arrow.DataType.isUtf8View(t)
+  ) return true;
   return arrow.DataType.isDictionary(t) &&
     (arrow.DataType.isUtf8(t.dictionary) || arrow.DataType.isLargeUtf8(t.dictionary));
 }
 
 /**
- * Maps one Arrow field to a column field.
+ * Maps one Arrow field to the column field that holds its values exactly, or null
+ * when no column type does (nested, binary, interval and other types).
  *
  * @param f The Arrow field.
- * @returns The column field.
+ * @returns The column field, or null.
  */
-export function fieldFromArrow(f: arrow.Field): Field {
+export function exactFieldFromArrow(f: arrow.Field): Field | null {
   const t = f.type;
   const nullable = f.nullable;
-  const base = (type: ColumnType): Field => ({ name: f.name, type, nullable });
+  const name = f.name;
+  const base = (type: ColumnType): Field => ({ name, type, nullable });
   if (arrow.DataType.isInt(t)) return base("int64");
   if (arrow.DataType.isFloat(t)) return base("float64");
   if (arrow.DataType.isBool(t)) return base("bool");
@@ -64,20 +96,95 @@ export function fieldFromArrow(f: arrow.Field): Field {
   if (arrow.DataType.isTimestamp(t)) {
     const unit = UNIT_FROM_ARROW[t.unit] ?? "us";
     return t.timezone
-      ? { name: f.name, type: "timestamp", nullable, unit, timezone: t.timezone }
-      : { name: f.name, type: "timestamp", nullable, unit };
+      ? { name, type: "timestamp", nullable, unit, timezone: t.timezone }
+      : { name, type: "timestamp", nullable, unit };
   }
-  return { name: f.name, type: "string", nullable: nullable || arrow.DataType.isNull(t) };
+  if (arrow.DataType.isTime(t)) {
+    const unit = UNIT_FROM_ARROW[t.unit];
+    return unit === undefined ? null : { name, type: "time", nullable, unit };
+  }
+  if (arrow.DataType.isDuration(t)) {
+    const unit = UNIT_FROM_ARROW[t.unit];
+    return unit === undefined ? null : { name, type: "duration", nullable, unit };
+  }
+  if (arrow.DataType.isDecimal(t)) {
+    const ok = t.precision >= 1 && t.precision <= MAX_DECIMAL_PRECISION && t.scale >= 0 &&
+      t.scale <= t.precision && t.bitWidth % 32 === 0 && t.bitWidth >= 32 && t.bitWidth <= 256;
+    return ok ? { name, type: "decimal", nullable, precision: t.precision, scale: t.scale } : null;
+  }
+  if (isStringType(t)) {
+    return base(f.metadata.get(EXTENSION_NAME) === ARROW_JSON_EXTENSION ? "json" : "string");
+  }
+  if (arrow.DataType.isNull(t)) return { name, type: "string", nullable: true };
+  return null;
+}
+
+function unsupported(f: arrow.Field, source: string): IoError {
+  return new IoError(
+    "UNSUPPORTED_TYPE",
+    `Cannot store column '${f.name}' of ${source}: its Arrow type ${f.type} has no exact column type (Permafrost stores integers, floats, booleans, text, JSON, dates, timestamps, times, durations and decimals); force the column to json (each value as JSON text) or string (a text form) to store it converted`,
+    { column: f.name },
+  );
 }
 
 /**
- * Maps an Arrow schema to a column schema.
+ * Maps one Arrow field to a column field.
+ *
+ * @param f The Arrow field.
+ * @returns The column field.
+ * @throws {IoError} UNSUPPORTED_TYPE when no column type holds its values exactly.
+ */
+export function fieldFromArrow(f: arrow.Field): Field {
+  const field = exactFieldFromArrow(f);
+  if (field === null) throw unsupported(f, "the Arrow table");
+  return field;
+}
+
+/**
+ * Maps an Arrow schema to a column schema, with forced column types: a column may be
+ * forced to `string` (a text form of its values) or `json` (its values as JSON), or
+ * to its own type.
  *
  * @param schema The Arrow schema.
+ * @param types Forced column types by name.
+ * @param source What the schema belongs to, for messages (a path).
  * @returns The column schema.
+ * @throws {IoError} UNSUPPORTED_TYPE for a column no type holds exactly (unless forced);
+ * INVALID_OPTION for a forced type that is impossible or names no column.
  */
-export function schemaFromArrow(schema: arrow.Schema): Schema {
-  return schema.fields.map(fieldFromArrow);
+export function schemaFromArrow(
+  schema: arrow.Schema,
+  types: Readonly<Record<string, ForcedType>> = {},
+  source = "the Arrow table",
+): Schema {
+  for (const name of Object.keys(types)) {
+    if (!schema.fields.some((f) => f.name === name)) {
+      throw new IoError(
+        "INVALID_OPTION",
+        `Cannot force the type of column '${name}': ${source} has no such column`,
+        { column: name },
+      );
+    }
+  }
+  return schema.fields.map((f) => {
+    const exact = exactFieldFromArrow(f);
+    const given = Object.hasOwn(types, f.name) ? types[f.name] : undefined;
+    const forced = typeof given === "object" ? given.type : given;
+    if (forced === undefined || forced === exact?.type) {
+      if (exact === null) throw unsupported(f, source);
+      return exact;
+    }
+    if (forced === "string" || forced === "json") {
+      return { name: f.name, type: forced, nullable: f.nullable || arrow.DataType.isNull(f.type) };
+    }
+    throw new IoError(
+      "INVALID_OPTION",
+      `Cannot read column '${f.name}' of ${source} as ${forced}: only string, json${
+        exact ? ` or ${exact.type}` : ""
+      } are possible`,
+      { column: f.name },
+    );
+  });
 }
 
 /**
@@ -87,10 +194,14 @@ export function schemaFromArrow(schema: arrow.Schema): Schema {
  * @returns The Arrow field.
  */
 export function fieldToArrow(f: Field): arrow.Field {
-  return new arrow.Field(f.name, arrowType(f), f.nullable);
+  const metadata = f.type === "json"
+    ? new Map([[EXTENSION_NAME, ARROW_JSON_EXTENSION], ["ARROW:extension:metadata", ""]])
+    : undefined;
+  return new arrow.Field(f.name, arrowType(f), f.nullable, metadata);
 }
 
 function arrowType(f: Field): arrow.DataType {
+  const unit = UNIT_TO_ARROW[f.unit ?? "us"];
   switch (f.type) {
     case "int64":
       return new arrow.Int64();
@@ -101,10 +212,22 @@ function arrowType(f: Field): arrow.DataType {
     case "date":
       return new arrow.DateDay();
     case "timestamp":
-      return new arrow.Timestamp(UNIT_TO_ARROW[f.unit ?? "us"], f.timezone ?? null);
+      return new arrow.Timestamp(unit, f.timezone ?? null);
+    case "time":
+      return new arrow.Time(unit, f.unit === "s" || f.unit === "ms" ? 32 : 64);
+    case "duration":
+      return new arrow.Duration(unit);
+    case "decimal":
+      return new arrow.Decimal(f.scale ?? 0, f.precision ?? 38, decimalBits(f));
     case "string":
+    case "json":
       return new arrow.Utf8();
   }
+}
+
+/** Bits of the Arrow decimal a field is written as: 128 up to 38 digits, else 256. */
+function decimalBits(f: Field): 128 | 256 {
+  return (f.precision ?? 38) <= 38 ? 128 : 256;
 }
 
 /**
@@ -205,10 +328,11 @@ function mismatch(field: Field, what: string): IoError {
  * values): value and offset buffers of a sliced `Data` are already sub-arrays.
  *
  * @param d The Arrow data.
- * @param field Its column field (from {@link fieldFromArrow}).
+ * @param field Its column field (from {@link exactFieldFromArrow}).
  * @returns The column.
- * @throws {IoError} SCHEMA_MISMATCH when a Uint64 does not fit int64 or a Date64 is not
- * a whole day.
+ * @throws {IoError} SCHEMA_MISMATCH when a Uint64 does not fit int64, a Date64 is not
+ * a whole day, a decimal has more digits than its precision or a json value is not
+ * JSON.
  */
 export function columnFromArrow(d: arrow.Data, field: Field): Column {
   const t = d.type;
@@ -216,27 +340,25 @@ export function columnFromArrow(d: arrow.Data, field: Field): Column {
   const off = d.offset;
   const validity = validityOf(d);
   const isNull = (i: number) => validity !== null && validity[i] === 0;
-  if (field.type === "string") {
+  if (field.type === "string" || field.type === "json") {
+    let values: string[];
     if (arrow.DataType.isUtf8(t) || arrow.DataType.isLargeUtf8(t)) {
-      return {
-        type: "string",
-        values: decodeStrings(d.values as Uint8Array, d.valueOffsets, 0, len, validity),
-        validity,
-      };
-    }
-    if (arrow.DataType.isDictionary(t) && isStringType(t) && d.dictionary) {
+      values = decodeStrings(d.values as Uint8Array, d.valueOffsets, 0, len, validity);
+    } else if (arrow.DataType.isDictionary(t) && isStringType(t) && d.dictionary) {
       const dict = d.dictionary.data
         .map((dd) => decodeStrings(dd.values as Uint8Array, dd.valueOffsets, 0, dd.length, null))
         .flat();
       const idx = d.values as ArrayLike<number | bigint>;
-      const values = new Array<string>(len);
+      values = new Array<string>(len);
       for (let i = 0; i < len; i++) values[i] = isNull(i) ? "" : dict[Number(idx[i])] ?? "";
-      return { type: "string", values, validity };
+    } else {
+      const vec = arrow.makeVector(d);
+      values = new Array<string>(len);
+      const text = isStringType(t) ? String : field.type === "json" ? valueJson : valueText;
+      for (let i = 0; i < len; i++) values[i] = isNull(i) ? "" : text(vec.get(i));
     }
-    const vec = arrow.makeVector(d);
-    const values = new Array<string>(len);
-    for (let i = 0; i < len; i++) values[i] = isNull(i) ? "" : valueText(vec.get(i));
-    return { type: "string", values, validity };
+    if (field.type === "json" && isStringType(t)) checkJson(values, validity, field);
+    return { type: field.type, values, validity };
   }
   if (field.type === "bool") {
     const values = unpackBits(d.values as Uint8Array, off, len);
@@ -259,7 +381,8 @@ export function columnFromArrow(d: arrow.Data, field: Field): Column {
     if (validity) { for (let i = 0; i < len; i++) if (validity[i] === 0) values[i] = 0; }
     return { type: "float64", values, validity };
   }
-  // int64, timestamp, date: 64-bit integers.
+  if (field.type === "decimal") return decimalFromArrow(d, field, validity);
+  // int64, timestamp, date, time, duration: 64-bit integers.
   let values: BigInt64Array;
   const src = d.values as ArrayLike<number | bigint>;
   if (src instanceof BigInt64Array) {
@@ -286,7 +409,77 @@ export function columnFromArrow(d: arrow.Data, field: Field): Column {
     for (let i = 0; i < len; i++) storeInt64(values, i32, i, Number(src[i] ?? 0));
   }
   if (validity) { for (let i = 0; i < len; i++) if (validity[i] === 0) values[i] = 0n; }
-  return { type: field.type, values, validity };
+  return { type: field.type as "int64", values, validity };
+}
+
+/** Reads an Arrow decimal's words as unscaled integers, checking each against the precision. */
+function decimalFromArrow(d: arrow.Data, field: Field, validity: Uint8Array | null): Column {
+  const t = d.type as arrow.Decimal;
+  const words = t.bitWidth / 32;
+  const src = d.values as Uint32Array;
+  const len = d.length;
+  const precision = field.precision ?? MAX_DECIMAL_PRECISION;
+  const wide = isWideDecimal(field);
+  const values = wide ? new Array<bigint>(len).fill(0n) : new BigInt64Array(len);
+  for (let i = 0; i < len; i++) {
+    if (validity !== null && validity[i] === 0) continue;
+    const v = readWords(src, i, words);
+    if (!fitsPrecision(v, precision)) {
+      throw mismatch(field, `the unscaled decimal ${v} (more than ${precision} digits)`);
+    }
+    values[i] = v;
+  }
+  return { type: "decimal", values, validity };
+}
+
+/** Checks every present value of a json column parses as JSON. */
+function checkJson(values: string[], validity: Uint8Array | null, field: Field): void {
+  for (let i = 0; i < values.length; i++) {
+    if (validity !== null && validity[i] === 0) continue;
+    try {
+      JSON.parse(values[i]!);
+    } catch {
+      throw new IoError(
+        "SCHEMA_MISMATCH",
+        `Cannot read row ${i} of json column '${field.name}': ${
+          JSON.stringify(values[i]!.slice(0, 40))
+        } is not JSON`,
+        { column: field.name },
+      );
+    }
+  }
+}
+
+/**
+ * A value of any Arrow type as JSON text: bigints as their digits (exact), non-finite
+ * floats as the strings `"NaN"`/`"Infinity"`, bytes as hex strings, rows, structs and
+ * maps (`toJSON`) as objects, lists as arrays.
+ */
+function valueJson(v: unknown): string {
+  if (v === null || v === undefined) return "null";
+  switch (typeof v) {
+    case "bigint":
+      return v.toString();
+    case "number":
+      return Number.isFinite(v) ? JSON.stringify(v) : JSON.stringify(String(v));
+    case "boolean":
+    case "string":
+      return JSON.stringify(v);
+  }
+  if (v instanceof Uint8Array) return JSON.stringify(valueText(v));
+  if (typeof (v as { toJSON?: unknown }).toJSON === "function") {
+    const plain = (v as { toJSON: () => unknown }).toJSON();
+    if (plain !== v) return valueJson(plain);
+  }
+  if (v instanceof Map) {
+    return "{" + [...v].map(([k, x]) => JSON.stringify(String(k)) + ":" + valueJson(x)).join(",") +
+      "}";
+  }
+  if (typeof (v as Iterable<unknown>)[Symbol.iterator] === "function") {
+    return "[" + Array.from(v as Iterable<unknown>, valueJson).join(",") + "]";
+  }
+  return "{" + Object.entries(v as Record<string, unknown>)
+    .map(([k, x]) => JSON.stringify(k) + ":" + valueJson(x)).join(",") + "}";
 }
 
 /**
@@ -294,15 +487,16 @@ export function columnFromArrow(d: arrow.Data, field: Field): Column {
  *
  * @param rb The record batch.
  * @param schema Its column schema (from {@link schemaFromArrow}, possibly with columns
- * forced to string).
+ * forced to string or json).
  * @returns The batch.
  */
 export function batchFromArrow(rb: arrow.RecordBatch, schema: Schema): Batch {
   const columns = schema.map((f, i) => {
     const child = rb.data.children[i] as arrow.Data;
-    const natural = fieldFromArrow(rb.schema.fields[i] as arrow.Field);
+    const natural = exactFieldFromArrow(rb.schema.fields[i] as arrow.Field);
+    if (natural === null || f.type === natural.type) return columnFromArrow(child, f);
     const col = columnFromArrow(child, natural);
-    return f.type === natural.type ? col : columnToText(col, natural);
+    return f.type === "json" ? columnToJson(col, natural) : columnToText(col, natural);
   });
   return { schema, columns, length: rb.numRows };
 }
@@ -316,10 +510,12 @@ export function batchFromArrow(rb: arrow.RecordBatch, schema: Schema): Batch {
  */
 export function columnToText(col: Column, field: Field): Column {
   if (col.type === "string") return col;
+  if (col.type === "json") return { type: "string", values: col.values, validity: col.validity };
   const n = col.values.length;
   const out = new Array<string>(n);
   const v = col.validity;
   const ts = new TimestampFormatter(field.unit ?? "us", false, field.timezone !== undefined);
+  const unit = field.unit ?? "us";
   for (let i = 0; i < n; i++) {
     if (v !== null && v[i] === 0) {
       out[i] = "";
@@ -341,9 +537,40 @@ export function columnToText(col: Column, field: Field): Column {
       case "timestamp":
         out[i] = ts.format(col.values[i] as bigint);
         break;
+      case "time":
+        out[i] = formatTime(col.values[i] as bigint, unit);
+        break;
+      case "duration":
+        out[i] = formatDuration(col.values[i] as bigint, unit);
+        break;
+      case "decimal":
+        out[i] = formatDecimal(col.values[i] as bigint, field.scale ?? 0);
+        break;
     }
   }
   return { type: "string", values: out, validity: v };
+}
+
+/**
+ * Renders any column as a json column: numbers, booleans and decimals as JSON
+ * numbers or literals (non-finite floats as strings), everything else as JSON
+ * strings of its text form.
+ */
+function columnToJson(col: Column, field: Field): Column {
+  if (col.type === "json") return col;
+  const text = columnToText(col, field);
+  const values = text.values as string[];
+  const bare = col.type === "int64" || col.type === "bool" || col.type === "decimal" ||
+    col.type === "float64";
+  const out = values.map((s, i) => {
+    if (text.validity !== null && text.validity[i] === 0) return "";
+    if (col.type === "float64") {
+      const x = col.values[i] as number;
+      return Number.isFinite(x) ? String(x) : JSON.stringify(s);
+    }
+    return bare ? s : JSON.stringify(s);
+  });
+  return { type: "json", values: out, validity: col.validity };
 }
 
 /**
@@ -368,7 +595,32 @@ export function columnToArrow(col: Column, field: Field): arrow.Data {
   switch (col.type) {
     case "int64":
     case "timestamp":
+    case "duration":
       return arrow.makeData({ ...props, data: col.values } as never);
+    case "time": {
+      if (field.unit !== "s" && field.unit !== "ms") {
+        return arrow.makeData({ ...props, data: col.values } as never);
+      }
+      const ticks = new Int32Array(length);
+      for (let i = 0; i < length; i++) {
+        const v = col.values[i] as bigint;
+        if (v < -2147483648n || v > 2147483647n) {
+          throw new IoError(
+            "WRITE_FAILED",
+            `Cannot write time ${v} (${field.unit}) in column '${field.name}' as Arrow Time32: out of range`,
+            { column: field.name },
+          );
+        }
+        ticks[i] = Number(v);
+      }
+      return arrow.makeData({ ...props, data: ticks } as never);
+    }
+    case "decimal": {
+      const words = decimalBits(field) / 32;
+      const data = new Uint32Array(length * words);
+      for (let i = 0; i < length; i++) writeWords(data, i, words, col.values[i] as bigint);
+      return arrow.makeData({ ...props, data } as never);
+    }
     case "date": {
       const days = new Int32Array(length);
       for (let i = 0; i < length; i++) {
@@ -388,7 +640,8 @@ export function columnToArrow(col: Column, field: Field): arrow.Data {
       return arrow.makeData({ ...props, data: col.values } as never);
     case "bool":
       return arrow.makeData({ ...props, data: packBits(col.values, length) } as never);
-    case "string": {
+    case "string":
+    case "json": {
       const offsets = new Int32Array(length + 1);
       let cap = 0;
       for (const s of col.values) cap += s.length;

@@ -18,7 +18,7 @@
  *
  * @module
  */
-import type { Batch, ColumnType, Field, Schema, TimeUnit } from "../format/column.ts";
+import type { Batch, Field, Schema, TimeUnit } from "../format/column.ts";
 import { BatchBuilder } from "./_builder.ts";
 import { blankRecord, CsvByteScanner, CsvRecordReader, END, NEED_MORE } from "./_csv_records.ts";
 import { fileSize, openForRead, readRange } from "./_file.ts";
@@ -35,10 +35,12 @@ import {
   timestampTicks,
 } from "./_parse.ts";
 import { IoError } from "./errors.ts";
-import { fieldOf, forcedTimestampType, inferTextType } from "./infer.ts";
+import { fieldOf, forcedTimestampType, forcedType, inferTextType } from "./infer.ts";
+import { readTypedCell } from "./_typed_cell.ts";
 import {
   DEFAULT_BATCH_ROWS,
   DEFAULT_SAMPLE_ROWS,
+  type ForcedType,
   type OpenSourceOptions,
   type Source,
 } from "./types.ts";
@@ -208,7 +210,7 @@ function fieldCountError(path: string, want: number, got: number, where: string)
 function csvSchema(
   names: string[],
   sample: (string | null)[][],
-  types: Record<string, ColumnType>,
+  types: Record<string, ForcedType>,
   path: string,
 ): Schema {
   for (const name of Object.keys(types)) {
@@ -225,7 +227,7 @@ function csvSchema(
     const forced = Object.hasOwn(types, name) ? types[name] : undefined;
     if (forced === undefined) return fieldOf(name, inferTextType(cells));
     if (forced === "timestamp") return fieldOf(name, forcedTimestampType(cells));
-    return fieldOf(name, { type: forced });
+    return fieldOf(name, forcedType(name, forced));
   });
 }
 
@@ -294,11 +296,23 @@ const K_FLOAT = 2;
 const K_BOOL = 3;
 const K_DATE = 4;
 const K_TS = 5;
+const K_TIME = 6;
+const K_DURATION = 7;
+const K_DECIMAL = 8;
+const K_JSON = 9;
 
 function kindOf(f: Field): number {
   switch (f.type) {
     case "string":
       return K_STRING;
+    case "time":
+      return K_TIME;
+    case "duration":
+      return K_DURATION;
+    case "decimal":
+      return K_DECIMAL;
+    case "json":
+      return K_JSON;
     case "int64":
       return K_INT;
     case "float64":
@@ -427,6 +441,10 @@ async function* csvBatches(
             if (typeof v === "number") storeInt64(col.big, col.i32, row, v);
             else col.big[row] = v;
             break;
+          }
+          default: {
+            const cell = t.slice(s, e);
+            if (!readTypedCell(col, row, cell, schema[c]!)) throw mismatch(c, cell);
           }
         }
       }

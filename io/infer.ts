@@ -7,6 +7,12 @@
  * `us` unless a fraction is written with more than 6 digits (`ns`), and a column where
  * any cell carries `Z` or an offset gets timezone `UTC`.
  *
+ * JSON lines add the `json` type: a column of nested values, of mixed kinds (numbers
+ * and strings, …), of numbers that neither int64 nor float64 holds exactly (`1e400`,
+ * 30-digit integers, `0.1000000000000000055`), or of strings UTF-8 cannot hold (lone
+ * surrogates, kept as their `\uD800` escape) is a json column, holding each value's
+ * source text, so it thaws as the same JSON value.
+ *
  * Inference only sees the sample: the readers check every later cell with the same
  * scanners and throw `IoError` SCHEMA_MISMATCH when one does not fit.
  *
@@ -14,7 +20,7 @@
  *
  * @module
  */
-import type { ColumnType, Field, TimeUnit } from "../format/column.ts";
+import { type ColumnType, type Field, MAX_DECIMAL_PRECISION, type TimeUnit } from "../format/column.ts";
 import {
   bigInt64Text,
   isNaNText,
@@ -26,15 +32,20 @@ import {
   timestampParts,
   timestampTicks,
 } from "./_parse.ts";
+import { IoError } from "./errors.ts";
 
-/** An inferred column type, with the timestamp details when it is one. */
+/** An inferred (or forced) column type, with its parameters when it has some. */
 export interface InferredType {
   /** The column type. */
   type: ColumnType;
-  /** Tick unit, for timestamps. */
+  /** Tick unit, for timestamps, times and durations. */
   unit?: TimeUnit;
   /** `UTC` when timestamps carried offsets. */
   timezone?: string;
+  /** Digits, for decimals. */
+  precision?: number;
+  /** Fraction digits, for decimals. */
+  scale?: number;
 }
 
 /** A JSON cell as the JSON-lines reader saw it: its kind and its source text. */
@@ -168,15 +179,17 @@ export function inferJsonType(values: readonly (JsonCell | null)[]): InferredTyp
   for (const v of values) {
     if (v === null) continue;
     if (kind === null) kind = v.kind;
-    else if (kind !== v.kind) return { type: "string" };
+    else if (kind !== v.kind) return { type: "json" };
   }
-  if (kind === null || kind === "nested") return { type: "string" };
+  if (kind === null) return { type: "string" };
+  if (kind === "nested") return { type: "json" };
   if (kind === "bool") return { type: "bool" };
   if (kind === "number") {
     const texts = values.flatMap((v) => (v === null ? [] : [v.text]));
     const asText = inferTextType(texts);
-    return asText.type === "int64" || asText.type === "float64" ? asText : { type: "string" };
+    return asText.type === "int64" || asText.type === "float64" ? asText : { type: "json" };
   }
+  if (values.some((v) => v !== null && !v.text.isWellFormed())) return { type: "json" };
   let canDate = true;
   let any = false;
   for (const v of values) {
@@ -201,19 +214,55 @@ export function inferJsonType(values: readonly (JsonCell | null)[]): InferredTyp
  * @returns The field.
  */
 export function fieldOf(name: string, t: InferredType): Field {
-  if (t.type !== "timestamp") return { name, type: t.type, nullable: true };
-  const f: {
-    name: string;
-    type: ColumnType;
-    nullable: boolean;
-    unit: TimeUnit;
-    timezone?: string;
-  } = {
-    name,
-    type: "timestamp",
-    nullable: true,
-    unit: t.unit ?? "us",
-  };
-  if (t.timezone !== undefined) f.timezone = t.timezone;
-  return f;
+  switch (t.type) {
+    case "timestamp":
+      return t.timezone === undefined
+        ? { name, type: "timestamp", nullable: true, unit: t.unit ?? "us" }
+        : { name, type: "timestamp", nullable: true, unit: t.unit ?? "us", timezone: t.timezone };
+    case "time":
+    case "duration":
+      return { name, type: t.type, nullable: true, unit: t.unit ?? "us" };
+    case "decimal":
+      return { name, type: "decimal", nullable: true, precision: t.precision, scale: t.scale };
+    default:
+      return { name, type: t.type, nullable: true };
+  }
+}
+
+/**
+ * Checks a forced type's parameters (a decimal needs its precision and scale, a unit
+ * must be one of s, ms, us, ns) and returns it as an {@link InferredType}.
+ *
+ * @param name Column name, for messages.
+ * @param forced A type name or a field's type.
+ * @returns The type with its parameters.
+ * @throws {IoError} INVALID_OPTION naming the column and what to give.
+ */
+export function forcedType(
+  name: string,
+  forced: ColumnType | Omit<Field, "name" | "nullable">,
+): InferredType {
+  const t: InferredType = typeof forced === "string" ? { type: forced } : { ...forced };
+  if (t.unit !== undefined && !["s", "ms", "us", "ns"].includes(t.unit)) {
+    throw new IoError(
+      "INVALID_OPTION",
+      `Cannot force column '${name}' to ${t.type} in unit '${t.unit}': the unit is one of s, ms, us, ns`,
+      { column: name },
+    );
+  }
+  if (t.type === "decimal") {
+    const p = t.precision;
+    const s = t.scale;
+    if (
+      p === undefined || s === undefined || !Number.isSafeInteger(p) || !Number.isSafeInteger(s) ||
+      p < 1 || p > MAX_DECIMAL_PRECISION || s < 0 || s > p
+    ) {
+      throw new IoError(
+        "INVALID_OPTION",
+        `Cannot force column '${name}' to decimal: give its precision (1..${MAX_DECIMAL_PRECISION}) and scale (0..precision), e.g. {type: "decimal", precision: 18, scale: 2}`,
+        { column: name },
+      );
+    }
+  }
+  return t;
 }

@@ -218,7 +218,7 @@ Deno.test("inferJsonType() keeps JSON kinds apart", () => {
   assert.deepEqual(inferJsonType([num("1"), null, num("9223372036854775807")]), { type: "int64" });
   assert.deepEqual(inferJsonType([num("1"), num("1.5")]), { type: "float64" });
   assert.deepEqual(inferJsonType([str("1"), str("2")]), { type: "string" });
-  assert.deepEqual(inferJsonType([num("1"), str("2")]), { type: "string" });
+  assert.deepEqual(inferJsonType([num("1"), str("2")]), { type: "json" }, "mixed kinds");
   assert.deepEqual(inferJsonType([{ kind: "bool", text: "true" }]), { type: "bool" });
   assert.deepEqual(inferJsonType([str("2024-01-01")]), { type: "date" });
   assert.deepEqual(inferJsonType([str("2024-01-01T00:00:00Z")]), {
@@ -226,5 +226,10 @@ Deno.test("inferJsonType() keeps JSON kinds apart", () => {
     unit: "us",
     timezone: "UTC",
   });
-  assert.deepEqual(inferJsonType([{ kind: "nested", text: "[1]" }]), { type: "string" });
+  assert.deepEqual(inferJsonType([{ kind: "nested", text: "[1]" }]), { type: "json" });
+  assert.deepEqual(inferJsonType([num("1e400")]), { type: "json" }, "beyond float64");
+  assert.deepEqual(inferJsonType([num("123456789012345678901234567890")]), { type: "json" });
+  assert.deepEqual(inferJsonType([num("1234567890123456.78")]), { type: "json" }, "not a double");
+  assert.deepEqual(inferJsonType([str("ok"), str("\ud800")]), { type: "json" }, "lone surrogate");
+  assert.deepEqual(inferJsonType([null, null]), { type: "string" }, "all null");
 });

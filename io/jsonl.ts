@@ -3,16 +3,19 @@
  * streamed into typed column batches.
  *
  * Columns are the union of the keys seen in the first `sampleRows` lines, in
- * first-seen order; a missing key or `null` is a null cell. Types (see
- * `inferJsonType`): numbers → int64 (exact, parsed from the source text, never through
- * a double) or float64; booleans → bool; strings that all read as dates or timestamps →
- * date or timestamp; other strings → string; nested objects and arrays → string holding
- * their JSON source text verbatim; a column mixing kinds → string (numbers and
- * booleans as their JSON text).
+ * first-seen order; a missing key or `null` is a null cell (both thaw as `null`). Types
+ * (see `inferJsonType`): numbers → int64 (exact, parsed from the source text, never
+ * through a double) or float64 (when every number's text is exactly a double); booleans
+ * → bool; strings that all read as dates or timestamps → date or timestamp; other
+ * strings → string; everything else — nested objects and arrays, columns mixing kinds,
+ * numbers no int64 or float64 holds exactly, strings with lone surrogates → json,
+ * holding each value's source text verbatim (key order, spacing inside, escapes). A
+ * key repeated within one object is refused (PARSE_FAILED): which value it means is
+ * not defined.
  *
  * A later line whose value does not fit its column, or that has a key the sample never
  * saw, makes the batch iterator throw SCHEMA_MISMATCH naming the column; `types` can
- * force a column to `string`, and for a key the sample never saw, adds it.
+ * force a column to `json` (or `string`), and for a key the sample never saw, adds it.
  *
  * Also cuts a file into byte ranges of N rows ({@link jsonlRowBoundaries}) and reads one
  * range with a known schema ({@link readJsonlRange}), like `csv.ts` does for CSV.
@@ -44,10 +47,12 @@ import {
   timestampTicks,
 } from "./_parse.ts";
 import { IoError } from "./errors.ts";
-import { fieldOf, forcedTimestampType, inferJsonType, type JsonCell } from "./infer.ts";
+import { fieldOf, forcedTimestampType, forcedType, inferJsonType, type JsonCell } from "./infer.ts";
+import { readTypedCell } from "./_typed_cell.ts";
 import {
   DEFAULT_BATCH_ROWS,
   DEFAULT_SAMPLE_ROWS,
+  type ForcedType,
   type OpenSourceOptions,
   type Source,
 } from "./types.ts";
@@ -222,7 +227,7 @@ async function sampleJsonl(
 function jsonlSchema(
   names: string[],
   cells: (JsonCell | null)[][],
-  types: Record<string, ColumnType>,
+  types: Record<string, ForcedType>,
 ): Schema {
   const fields: Field[] = names.map((name, i) => {
     const col = cells[i] ?? [];
@@ -231,10 +236,10 @@ function jsonlSchema(
     if (forced === "timestamp") {
       return fieldOf(name, forcedTimestampType(col.map((c) => (c === null ? null : c.text))));
     }
-    return fieldOf(name, { type: forced });
+    return fieldOf(name, forcedType(name, forced));
   });
   for (const [name, type] of Object.entries(types)) {
-    if (!names.includes(name)) fields.push(fieldOf(name, { type }));
+    if (!names.includes(name)) fields.push(fieldOf(name, forcedType(name, type)));
   }
   return fields;
 }
@@ -302,6 +307,8 @@ const K_FLOAT = 2;
 const K_BOOL = 3;
 const K_DATE = 4;
 const K_TS = 5;
+const K_JSON = 6;
+const K_TYPED = 7;
 const KIND: Record<ColumnType, number> = {
   string: K_STRING,
   int64: K_INT,
@@ -309,6 +316,10 @@ const KIND: Record<ColumnType, number> = {
   bool: K_BOOL,
   date: K_DATE,
   timestamp: K_TS,
+  json: K_JSON,
+  time: K_TYPED,
+  duration: K_TYPED,
+  decimal: K_TYPED,
 };
 
 interface BatchOptions {
@@ -376,6 +387,15 @@ async function* jsonlBatches(
             { path, column: key },
           );
         }
+        if (seen[c] === 1) {
+          throw new IoError(
+            "PARSE_FAILED",
+            `Cannot parse JSON lines '${path}': key '${key}' appears twice in the object at ${
+              options.where(lr.lines)
+            }`,
+            { path, column: key },
+          );
+        }
         seen[c] = 1;
         const col = cols[c] as ColumnBuilder;
         const kind = sc.kinds[k] as number;
@@ -386,9 +406,27 @@ async function* jsonlBatches(
         const vs = sc.vs[k] as number;
         const ve = sc.ve[k] as number;
         switch (kinds[c]) {
-          case K_STRING:
-            col.str[row] = memberText(sc, k, text);
+          case K_STRING: {
+            const s = memberText(sc, k, text);
+            // UTF-8 cannot hold a lone surrogate: such a value needs the json type.
+            if (!s.isWellFormed()) throw mismatch(c, text.slice(vs, ve));
+            col.str[row] = s;
             break;
+          }
+          case K_JSON:
+            col.str[row] = text.slice(vs, ve);
+            break;
+          case K_TYPED: {
+            const cell = kind === J_STRING
+              ? sc.strs[k] as string
+              : kind === J_NUMBER && schema[c]!.type === "decimal"
+              ? text.slice(vs, ve)
+              : null;
+            if (cell === null || !readTypedCell(col, row, cell, schema[c]!)) {
+              throw mismatch(c, text.slice(vs, ve));
+            }
+            break;
+          }
           case K_INT: {
             if (kind !== J_NUMBER) throw mismatch(c, memberText(sc, k, text));
             const x = scanInt(text, vs, ve);

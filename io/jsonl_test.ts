@@ -45,7 +45,7 @@ Deno.test("openJsonl() reads keys, kinds and exact big integers", async () => {
     ["when", "timestamp", "us", "UTC"],
     ["day", "date", undefined, undefined],
     ["name", "string", undefined, undefined],
-    ["nested", "string", undefined, undefined],
+    ["nested", "json", undefined, undefined],
     ["extra", "string", undefined, undefined],
   ]);
   const rows = rowsOf(batch);

@@ -8,13 +8,20 @@
  * Type mapping (DuckDB → column):
  * - TINYINT…BIGINT, UTINYINT…UINTEGER → int64; UBIGINT, HUGEINT, UHUGEINT → int64 when
  *   every value fits (else SCHEMA_MISMATCH naming the column: read it as `string`)
- * - FLOAT, DOUBLE → float64 (exact); DECIMAL → float64 (lossy: a decimal with more than
- *   15 significant digits may not survive; force `string` to keep it exact)
- * - BOOLEAN → bool; DATE → date
+ * - FLOAT, DOUBLE → float64 (exact); DECIMAL(p, s) → decimal(p, s), exactly (the
+ *   unscaled integers, never through a double)
+ * - BOOLEAN → bool; DATE → date; TIME → time (us); TIME_NS → time (ns)
  * - TIMESTAMP_S / _MS / TIMESTAMP / _NS → timestamp in s / ms / us / ns;
  *   TIMESTAMP WITH TIME ZONE → timestamp (us, timezone `UTC`)
- * - VARCHAR → string; anything else (TIME, INTERVAL, UUID, BLOB, LIST, STRUCT, MAP,
- *   ENUM, …) → string holding DuckDB's text form of the value
+ * - VARCHAR and ENUM → string; JSON → json
+ * - anything else (INTERVAL, UUID, BLOB, BIT, TIME WITH TIME ZONE, LIST, ARRAY, STRUCT,
+ *   MAP, UNION, …) has no exact column type: UNSUPPORTED_TYPE naming the column and
+ *   its type, unless the caller forces it to `string` (DuckDB's text form of each
+ *   value) or `json` (DuckDB's `to_json`), a conversion it then asked for.
+ *
+ * Our own writer's `permafrost_schema` metadata gives columns back what Parquet cannot
+ * say: a timestamp's or time's unit and timezone name, a duration (stored as BIGINT)
+ * and a json column (stored as VARCHAR).
  *
  * DuckDB's infinite timestamps read as null (s/ms/us) or as the int64 extremes (ns), and
  * infinite dates as ±2147483647 days. Paths with glob characters (`*`, `?`, `[`) are
@@ -38,7 +45,12 @@ import { fileSize } from "./_file.ts";
 import { fitsInt64 } from "./_parse.ts";
 import { resolve } from "node:path";
 import { IoError } from "./errors.ts";
-import { DEFAULT_BATCH_ROWS, type OpenSourceOptions, type Source } from "./types.ts";
+import {
+  DEFAULT_BATCH_ROWS,
+  type ForcedType,
+  type OpenSourceOptions,
+  type Source,
+} from "./types.ts";
 
 /** Options of {@link openParquet}. */
 export interface OpenParquetOptions extends OpenSourceOptions {
@@ -60,7 +72,7 @@ interface ColumnPlan {
   /** SQL expression producing the value. */
   expr: string;
   /** How to read the result vector. */
-  read: "bigint" | "wide" | "double" | "bool" | "string";
+  read: "bigint" | "wide" | "double" | "bool" | "string" | "decimal" | "time";
   /** Divide read ticks by this (exactly) to restore a coarser unit. */
   divide?: bigint;
   /** Decoded short strings of a string column, by their bytes. */
@@ -103,11 +115,11 @@ function keepBom(expr: string): string {
 function planColumn(
   name: string,
   duck: string,
-  forced: ColumnType | undefined,
+  forced: ForcedType | undefined,
   path: string,
 ): ColumnPlan {
   const c = sqlIdent(name);
-  let plan: ColumnPlan;
+  let plan: ColumnPlan | null;
   if (INT_TYPES.has(duck)) {
     plan = {
       field: { name, type: "int64", nullable: true },
@@ -116,12 +128,27 @@ function planColumn(
     };
   } else if (WIDE_INT_TYPES.has(duck)) {
     plan = { field: { name, type: "int64", nullable: true }, expr: c, read: "wide" };
-  } else if (duck === "FLOAT" || duck === "DOUBLE" || duck.startsWith("DECIMAL")) {
+  } else if (duck === "FLOAT" || duck === "DOUBLE") {
     plan = {
       field: { name, type: "float64", nullable: true },
       expr: `CAST(${c} AS DOUBLE)`,
       read: "double",
     };
+  } else if (DECIMAL_TYPE.test(duck)) {
+    const [, p, sc] = DECIMAL_TYPE.exec(duck)!;
+    plan = {
+      field: { name, type: "decimal", nullable: true, precision: Number(p), scale: Number(sc) },
+      expr: c,
+      read: "decimal",
+    };
+  } else if (duck === "TIME" || duck === "TIME_NS") {
+    plan = {
+      field: { name, type: "time", nullable: true, unit: duck === "TIME" ? "us" : "ns" },
+      expr: c,
+      read: "time",
+    };
+  } else if (duck === "JSON") {
+    plan = { field: { name, type: "json", nullable: true }, expr: keepBom(c), read: "string" };
   } else if (duck === "BOOLEAN") {
     plan = { field: { name, type: "bool", nullable: true }, expr: c, read: "bool" };
   } else if (duck === "DATE") {
@@ -136,55 +163,86 @@ function planColumn(
       ? { name, type: "timestamp", nullable: true, unit: t.unit, timezone: "UTC" }
       : { name, type: "timestamp", nullable: true, unit: t.unit };
     plan = { field, expr: t.expr(c), read: "bigint" };
-  } else if (duck === "VARCHAR") {
+  } else if (duck === "VARCHAR" || duck.startsWith("ENUM(")) {
     plan = { field: { name, type: "string", nullable: true }, expr: keepBom(c), read: "string" };
   } else {
-    plan = {
-      field: { name, type: "string", nullable: true },
-      expr: keepBom(`CAST(${c} AS VARCHAR)`),
-      read: "string",
-    };
+    plan = null;
   }
-  if (forced === undefined || forced === plan.field.type) return plan;
-  if (forced === "string") {
+  const forcedName = typeof forced === "string" ? forced : forced?.type;
+  if (forced === undefined || (plan !== null && forcedName === plan.field.type)) {
+    if (plan === null) {
+      throw new IoError(
+        "UNSUPPORTED_TYPE",
+        `Cannot store column '${name}' of Parquet '${path}': its type ${duck} has no exact column type (Permafrost stores integers, floats, booleans, text, JSON, dates, timestamps, times, durations and decimals); force the column to json (each value as JSON text) or string (a text form) to store it converted`,
+        { path, column: name },
+      );
+    }
+    return plan;
+  }
+  if (forcedName === "string") {
     return {
       field: { name, type: "string", nullable: true },
       expr: keepBom(`CAST(${c} AS VARCHAR)`),
       read: "string",
     };
   }
+  if (forcedName === "json") {
+    return {
+      field: { name, type: "json", nullable: true },
+      expr: keepBom(`CAST(to_json(${c}) AS VARCHAR)`),
+      read: "string",
+    };
+  }
   throw new IoError(
     "INVALID_OPTION",
-    `Cannot read column '${name}' of Parquet '${path}' as ${forced}: it is ${duck}; only string or ${plan.field.type} are possible`,
+    `Cannot read column '${name}' of Parquet '${path}' as ${forcedName}: it is ${duck}; only string, json${
+      plan ? ` or ${plan.field.type}` : ""
+    } are possible`,
     { path, column: name },
   );
 }
 
+const DECIMAL_TYPE = /^DECIMAL\((\d+),\s*(\d+)\)$/;
+
 /**
- * Gives timestamp columns back the unit and timezone our writer recorded in the
- * `permafrost_schema` key-value metadata (Parquet has no seconds unit, DuckDB widens
- * milliseconds and keeps no timezone name). Only applied where the DuckDB type is the
- * one our writer produces for that field.
+ * Gives columns back what our writer recorded in the `permafrost_schema` key-value
+ * metadata and Parquet cannot say: a timestamp's unit and timezone name (Parquet has
+ * no seconds unit, DuckDB widens milliseconds and keeps no timezone name), a time's
+ * unit, a duration (written as BIGINT) and a json column (written as VARCHAR). Only
+ * applied where the DuckDB type is the one our writer produces for that field.
  */
-function restoreTimestamp(plan: ColumnPlan, duck: string, meta: Field | undefined): ColumnPlan {
-  if (meta === undefined || meta.type !== "timestamp" || plan.field.type !== "timestamp") {
-    return plan;
-  }
+function restoreField(plan: ColumnPlan, duck: string, meta: Field | undefined): ColumnPlan {
+  if (meta === undefined) return plan;
+  const name = plan.field.name;
   const unit = meta.unit ?? "us";
-  const tz = meta.timezone;
-  const expected = unit === "ns"
-    ? "TIMESTAMP_NS"
-    : tz !== undefined
-    ? "TIMESTAMP WITH TIME ZONE"
-    : "TIMESTAMP";
-  if (duck !== expected || !UNITS.has(unit)) return plan;
-  const field: Field = typeof tz === "string"
-    ? { name: plan.field.name, type: "timestamp", nullable: true, unit, timezone: tz }
-    : { name: plan.field.name, type: "timestamp", nullable: true, unit };
-  const out: ColumnPlan = { ...plan, field };
-  if (unit === "s") out.divide = 1000000n;
-  if (unit === "ms") out.divide = 1000n;
-  return out;
+  if (meta.type === "timestamp" && plan.field.type === "timestamp") {
+    const tz = meta.timezone;
+    const expected = unit === "ns"
+      ? "TIMESTAMP_NS"
+      : tz !== undefined
+      ? "TIMESTAMP WITH TIME ZONE"
+      : "TIMESTAMP";
+    if (duck !== expected || !UNITS.has(unit)) return plan;
+    const field: Field = typeof tz === "string"
+      ? { name, type: "timestamp", nullable: true, unit, timezone: tz }
+      : { name, type: "timestamp", nullable: true, unit };
+    return { ...plan, field, divide: coarser(unit) };
+  }
+  if (meta.type === "time" && duck === "TIME" && (unit === "s" || unit === "ms")) {
+    return { ...plan, field: { name, type: "time", nullable: true, unit }, divide: coarser(unit) };
+  }
+  if (meta.type === "duration" && duck === "BIGINT" && UNITS.has(unit)) {
+    return { ...plan, field: { name, type: "duration", nullable: true, unit } };
+  }
+  if (meta.type === "json" && duck === "VARCHAR") {
+    return { ...plan, field: { name, type: "json", nullable: true } };
+  }
+  return plan;
+}
+
+/** Microseconds per tick of a coarser unit, to divide read microseconds by. */
+function coarser(unit: TimeUnit): bigint | undefined {
+  return unit === "s" ? 1000000n : unit === "ms" ? 1000n : undefined;
 }
 
 const UNITS = new Set<unknown>(["s", "ms", "us", "ns"]);
@@ -243,8 +301,8 @@ export async function parquetRowGroups(path: string): Promise<ParquetRowGroups> 
 export interface OpenParquetRangesOptions {
   /** Maximum rows per batch (default 65,536). */
   batchRows?: number;
-  /** Forced column types by name: `"string"` (cells as text) or the column's own type. */
-  types?: Record<string, ColumnType>;
+  /** Forced column types by name: `"string"` (cells as text), `"json"` or the column's own type. */
+  types?: Record<string, ForcedType>;
 }
 
 /** A row range: rows `[start, end)`, 0-based, in file order. */
@@ -348,7 +406,8 @@ export async function openParquetRanges(
     plans = described.map(([name, duck]) => {
       const forced = Object.hasOwn(types, name) ? types[name] : undefined;
       const plan = planColumn(name, duck, forced, path);
-      return forced === "string" ? plan : restoreTimestamp(plan, duck, recorded.get(name));
+      const asText = forced === "string" || forced === "json";
+      return asText ? plan : restoreField(plan, duck, recorded.get(name));
     });
   } catch (cause) {
     db.close();
@@ -529,6 +588,43 @@ function copyVector(
       }
       return;
     }
+    case "decimal": {
+      // Decimal16/32 vectors give numbers, Decimal64/128 bigints: both exact integers.
+      const v = vector as unknown as { getScaledValue(i: number): bigint | number | null };
+      for (let i = 0; i < take; i++) {
+        const x = v.getScaledValue(at + i);
+        if (x === null) col.setNull(row + i);
+        else col.setDecimal(row + i, BigInt(x));
+      }
+      return;
+    }
+    case "time": {
+      // DuckDBTimeValue holds `micros`, DuckDBTimeNSValue `nanos`.
+      const v = vector as unknown as {
+        getItem(i: number): { micros?: bigint; nanos?: bigint } | null;
+      };
+      const div = plan.divide;
+      for (let i = 0; i < take; i++) {
+        const x = v.getItem(at + i);
+        if (x === null) {
+          col.setNull(row + i);
+          continue;
+        }
+        const ticks = x.micros ?? x.nanos ?? 0n;
+        if (div === undefined) col.big[row + i] = ticks;
+        else if (ticks % div === 0n) col.big[row + i] = ticks / div;
+        else {
+          throw new IoError(
+            "SCHEMA_MISMATCH",
+            `Cannot read ${ticks} µs as ${plan.field.unit} in column '${plan.field.name}' at row ${
+              where.rowBase + i
+            } of Parquet '${where.path}': not a whole ${plan.field.unit}; read the column as string`,
+            { path: where.path, column: plan.field.name },
+          );
+        }
+      }
+      return;
+    }
     case "double": {
       const v = vector as DuckDBDoubleVector;
       for (let i = 0; i < take; i++) {
@@ -655,7 +751,7 @@ export class ParquetReaders {
    */
   async get(
     path: string,
-    types: Record<string, ColumnType>,
+    types: Record<string, ForcedType>,
     batchRows: number,
   ): Promise<ParquetRanges> {
     const stat = await Deno.stat(path).catch(() => null);

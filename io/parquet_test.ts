@@ -36,13 +36,16 @@ Deno.test("openParquet() maps DuckDB types to column types", async () => {
         1.5::FLOAT AS fl, -0.0::DOUBLE AS db, true AS bo, DATE '2024-01-31' AS da,
         TIMESTAMP '2024-01-31 10:20:30.123456' AS ts, TIMESTAMP_NS '2024-01-31 10:20:30.123456789' AS tns,
         TIMESTAMP_MS '2024-01-31 10:20:30.123' AS tms, TIMESTAMPTZ '2024-01-31 10:20:30+00' AS ttz,
-        'héllo' AS s, [1, 2] AS li, {'a': 1} AS st, INTERVAL 1 DAY AS iv, NULL::VARCHAR AS nu`,
+        'héllo' AS s, TIME '01:02:03.456789' AS tm, '{"a": [1, 2]}'::JSON AS js,
+        NULL::VARCHAR AS nu`,
     );
     const src = await openParquet(path);
     try {
       assert.deepEqual(
         src.schema.map((f) =>
-          `${f.name}:${f.type}${f.unit ? `:${f.unit}` : ""}${f.timezone ? `:${f.timezone}` : ""}`
+          `${f.name}:${f.type}${f.unit ? `:${f.unit}` : ""}${f.timezone ? `:${f.timezone}` : ""}${
+            f.precision ? `:${f.precision},${f.scale}` : ""
+          }`
         ),
         [
           "ti:int64",
@@ -51,7 +54,7 @@ Deno.test("openParquet() maps DuckDB types to column types", async () => {
           "ui:int64",
           "ub:int64",
           "bi:int64",
-          "dec:float64",
+          "dec:decimal:10,2",
           "fl:float64",
           "db:float64",
           "bo:bool",
@@ -61,16 +64,15 @@ Deno.test("openParquet() maps DuckDB types to column types", async () => {
           "tms:timestamp:us",
           "ttz:timestamp:us:UTC",
           "s:string",
-          "li:string",
-          "st:string",
-          "iv:string",
+          "tm:time:us",
+          "js:json",
           "nu:string",
         ],
       );
       const b = await collect(src.schema, src.batches());
       const row = b.columns.map((c) => cellValue(c, 0));
       assert.deepEqual(row.slice(0, 6), [1n, -2n, 3n, 4n, 5n, 2n ** 63n - 1n]);
-      assert.equal(row[6], 12.34);
+      assert.equal(row[6], 1234n, "the unscaled decimal, exact");
       assert.equal(row[7], 1.5);
       assert.ok(Object.is(row[8], -0));
       assert.equal(row[9], true);
@@ -80,9 +82,92 @@ Deno.test("openParquet() maps DuckDB types to column types", async () => {
       assert.equal(row[13], 1706696430123000n);
       assert.equal(row[14], 1706696430000000n);
       assert.equal(row[15], "héllo");
-      assert.equal(row[16], "[1, 2]");
-      assert.equal(row[17], "{'a': 1}");
-      assert.equal(row[19], null);
+      assert.equal(row[16], 3723456789n);
+      assert.equal(row[17], '{"a": [1, 2]}');
+      assert.equal(row[18], null);
+    } finally {
+      await src.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("openParquet() reads DECIMAL exactly at every width (the float64 rounding is gone)", async () => {
+  const dir = await makeTempDir();
+  try {
+    const path = `${dir}/dec.parquet`;
+    await duckParquet(
+      path,
+      `SELECT * FROM (VALUES
+         (1234567890123456.78::DECIMAL(18,2), 99999999999999.9999::DECIMAL(18,4),
+          1234567890123456789012345678.1234567891::DECIMAL(38,10), -0.01::DECIMAL(4,2)),
+         (NULL, -99999999999999.9999::DECIMAL(18,4), -0.0000000001::DECIMAL(38,10), 99.99::DECIMAL(4,2))
+       ) t(a, b, c, d)`,
+    );
+    const src = await openParquet(path);
+    try {
+      assert.deepEqual(src.schema.map((f) => [f.type, f.precision, f.scale]), [
+        ["decimal", 18, 2],
+        ["decimal", 18, 4],
+        ["decimal", 38, 10],
+        ["decimal", 4, 2],
+      ]);
+      const b = await collect(src.schema, src.batches());
+      assert.deepEqual(b.columns.map((c) => [cellValue(c, 0), cellValue(c, 1)]), [
+        [123456789012345678n, null],
+        [999999999999999999n, -999999999999999999n],
+        [12345678901234567890123456781234567891n, -1n],
+        [-1n, 9999n],
+      ]);
+      assert.ok(Array.isArray(b.columns[2]!.values), "DECIMAL(38,10) is held as bigint[]");
+    } finally {
+      await src.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("openParquet() refuses types it cannot keep exactly, by name, unless forced", async () => {
+  const dir = await makeTempDir();
+  try {
+    const path = `${dir}/nested.parquet`;
+    await duckParquet(
+      path,
+      `SELECT 1 AS id, [1, 2] AS li, {'a': 1, 'b': 'x'} AS st, INTERVAL 1 DAY AS iv,
+        '\\xAB'::BLOB AS bl, uuid() AS u`,
+    );
+    for (const [column, type] of [["li", "INTEGER[]"], ["st", "STRUCT"], ["iv", "INTERVAL"]] as const) {
+      const others = Object.fromEntries(
+        ["li", "st", "iv", "bl", "u"].filter((c) => c !== column).map((c) => [c, "string"]),
+      ) as Record<string, "string">;
+      await assert.rejects(openParquet(path, { types: others }), (err) => {
+        assert.ok(err instanceof IoError);
+        assert.equal(err.code, "UNSUPPORTED_TYPE");
+        assert.equal(err.column, column);
+        assert.ok(err.message.includes(type), err.message);
+        return true;
+      });
+    }
+    const src = await openParquet(path, {
+      types: { li: "json", st: "json", iv: "string", bl: "string", u: "string" },
+    });
+    try {
+      assert.deepEqual(src.schema.map((f) => f.type), [
+        "int64",
+        "json",
+        "json",
+        "string",
+        "string",
+        "string",
+      ]);
+      const b = await collect(src.schema, src.batches());
+      assert.deepEqual(b.columns.slice(1, 4).map((c) => cellValue(c, 0)), [
+        "[1,2]",
+        '{"a":1,"b":"x"}',
+        "1 day",
+      ]);
     } finally {
       await src.close();
     }

@@ -4,7 +4,7 @@
  *
  * @module
  */
-import type { Batch, ColumnType, Schema } from "../format/column.ts";
+import type { Batch, ColumnType, Field, Schema } from "../format/column.ts";
 
 /** The source formats `openSource` reads. */
 export type SourceFormat = "csv" | "jsonl" | "parquet" | "arrow";
@@ -33,6 +33,14 @@ export interface Source {
   close(): Promise<void>;
 }
 
+/**
+ * A forced column type: a type name, or a field's whole type for the types that take
+ * parameters (`{type: "decimal", precision, scale}`, `{type: "time", unit}`). A bare
+ * name takes default parameters (`us` for times and durations, the sample's unit for
+ * timestamps); a bare `"decimal"` is refused, since no precision could be assumed.
+ */
+export type ForcedType = ColumnType | Omit<Field, "name" | "nullable">;
+
 /** Options of `openSource` and the per-format openers. */
 export interface OpenSourceOptions {
   /** Format to read, instead of guessing from the extension. */
@@ -43,10 +51,10 @@ export interface OpenSourceOptions {
   sampleRows?: number;
   /**
    * Forced column types by name, overriding inference. For Parquet and Arrow only
-   * `"string"` (cells as text) or the column's own type are accepted. For JSON lines a
-   * name the sample never saw adds a column.
+   * `"string"` (cells as text), `"json"` (values as JSON text) or the column's own type
+   * are accepted. For JSON lines a name the sample never saw adds a column.
    */
-  types?: Record<string, ColumnType>;
+  types?: Record<string, ForcedType>;
   /** CSV field delimiter: one ASCII character other than `"`, CR or LF (default `,`). */
   delimiter?: string;
 }

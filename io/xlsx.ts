@@ -19,7 +19,9 @@
  * strings inline (no shared-strings table, so nothing accumulates); dates and
  * timestamps as date serials (days since 1899-12-30, UTC) formatted
  * `yyyy-mm-dd` / `yyyy-mm-dd hh:mm:ss(.000)`, or as ISO text outside Excel's
- * calendar (before 1900-03-01 or after 9999). Nulls are empty cells.
+ * calendar (before 1900-03-01 or after 9999); decimals as numbers when the double
+ * Excel keeps is exactly the decimal, else as their exact text; times, durations and
+ * JSON values as text (`01:02:03.5`, `PT1H`, `{"a":1}`). Nulls are empty cells.
  *
  * Limits, Excel's: 1,048,576 rows per sheet (header included) and 16,384
  * columns; a cell holds at most 32,767 characters. Past the row limit the
@@ -31,7 +33,8 @@
 import zlib from "node:zlib";
 import type { Batch, Column, Field, Schema } from "../format/column.ts";
 import { writeAll } from "./_file.ts";
-import { formatDate, TimestampFormatter } from "./_format.ts";
+import { formatDecimal, parseDecimal } from "../format/decimal_value.ts";
+import { formatDate, formatDuration, formatTime, TimestampFormatter } from "./_format.ts";
 import { TICKS_PER_SECOND } from "./_parse.ts";
 import { IoError } from "./errors.ts";
 
@@ -206,7 +209,22 @@ class CellWriter {
       }
       case "bool":
         return `<c r="${ref}" t="b"><v>${column.values[r]}</v></c>`;
-      case "string": {
+      case "decimal": {
+        // A number cell only when the double Excel keeps is exactly this decimal.
+        const scale = this.#field.scale ?? 0;
+        const unscaled = column.values[r]!;
+        const text = formatDecimal(unscaled, scale);
+        const x = Number(text);
+        return parseDecimal(String(x), scale) === unscaled
+          ? `<c r="${ref}"><v>${x}</v></c>`
+          : inline(ref, text);
+      }
+      case "time":
+        return inline(ref, formatTime(column.values[r]!, this.#field.unit ?? "us"));
+      case "duration":
+        return inline(ref, formatDuration(column.values[r]!, this.#field.unit ?? "us"));
+      case "string":
+      case "json": {
         const s = column.values[r]!;
         if (s.length > XLSX_MAX_CELL_CHARS) {
           throw new IoError(

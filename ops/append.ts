@@ -23,8 +23,7 @@
 import { encodeChunk } from "../format/chunk.ts";
 import type { Batch, Column, Field, Schema } from "../format/column.ts";
 import { cellValue } from "../format/column.ts";
-import { VERSION_MAJOR, VERSION_MINOR } from "../format/constants.ts";
-import type { ArchiveHeader, ChunkEntry } from "../format/header.ts";
+import { type ArchiveHeader, archiveVersion, type ChunkEntry } from "../format/header.ts";
 import { BlockPool, defaultThreads } from "../format/pool.ts";
 import type { FormatWarning } from "../format/predictors/predictor.ts";
 import { ArchiveReader } from "../format/reader.ts";
@@ -131,7 +130,7 @@ export async function append(
       const start = async () => {
         const newHeader: ArchiveHeader = {
           ...header,
-          version: `${VERSION_MAJOR}.${VERSION_MINOR}`,
+          version: archiveVersion(header),
         };
         writer = await ArchiveWriter.create(archive, newHeader);
         for (let c = 0; c < footer.chunks.length; c++) {

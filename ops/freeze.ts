@@ -23,9 +23,9 @@ import { predictBlock } from "../format/block.ts";
 import { encodeChunk } from "../format/chunk.ts";
 import type { Batch, Column, ColumnType, Schema } from "../format/column.ts";
 import { cellValue, concatBatches, sliceBatch } from "../format/column.ts";
-import { DEFAULT_CHUNK_ROWS, VERSION_MAJOR, VERSION_MINOR } from "../format/constants.ts";
+import { DEFAULT_CHUNK_ROWS } from "../format/constants.ts";
 import type { ArchiveHeader, ColumnPlan } from "../format/header.ts";
-import { schemaToJson } from "../format/header.ts";
+import { archiveVersion, schemaToJson } from "../format/header.ts";
 import { planColumns } from "../format/plan.ts";
 import { BlockPool, defaultThreads } from "../format/pool.ts";
 import type { FormatWarning, Quantization } from "../format/predictors/predictor.ts";
@@ -499,7 +499,7 @@ export function header(
 ): ArchiveHeader {
   return {
     format: "permafrost",
-    version: `${VERSION_MAJOR}.${VERSION_MINOR}`,
+    version: archiveVersion({ schema: schemaToJson(schema), encryption: null }),
     schema: schemaToJson(schema),
     codec,
     auto_reason: autoReason,

@@ -11,11 +11,40 @@
  * @module
  */
 import { ByteReader } from "../_bytes.ts";
-import type { BigIntColumn, Column, ColumnType, Field } from "../column.ts";
+import type { BigIntColumn, Column, ColumnType, DecimalColumn, Field } from "../column.ts";
 import { FormatError } from "../errors.ts";
 
-/** Column types held as `BigInt64Array`. */
-export const INT_TYPES: ReadonlySet<ColumnType> = new Set(["int64", "timestamp", "date"]);
+/**
+ * Column types the integer predictors encode: those held as `BigInt64Array`, and
+ * decimals (their unscaled integers; the block layer hands a wide decimal over as a
+ * `BigInt64Array` only when every value fits 64 bits).
+ */
+export const INT_TYPES: ReadonlySet<ColumnType> = new Set([
+  "int64",
+  "timestamp",
+  "date",
+  "time",
+  "duration",
+  "decimal",
+]);
+
+/** Column types held as `string[]`, which the text predictors encode. */
+export const TEXT_TYPES: ReadonlySet<ColumnType> = new Set(["string", "json"]);
+
+/**
+ * The 64-bit values of a column an integer predictor encodes, or null when they are
+ * not held as a `BigInt64Array` (a wide decimal's `bigint[]`: the predictor does not
+ * fit, and the caller tries another).
+ *
+ * @param id Predictor id.
+ * @param column The column.
+ * @returns Its values, or null.
+ * @throws {FormatError} `BAD_ARGUMENT` if the column is not of an integer type.
+ */
+export function intValues(id: string, column: Column): BigInt64Array | null {
+  const { values } = expectColumn(id, column, INT_TYPES) as BigIntColumn | DecimalColumn;
+  return values instanceof BigInt64Array ? values : null;
+}
 
 /**
  * Checks the length a caller asks for, reads the block's row count and
@@ -94,11 +123,24 @@ export function expectColumn(id: string, column: Column, types: ReadonlySet<Colu
 }
 
 /**
- * Narrows a decoded field type to the integer column types.
+ * Builds the column an integer predictor decodes: the field's type over 64-bit
+ * values (a wide decimal is widened to `bigint[]` by the block layer).
  *
  * @param field The field (already checked by {@linkcode checkDecodeField}).
- * @returns Its type.
+ * @param values The decoded values.
+ * @returns The column, without validity.
  */
-export function intType(field: Field): BigIntColumn["type"] {
-  return field.type as BigIntColumn["type"];
+export function intColumn(field: Field, values: BigInt64Array): Column {
+  return { type: field.type as BigIntColumn["type"], values, validity: null };
+}
+
+/**
+ * Builds the column a text predictor decodes (`string` or `json`).
+ *
+ * @param field The field (already checked by {@linkcode checkDecodeField}).
+ * @param values The decoded values.
+ * @returns The column, without validity.
+ */
+export function textColumn(field: Field, values: string[]): Column {
+  return { type: field.type === "json" ? "json" : "string", values, validity: null };
 }

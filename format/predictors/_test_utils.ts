@@ -22,8 +22,9 @@ export const INT64_MAX = 2n ** 63n - 1n;
  * @param type Its type.
  * @returns The field (timestamps in microseconds).
  */
-export function fieldOf(type: ColumnType): Field {
-  return type === "timestamp"
+export function fieldOf(type: ColumnType, precision = 18): Field {
+  if (type === "decimal") return { name: "c", type, nullable: false, precision, scale: 2 };
+  return type === "timestamp" || type === "time" || type === "duration"
     ? { name: "c", type, nullable: false, unit: "us" }
     : { name: "c", type, nullable: false };
 }

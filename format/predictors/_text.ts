@@ -13,8 +13,10 @@
  * boundary falls inside a UTF-8 sequence.
  *
  * Strings are Unicode text: a lone UTF-16 surrogate (which no UTF-8 source can
- * produce) is stored as U+FFFD, as `TextEncoder` does everywhere. A leading
- * U+FEFF is kept (the decoder here has `ignoreBOM: true`).
+ * produce, but a caller's own strings may hold) is refused with `BAD_ARGUMENT`
+ * naming the column and row, never stored as U+FFFD; a json column keeps such a
+ * value as its `\uD800` escape. A leading U+FEFF is kept (the decoder here has
+ * `ignoreBOM: true`).
  *
  * Pure: no I/O, no globals beyond the encoder and decoder.
  *
@@ -47,9 +49,11 @@ export interface TextPlan {
  * start of the next fuse into one character are the strings encoded one by one.
  *
  * @param values The strings.
+ * @param column The column's name, for the error.
  * @returns Their lengths, their bytes and the stream size.
+ * @throws {FormatError} BAD_ARGUMENT when a string holds a lone surrogate.
  */
-export function planTexts(values: readonly string[]): TextPlan {
+export function planTexts(values: readonly string[], column = ""): TextPlan {
   const n = values.length;
   const lengths = new Float64Array(n);
   const joined = values.join("");
@@ -57,7 +61,16 @@ export function planTexts(values: readonly string[]): TextPlan {
   if (text.length === joined.length) {
     // Pure ASCII: one byte per unit.
     for (let i = 0; i < n; i++) lengths[i] = values[i]!.length;
-  } else if (!measureEncoded(values, text, lengths)) {
+  } else if (!joined.isWellFormed() || !measureEncoded(values, text, lengths)) {
+    // Lone surrogates, or two that fused across strings: check and encode one by one.
+    const bad = values.findIndex((v) => !v.isWellFormed());
+    if (bad >= 0) {
+      throw new FormatError(
+        "BAD_ARGUMENT",
+        `Cannot store row ${bad} of column '${column}': the string holds a lone UTF-16 surrogate, which UTF-8 cannot hold; store the value as JSON text (a json column keeps it as an escape)`,
+        { column },
+      );
+    }
     const parts = values.map((v) => ENCODER.encode(v));
     let total = 0;
     for (let i = 0; i < n; i++) total += lengths[i] = parts[i]!.length;

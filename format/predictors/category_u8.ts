@@ -15,22 +15,21 @@
  */
 import type { Column, Field, StringColumn } from "../column.ts";
 import { FormatError } from "../errors.ts";
-import { checkDecodeField, expectColumn, openBlock } from "./_common.ts";
+import { checkDecodeField, expectColumn, openBlock, TEXT_TYPES, textColumn } from "./_common.ts";
 import { varintSize, writeVarint } from "./_ints.ts";
 import { planTexts, readTexts, writeTexts } from "./_text.ts";
-import type { DecodeContext, Predictor } from "./predictor.ts";
+import type { DecodeContext, EncodeContext, Predictor } from "./predictor.ts";
 
 const ID = "category_u8";
-const STRING: ReadonlySet<Field["type"]> = new Set(["string"]);
 /** Most distinct values one block can hold: one byte per code. */
 const MAX_CATEGORIES = 256;
 
 function matches(field: Field): boolean {
-  return field.type === "string";
+  return TEXT_TYPES.has(field.type);
 }
 
-function encode(column: Column): Uint8Array | null {
-  const { values } = expectColumn(ID, column, STRING) as StringColumn;
+function encode(column: Column, context: EncodeContext): Uint8Array | null {
+  const { values } = expectColumn(ID, column, TEXT_TYPES) as StringColumn;
   const n = values.length;
   const codeOf = new Map<string, number>();
   const dictionary: string[] = [];
@@ -46,7 +45,7 @@ function encode(column: Column): Uint8Array | null {
     }
     codes[i] = code;
   }
-  const plan = planTexts(dictionary);
+  const plan = planTexts(dictionary, context.field.name);
   const out = new Uint8Array(varintSize(n) + varintSize(dictionary.length) + plan.size + n);
   let at = writeVarint(out, 0, n);
   at = writeVarint(out, at, dictionary.length);
@@ -86,7 +85,7 @@ function decode(bytes: Uint8Array, length: number, context: DecodeContext): Colu
     }
     values[i] = v;
   }
-  return { type: "string", values, validity: null };
+  return textColumn(context.field, values);
 }
 
 /**

@@ -16,8 +16,8 @@
  *
  * @module
  */
-import type { BigIntColumn, Column, Field } from "../column.ts";
-import { checkDecodeField, expectColumn, INT_TYPES, intType, openBlock } from "./_common.ts";
+import type { Column, Field } from "../column.ts";
+import { checkDecodeField, INT_TYPES, intColumn, intValues, openBlock } from "./_common.ts";
 import { bigIntsFromWords, planesBlock, readPlanes, wordsOf } from "./_ints.ts";
 import type { DecodeContext, Predictor } from "./predictor.ts";
 
@@ -28,8 +28,9 @@ function matches(field: Field): boolean {
   return INT_TYPES.has(field.type);
 }
 
-function encode(column: Column): Uint8Array {
-  const { values } = expectColumn(ID, column, INT_TYPES) as BigIntColumn;
+function encode(column: Column): Uint8Array | null {
+  const values = intValues(ID, column);
+  if (values === null) return null;
   const src = wordsOf(values);
   let minLo = 0;
   let minHi = 0; // signed
@@ -68,7 +69,7 @@ function decode(bytes: Uint8Array, length: number, context: DecodeContext): Colu
     words[i] = s;
     words[i + 1] = words[i + 1]! + minHi + (s >= TWO_32 ? 1 : 0);
   }
-  return { type: intType(context.field), values: bigIntsFromWords(words), validity: null };
+  return intColumn(context.field, bigIntsFromWords(words));
 }
 
 /**

@@ -45,7 +45,7 @@
  */
 import type { BigIntColumn, Column, Field, StringColumn } from "../column.ts";
 import { FormatError } from "../errors.ts";
-import { checkDecodeField, expectColumn, intType, openBlock } from "./_common.ts";
+import { checkDecodeField, expectColumn, intColumn, openBlock } from "./_common.ts";
 import {
   bigIntsFromWords,
   planesSize,
@@ -109,8 +109,12 @@ function depTokens(dep: Column): readonly Token[] {
   const { validity } = dep;
   switch (dep.type) {
     case "string":
+    case "json":
       if (validity === null) return dep.values;
       return dep.values.map((v, i) => (validity[i] === 0 ? "" : v));
+    case "decimal":
+      if (dep.values instanceof BigInt64Array) return intTokens(dep.values, validity);
+      return dep.values.map((v, i) => (validity !== null && validity[i] === 0 ? "0" : String(v)));
     case "bool": {
       const out = new Array<Token>(dep.values.length);
       for (let i = 0; i < out.length; i++) {
@@ -215,7 +219,9 @@ function keyIds(
 }
 
 function encode(column: Column, context: EncodeContext): Uint8Array {
-  const col = expectColumn(ID, column, KEYED) as BigIntColumn | StringColumn;
+  const col = expectColumn(ID, column, KEYED) as
+    | (BigIntColumn & { type: "int64" | "date" })
+    | (StringColumn & { type: "string" });
   const n = col.values.length;
   const [a, b] = depKeys(context.deps, n, context.field, true);
   const keys = keyIds(a, b).ids;
@@ -262,7 +268,7 @@ function encode(column: Column, context: EncodeContext): Uint8Array {
   const head = varintSize(n);
   if (col.type === "string") {
     const literals = literalRows.map((row) => col.values[row]!);
-    const plan = planTexts(literals);
+    const plan = planTexts(literals, context.field.name);
     const out = new Uint8Array(head + n + plan.size);
     writeVarint(out, 0, n);
     out.set(ranks, head);
@@ -338,7 +344,7 @@ function decode(bytes: Uint8Array, length: number, context: DecodeContext): Colu
     words[2 * i] = lits[2 * l]!;
     words[2 * i + 1] = lits[2 * l + 1]!;
   }
-  return { type: intType(field), values: bigIntsFromWords(words), validity: null };
+  return intColumn(field, bigIntsFromWords(words));
 }
 
 /**

@@ -12,8 +12,8 @@
  *
  * @module
  */
-import type { BigIntColumn, Column, Field } from "../column.ts";
-import { checkDecodeField, expectColumn, INT_TYPES, intType, openBlock } from "./_common.ts";
+import type { Column, Field } from "../column.ts";
+import { checkDecodeField, INT_TYPES, intColumn, intValues, openBlock } from "./_common.ts";
 import {
   bigIntsFromWords,
   deltasOf,
@@ -32,8 +32,9 @@ function matches(field: Field): boolean {
   return INT_TYPES.has(field.type);
 }
 
-function encode(column: Column): Uint8Array {
-  const { values } = expectColumn(ID, column, INT_TYPES) as BigIntColumn;
+function encode(column: Column): Uint8Array | null {
+  const values = intValues(ID, column);
+  if (values === null) return null;
   const words = deltasOf(deltasOf(wordsOf(values)));
   zigzagInPlace(words);
   return planesBlock(values.length, [], words);
@@ -47,7 +48,7 @@ function decode(bytes: Uint8Array, length: number, context: DecodeContext): Colu
   unzigzagInPlace(words);
   prefixSumInPlace(words);
   prefixSumInPlace(words);
-  return { type: intType(context.field), values: bigIntsFromWords(words), validity: null };
+  return intColumn(context.field, bigIntsFromWords(words));
 }
 
 /**

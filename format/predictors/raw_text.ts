@@ -12,21 +12,20 @@
  * @module
  */
 import type { Column, Field, StringColumn } from "../column.ts";
-import { checkDecodeField, expectColumn, openBlock } from "./_common.ts";
+import { checkDecodeField, expectColumn, openBlock, TEXT_TYPES, textColumn } from "./_common.ts";
 import { varintSize, writeVarint } from "./_ints.ts";
 import { planTexts, readTexts, writeTexts } from "./_text.ts";
-import type { DecodeContext, Predictor } from "./predictor.ts";
+import type { DecodeContext, EncodeContext, Predictor } from "./predictor.ts";
 
 const ID = "raw_text";
-const STRING: ReadonlySet<Field["type"]> = new Set(["string"]);
 
 function matches(field: Field): boolean {
-  return field.type === "string";
+  return TEXT_TYPES.has(field.type);
 }
 
-function encode(column: Column): Uint8Array {
-  const { values } = expectColumn(ID, column, STRING) as StringColumn;
-  const plan = planTexts(values);
+function encode(column: Column, context: EncodeContext): Uint8Array {
+  const { values } = expectColumn(ID, column, TEXT_TYPES) as StringColumn;
+  const plan = planTexts(values, context.field.name);
   const out = new Uint8Array(varintSize(values.length) + plan.size);
   writeTexts(plan, out, writeVarint(out, 0, values.length));
   return out;
@@ -37,7 +36,7 @@ function decode(bytes: Uint8Array, length: number, context: DecodeContext): Colu
   const reader = openBlock(ID, bytes, length, context.field);
   const values = readTexts(reader, length, `${ID} block of column '${context.field.name}'`);
   reader.end();
-  return { type: "string", values, validity: null };
+  return textColumn(context.field, values);
 }
 
 /**

@@ -26,6 +26,7 @@ import { lag1Zigzag } from "./lag1_zigzag.ts";
 import type { Predictor } from "./predictor.ts";
 import { rawText } from "./raw_text.ts";
 import { tsDeltaS } from "./ts_delta_s.ts";
+import { wideZigzag } from "./wide_zigzag.ts";
 
 /** Every registered predictor, in trial order. Frozen. */
 export const PREDICTORS: readonly Predictor[] = Object.freeze([
@@ -43,6 +44,7 @@ export const PREDICTORS: readonly Predictor[] = Object.freeze([
   keyedRank,
   decimalFrame,
   decimalDelta,
+  wideZigzag,
 ]);
 
 /** The ids of every registered predictor, in the order of {@linkcode PREDICTORS}. Frozen. */

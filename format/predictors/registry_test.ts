@@ -25,6 +25,7 @@ const PINNED_IDS = [
   "keyed_rank",
   "decimal_frame",
   "decimal_delta",
+  "wide_zigzag",
 ];
 
 Deno.test("PREDICTORS lists every predictor once, with its pinned id", () => {
@@ -78,4 +79,12 @@ Deno.test("predictorsFor() returns the lossless, self-contained candidates of ea
   assert.deepEqual(ids("string"), ["category_u8", "raw_text"]);
   assert.deepEqual(ids("float64"), ["float64_planes", "decimal_frame", "decimal_delta"]);
   assert.deepEqual(ids("bool"), ["bool_bits"]);
+  assert.deepEqual(ids("time"), ["delta_zigzag", "lag1_zigzag", "frame_zigzag"]);
+  assert.deepEqual(ids("duration"), ["delta_zigzag", "lag1_zigzag", "frame_zigzag"]);
+  assert.deepEqual(ids("decimal"), ["delta_zigzag", "lag1_zigzag", "frame_zigzag"]);
+  assert.deepEqual(
+    predictorsFor(fieldOf("decimal", 38)).map((p) => p.id),
+    ["delta_zigzag", "lag1_zigzag", "frame_zigzag", "wide_zigzag"],
+  );
+  assert.deepEqual(ids("json"), ["category_u8", "raw_text"]);
 });
