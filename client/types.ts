@@ -5,6 +5,7 @@
  *
  * @module
  */
+import type { ColumnType } from "../format/column.ts";
 
 /** Status of a job. */
 export type JobStatus = "QUEUED" | "RUNNING" | "DONE" | "FAILED" | "CANCELLED";
@@ -255,13 +256,17 @@ export interface FieldJson {
   /** Column name. */
   name: string;
   /** Logical type. */
-  type: "int64" | "float64" | "bool" | "timestamp" | "date" | "string";
+  type: ColumnType;
   /** Whether nulls may occur. */
   nullable: boolean;
-  /** Timestamp unit. */
+  /** Timestamp, time or duration unit. */
   unit?: "s" | "ms" | "us" | "ns";
   /** Timestamp zone. */
   timezone?: string;
+  /** Decimal digits. */
+  precision?: number;
+  /** Decimal fraction digits. */
+  scale?: number;
 }
 
 /** A column's prediction plan (`format/header.ts` `ColumnPlan`). */

@@ -300,6 +300,8 @@ export function fieldJson(f: Field): FieldJson {
   const out: FieldJson = { name: f.name, type: f.type, nullable: f.nullable };
   if (f.unit !== undefined) out.unit = f.unit;
   if (f.timezone !== undefined) out.timezone = f.timezone;
+  if (f.precision !== undefined) out.precision = f.precision;
+  if (f.scale !== undefined) out.scale = f.scale;
   return out;
 }
 

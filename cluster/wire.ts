@@ -25,7 +25,7 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import type { Batch, Column, Schema } from "../format/column.ts";
+import { type Batch, type Column, isWideDecimal, type Schema } from "../format/column.ts";
 import type { EncodedChunk } from "../format/writer.ts";
 import { JobError } from "../client/errors.ts";
 import type { ChunkMeta, FieldJson } from "../client/types.ts";
@@ -254,10 +254,11 @@ export function encodeBatchBody(batch: Batch): Uint8Array {
   const columns: BatchColumnMeta[] = batch.columns.map((c) => {
     const own: Uint8Array[] = [];
     if (c.validity) own.push(c.validity);
-    if (c.type === "string") {
+    if (c.type === "string" || c.type === "json" || Array.isArray(c.values)) {
+      // Texts, and a wide decimal's bigints as their decimal digits.
       const lengths = new Uint32Array(c.values.length);
-      const texts = c.values.map((s, i) => {
-        const b = encoder.encode(s);
+      const texts = (c.values as (string | bigint)[]).map((s, i) => {
+        const b = encoder.encode(String(s));
         lengths[i] = b.length;
         return b;
       });
@@ -314,15 +315,51 @@ export function decodeBatchBody(bytes: Uint8Array): Batch {
     const start = at;
     const validity = c.validity ? take(rows, `validity of column ${i}`) : null;
     let column: Column;
+    const texts = (what: string): string[] => {
+      const lengths = new Uint32Array(take(rows * 4, `${what} lengths of column ${i}`).buffer);
+      const values: string[] = new Array(rows);
+      for (let r = 0; r < rows; r++) {
+        const b = take(lengths[r]!, `${what} ${r} of column ${i}`);
+        try {
+          values[r] = decoder.decode(b);
+        } catch (cause) {
+          throw new JobError(
+            "BAD_CHUNK",
+            `Cannot read rows: ${what} ${r} of column ${i} is not UTF-8`,
+            { cause },
+          );
+        }
+      }
+      return values;
+    };
     switch (c.type) {
       case "int64":
       case "timestamp":
       case "date":
+      case "time":
+      case "duration":
         column = {
           type: c.type,
           values: new BigInt64Array(take(rows * 8, `column ${i}`).buffer),
           validity,
         };
+        break;
+      case "decimal":
+        if (isWideDecimal(field)) {
+          const values = texts("decimal").map((t, r) => {
+            if (!/^-?\d+$/.test(t)) {
+              throw bad(`Cannot read rows: decimal ${r} of column ${i} is not an integer`);
+            }
+            return BigInt(t);
+          });
+          column = { type: "decimal", values, validity };
+        } else {
+          column = {
+            type: "decimal",
+            values: new BigInt64Array(take(rows * 8, `column ${i}`).buffer),
+            validity,
+          };
+        }
         break;
       case "float64":
         column = {
@@ -334,26 +371,10 @@ export function decodeBatchBody(bytes: Uint8Array): Batch {
       case "bool":
         column = { type: c.type, values: take(rows, `column ${i}`), validity };
         break;
-      case "string": {
-        const lengths = new Uint32Array(take(rows * 4, `string lengths of column ${i}`).buffer);
-        const values: string[] = new Array(rows);
-        for (let r = 0; r < rows; r++) {
-          const b = take(lengths[r]!, `string ${r} of column ${i}`);
-          try {
-            values[r] = decoder.decode(b);
-          } catch (cause) {
-            throw new JobError(
-              "BAD_CHUNK",
-              `Cannot read rows: string ${r} of column ${i} is not UTF-8`,
-              {
-                cause,
-              },
-            );
-          }
-        }
-        column = { type: "string", values, validity };
+      case "string":
+      case "json":
+        column = { type: c.type, values: texts("string"), validity };
         break;
-      }
       default:
         throw bad(`Cannot read rows: column ${i} has unknown type ${JSON.stringify(c.type)}`);
     }

@@ -22,7 +22,12 @@ import { parseDuration, parseTimeOfDay } from "./_parse.ts";
  * @param field The field (`time`, `duration`, `decimal` or `json`).
  * @returns False when the text is not a value of the type; the caller reports it.
  */
-export function readTypedCell(col: ColumnBuilder, row: number, text: string, field: Field): boolean {
+export function readTypedCell(
+  col: ColumnBuilder,
+  row: number,
+  text: string,
+  field: Field,
+): boolean {
   switch (field.type) {
     case "time":
     case "duration": {

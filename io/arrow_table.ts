@@ -479,7 +479,8 @@ function valueJson(v: unknown): string {
     return "[" + Array.from(v as Iterable<unknown>, valueJson).join(",") + "]";
   }
   return "{" + Object.entries(v as Record<string, unknown>)
-    .map(([k, x]) => JSON.stringify(k) + ":" + valueJson(x)).join(",") + "}";
+    .map(([k, x]) => JSON.stringify(k) + ":" + valueJson(x)).join(",") +
+    "}";
 }
 
 /**
@@ -702,8 +703,10 @@ export function batchToArrow(batch: Batch, schema: arrow.Schema): arrow.RecordBa
  * Converts an in-memory Arrow table to a schema and batches (one per record batch).
  *
  * @param table The Arrow table.
+ * @param types Forced column types (`json` or `string` for a type without an exact column type).
  * @returns Its schema and batches.
- * @throws {IoError} SCHEMA_MISMATCH when a Uint64 does not fit int64.
+ * @throws {IoError} SCHEMA_MISMATCH when a Uint64 does not fit int64; UNSUPPORTED_TYPE
+ * for a column no type holds exactly (unless forced).
  *
  * @example Round-trip a table
  * ```ts
@@ -716,8 +719,11 @@ export function batchToArrow(batch: Batch, schema: arrow.Schema): arrow.RecordBa
  * assert.equal(batchesToTable(schema, batches).getChild("n")?.get(1), -2n);
  * ```
  */
-export function tableToBatches(table: arrow.Table): { schema: Schema; batches: Batch[] } {
-  const schema = schemaFromArrow(table.schema);
+export function tableToBatches(
+  table: arrow.Table,
+  types: Readonly<Record<string, ForcedType>> = {},
+): { schema: Schema; batches: Batch[] } {
+  const schema = schemaFromArrow(table.schema, types);
   return { schema, batches: table.batches.map((rb) => batchFromArrow(rb, schema)) };
 }
 

@@ -101,11 +101,13 @@ function raw<T extends arrow.DataType>(
   data: ArrayBufferView,
   nullBitmap?: Uint8Array,
 ): arrow.Vector<T> {
-  const nullCount = nullBitmap ? length - [...nullBitmap].reduce((n, b) => {
-    let c = 0;
-    for (let x = b; x; x >>= 1) c += x & 1;
-    return n + c;
-  }, 0) : 0;
+  const nullCount = nullBitmap
+    ? length - [...nullBitmap].reduce((n, b) => {
+      let c = 0;
+      for (let x = b; x; x >>= 1) c += x & 1;
+      return n + c;
+    }, 0)
+    : 0;
   return arrow.makeVector(
     arrow.makeData({ type, length, nullCount, nullBitmap, data } as never),
   ) as arrow.Vector<T>;
@@ -166,15 +168,20 @@ Deno.test("tableToBatches() refuses a decimal value with more digits than its pr
 Deno.test("tableToBatches() refuses nested and binary columns by name, unless forced", () => {
   const list = vec(new arrow.List(new arrow.Field("item", new arrow.Int64())), [[1n, 2n], null]);
   const struct = vec(
-    new arrow.Struct([new arrow.Field("a", new arrow.Int32()), new arrow.Field("b", new arrow.Utf8())]),
+    new arrow.Struct([
+      new arrow.Field("a", new arrow.Int32()),
+      new arrow.Field("b", new arrow.Utf8()),
+    ]),
     [{ a: 1, b: "x" }, { a: 2, b: null }],
   );
   const bin = vec(new arrow.Binary(), [Uint8Array.of(0, 255), null]);
-  for (const [name, column, type] of [["l", list, "List<Int64>"], ["st", struct, "Struct<"], [
-    "bin",
-    bin,
-    "Binary",
-  ]] as const) {
+  for (
+    const [name, column, type] of [["l", list, "List<Int64>"], ["st", struct, "Struct<"], [
+      "bin",
+      bin,
+      "Binary",
+    ]] as const
+  ) {
     const table = new arrow.Table({ [name]: column });
     assert.throws(() => tableToBatches(table), (err: unknown) => {
       assert.ok(err instanceof Error && "code" in err);

@@ -20,7 +20,12 @@
  *
  * @module
  */
-import { type ColumnType, type Field, MAX_DECIMAL_PRECISION, type TimeUnit } from "../format/column.ts";
+import {
+  type ColumnType,
+  type Field,
+  MAX_DECIMAL_PRECISION,
+  type TimeUnit,
+} from "../format/column.ts";
 import {
   bigInt64Text,
   isNaNText,

@@ -38,7 +38,7 @@ import type {
   DuckDBResult,
   DuckDBVarCharVector,
 } from "@duckdb/node-api";
-import type { Batch, ColumnType, Field, Schema, TimeUnit } from "../format/column.ts";
+import type { Batch, Field, Schema, TimeUnit } from "../format/column.ts";
 import { BatchBuilder, type ColumnBuilder } from "./_builder.ts";
 import { type LockedDuckDB, openLockedDuckDB, PARQUET_SCHEMA_KEY, sqlIdent } from "./_duckdb.ts";
 import { fileSize } from "./_file.ts";

@@ -138,7 +138,9 @@ Deno.test("openParquet() refuses types it cannot keep exactly, by name, unless f
       `SELECT 1 AS id, [1, 2] AS li, {'a': 1, 'b': 'x'} AS st, INTERVAL 1 DAY AS iv,
         '\\xAB'::BLOB AS bl, uuid() AS u`,
     );
-    for (const [column, type] of [["li", "INTEGER[]"], ["st", "STRUCT"], ["iv", "INTERVAL"]] as const) {
+    for (
+      const [column, type] of [["li", "INTEGER[]"], ["st", "STRUCT"], ["iv", "INTERVAL"]] as const
+    ) {
       const others = Object.fromEntries(
         ["li", "st", "iv", "bl", "u"].filter((c) => c !== column).map((c) => [c, "string"]),
       ) as Record<string, "string">;

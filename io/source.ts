@@ -11,7 +11,7 @@
  *
  * Safe fallback for inferred types: when a row beyond the sample does not fit its
  * column, the batch iterator throws `IoError` SCHEMA_MISMATCH with `column` set; open
- * the source again with `types: { [column]: "string" }` and start over.
+ * the source again with `types: { [column]: fallbackType(format) }` and start over.
  *
  * @module
  */
@@ -25,6 +25,18 @@ import type { OpenSourceOptions, Source, SourceFormat } from "./types.ts";
 
 export type { OpenSourceOptions, Source, SourceFormat } from "./types.ts";
 export { DEFAULT_BATCH_ROWS, DEFAULT_SAMPLE_ROWS } from "./types.ts";
+
+/**
+ * The type a column falls back to when a value beyond the inference sample does not
+ * fit it: `json` for JSON lines (each value keeps its JSON text, so a number stays a
+ * number and a string a string), `string` for the others (a cell's text).
+ *
+ * @param format The source format.
+ * @returns The fallback type.
+ */
+export function fallbackType(format: SourceFormat): "string" | "json" {
+  return format === "jsonl" ? "json" : "string";
+}
 
 /** Source formats by file extension (lower case, with the dot). */
 export const SOURCE_EXTENSIONS: Readonly<Record<string, SourceFormat>> = Object.freeze({

@@ -10,7 +10,8 @@
  *
  * @module
  */
-import type { Batch, ColumnType, Schema } from "../format/column.ts";
+import type { Batch, Schema } from "../format/column.ts";
+import type { ForcedType } from "../io/types.ts";
 import type { ChunkEncryption } from "../format/crypto.ts";
 import type { ColumnPlan } from "../format/header.ts";
 import { IoError } from "../io/errors.ts";
@@ -85,7 +86,7 @@ export interface ParquetFile {
   /** The file. */
   path: string;
   /** Forced column types, as the freeze opened the file. */
-  types: Record<string, ColumnType>;
+  types: Record<string, ForcedType>;
   /** Rows per read batch. */
   batchRows: number;
 }

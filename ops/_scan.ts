@@ -210,8 +210,16 @@ function takeColumn(c: Column, rows: Uint32Array): Column {
     for (let i = 0; i < n; i++) validity[i] = c.validity[rows[i]!]!;
   }
   switch (c.type) {
-    case "string": {
+    case "string":
+    case "json": {
       const values = new Array<string>(n);
+      for (let i = 0; i < n; i++) values[i] = c.values[rows[i]!]!;
+      return { type: c.type, values, validity };
+    }
+    case "decimal": {
+      const values = c.values instanceof BigInt64Array
+        ? new BigInt64Array(n)
+        : new Array<bigint>(n);
       for (let i = 0; i < n; i++) values[i] = c.values[rows[i]!]!;
       return { type: c.type, values, validity };
     }

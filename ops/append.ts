@@ -22,7 +22,8 @@
  */
 import { encodeChunk } from "../format/chunk.ts";
 import type { Batch, Column, Field, Schema } from "../format/column.ts";
-import { cellValue } from "../format/column.ts";
+import { cellValue, emptyColumn } from "../format/column.ts";
+import { fitsPrecision, formatDecimal, pow10 } from "../format/decimal_value.ts";
 import { type ArchiveHeader, archiveVersion, type ChunkEntry } from "../format/header.ts";
 import { BlockPool, defaultThreads } from "../format/pool.ts";
 import type { FormatWarning } from "../format/predictors/predictor.ts";
@@ -263,12 +264,33 @@ async function openConforming(
   }
   if (!isText) return first;
   await first.close();
-  const types = Object.fromEntries(schema.map((f) => [f.name, f.type]));
+  // Types with parameters are forced whole, so the text is read at the archive's
+  // scale or unit; a timestamp's unit is taken from the text and converted below.
+  const types = Object.fromEntries(
+    schema.map((f) => {
+      if (f.type === "decimal") {
+        return [f.name, { type: f.type, precision: f.precision, scale: f.scale }];
+      }
+      if (f.type === "time" || f.type === "duration") {
+        return [f.name, { type: f.type, unit: f.unit }];
+      }
+      return [f.name, f.type];
+    }),
+  );
   return await openFreezeSource(source, { format, chunkRows, types });
 }
 
 function typeName(f: Field): string {
-  return f.type === "timestamp" ? `timestamp[${f.unit ?? "us"}]` : f.type;
+  switch (f.type) {
+    case "timestamp":
+    case "time":
+    case "duration":
+      return `${f.type}[${f.unit ?? "us"}]`;
+    case "decimal":
+      return `decimal(${f.precision}, ${f.scale})`;
+    default:
+      return f.type;
+  }
 }
 
 const TICKS: Record<string, bigint> = { s: 1n, ms: 1_000n, us: 1_000_000n, ns: 1_000_000_000n };
@@ -295,7 +317,9 @@ function conform(batch: Batch, schema: Schema, archive: string): Batch {
         { column: f.name },
       );
     }
-    if (f.type !== "timestamp" || (g.unit ?? "us") === (f.unit ?? "us")) return c;
+    if (f.type === "decimal") return conformDecimal(c, g, f, archive);
+    const timed = f.type === "timestamp" || f.type === "time" || f.type === "duration";
+    if (!timed || (g.unit ?? "us") === (f.unit ?? "us")) return c;
     const from = TICKS[g.unit ?? "us"]!;
     const to = TICKS[f.unit ?? "us"]!;
     const values = new BigInt64Array(c.values.length);
@@ -312,9 +336,37 @@ function conform(batch: Batch, schema: Schema, archive: string): Batch {
       }
       values[r] = scaled / from;
     }
-    return { type: "timestamp", values, validity: c.validity };
+    return { type: f.type, values, validity: c.validity } as Column;
   });
   return { schema, columns, length: batch.length };
+}
+
+/**
+ * A source's decimals at the archive's precision and scale, exactly: a value that
+ * would need rounding or more digits is refused naming its row.
+ */
+function conformDecimal(c: Column, g: Field, f: Field, archive: string): Column {
+  const from = g.scale ?? 0;
+  const to = f.scale ?? 0;
+  if (from === to && g.precision === f.precision) return c;
+  const out = emptyColumn(f, c.values.length);
+  const values = out.values as BigInt64Array | bigint[];
+  for (let r = 0; r < values.length; r++) {
+    if (c.validity && c.validity[r] === 0) continue;
+    const v = c.values[r] as bigint;
+    const scaled = to >= from ? v * pow10(to - from) : v / pow10(from - to);
+    if ((to < from && scaled * pow10(from - to) !== v) || !fitsPrecision(scaled, f.precision ?? 0)) {
+      throw new OpsError(
+        "SCHEMA_MISMATCH",
+        `Cannot append to '${archive}': column "${f.name}" holds ${
+          formatDecimal(v, from)
+        } (row ${r} of a batch), which ${typeName(f)} cannot hold exactly`,
+        { column: f.name },
+      );
+    }
+    values[r] = scaled;
+  }
+  return { type: "decimal", values, validity: c.validity };
 }
 
 /**

@@ -35,8 +35,8 @@ import { type ChunkEncryption, headerBinding, withEncryption } from "../format/c
 import { type EncryptionOptions, prepareEncryption } from "../format/keys/provider.ts";
 import { IoError, reviveIoError } from "../io/errors.ts";
 import { openParquetRanges, type ParquetRanges } from "../io/parquet.ts";
-import { openSource, sourceFormatOf } from "../io/source.ts";
-import type { SourceFormat } from "../io/types.ts";
+import { fallbackType, openSource, sourceFormatOf } from "../io/source.ts";
+import type { ForcedType, SourceFormat } from "../io/types.ts";
 import { tableToBatches } from "../io/arrow_table.ts";
 import { codecById } from "../codecs/registry.ts";
 import { type CodecChoiceName, OpsError } from "./errors.ts";
@@ -81,8 +81,8 @@ export interface FreezeOptions {
   primaryKey?: string;
   /** Source format, instead of guessing from the extension. */
   format?: SourceFormat;
-  /** Forced column types by name. */
-  types?: Record<string, ColumnType>;
+  /** Forced column types by name (e.g. `json` for a Parquet LIST column). */
+  types?: Record<string, ForcedType>;
   /** Free-form metadata stored in the header. */
   metadata?: Record<string, string>;
   /** Try conditioning columns on others (default true). */
@@ -180,9 +180,12 @@ export async function freeze(
   const { codec: codecName, chunkRows, threads } = freezeSettings(options);
   const types = { ...options.types };
   const widened: string[] = [];
+  const fallback = typeof source === "string"
+    ? fallbackType(options.format ?? sourceFormatOf(source))
+    : "string";
   // A value beyond the type-inference sample that does not fit its column makes
   // the reader throw SCHEMA_MISMATCH naming the column: freeze again with that
-  // column read as text (the safe fallback), never with a wrong value.
+  // column read as text or JSON text (the safe fallback), never with a wrong value.
   for (;;) {
     try {
       const summary = await freezeOnce(source, archive, {
@@ -197,9 +200,9 @@ export async function freeze(
       if (
         typeof source === "string" && err instanceof IoError && err.code === "SCHEMA_MISMATCH" &&
         err.column &&
-        types[err.column] !== "string"
+        types[err.column] !== fallback
       ) {
-        types[err.column] = "string";
+        types[err.column] = fallback;
         widened.push(err.column);
         continue;
       }
@@ -257,7 +260,7 @@ async function openAny(source: FreezeSource, options: FreezeOptions): Promise<Op
       close: () => Promise.resolve(),
     };
   }
-  const { schema, batches } = tableToBatches(source as arrow.Table);
+  const { schema, batches } = tableToBatches(source as arrow.Table, options.types);
   return { schema, batches, bytes: null, close: () => Promise.resolve() };
 }
 

@@ -7,6 +7,7 @@
  */
 import type { Field } from "../format/column.ts";
 import { cellValue } from "../format/column.ts";
+import { valueText } from "../io/cell_text.ts";
 import type { ColumnStats } from "../format/header.ts";
 import {
   type ArchiveIndex,
@@ -250,24 +251,21 @@ export async function peek(
   }
 }
 
-/** A cell as JSON-safe display value: timestamps and dates as ISO text, big ints as strings. */
+/**
+ * A cell as a JSON-safe display value: int64 as a number when exact in a double
+ * (else its digits as a string), every other typed value as its exact text (dates,
+ * timestamps to their last digit, times, durations, decimals, JSON), non-finite
+ * floats as strings.
+ */
 export function displayCell(
   v: bigint | number | boolean | string | null,
   field: Field,
 ): string | number | boolean | null {
   if (v === null) return null;
-  if (typeof v === "bigint") {
-    if (field.type === "date") return new Date(Number(v) * 86_400_000).toISOString().slice(0, 10);
-    if (field.type === "timestamp") {
-      const perMs = { s: 1e-3, ms: 1, us: 1e3, ns: 1e6 }[field.unit ?? "us"];
-      const ms = Number(v) / perMs;
-      if (Number.isFinite(ms) && Math.abs(ms) < 8.64e15) {
-        return new Date(Math.floor(ms)).toISOString().replace(".000Z", "Z");
-      }
-      return String(v);
-    }
+  if (field.type === "int64") {
     return Number.isSafeInteger(Number(v)) ? Number(v) : String(v);
   }
+  if (typeof v === "bigint") return valueText(v, field);
   if (typeof v === "number" && !Number.isFinite(v)) return String(v);
   return v;
 }

@@ -32,6 +32,7 @@ import { codecById } from "../codecs/registry.ts";
 import { encodeChunk } from "../format/chunk.ts";
 import type { Batch, Field, Schema } from "../format/column.ts";
 import { cellValue, concatBatches, sliceBatch } from "../format/column.ts";
+import { valueText } from "../io/cell_text.ts";
 import type { ArrowSchemaJson, ColumnPlan, ColumnStats } from "../format/header.ts";
 import { schemaFromJson, schemaToJson } from "../format/header.ts";
 import { planColumns } from "../format/plan.ts";
@@ -420,6 +421,10 @@ function valueFormatter(field: Field): (v: bigint | number | boolean | string) =
     }
     case "float64":
       return (v) => formatFloat(v as number, true);
+    case "decimal":
+    case "time":
+    case "duration":
+      return (v) => valueText(v, field);
     default:
       return (v) => String(v);
   }

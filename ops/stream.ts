@@ -72,7 +72,7 @@ export async function freezeStream(
     }
   } else {
     schema ??= first.value instanceof arrow.RecordBatch
-      ? schemaFromArrow(first.value.schema)
+      ? schemaFromArrow(first.value.schema, options.types)
       : first.value.schema;
   }
   const fixed = schema;

@@ -18,7 +18,11 @@
  * A value is read as the column's type: integers and decimals for int64
  * (`x > 5.5` means `x >= 6`), numbers and `inf`/`-inf` for float64, `true`/
  * `false` for bool, text for strings (compared by UTF-16 code units, as the
- * statistics are), `YYYY-MM-DD` or an ISO timestamp for dates and timestamps.
+ * statistics are), `YYYY-MM-DD` or an ISO timestamp for dates and timestamps,
+ * exact decimals for decimal columns (`price > 9.995` on a scale-2 column means
+ * `price >= 10.00`), `HH:MM:SS[.fff]` for times, ISO 8601 `PT1H30M` for durations.
+ * A json column takes only `is [not] null`: JSON text has many spellings of one
+ * value, so comparing it as text would miss rows silently.
  * A timestamp literal without `Z` or an offset is read as UTC, the way stored
  * ticks count; one finer than the column's unit compares exactly
  * (`ts > 10:00:00.5` on a seconds column means `ts >= 10:00:01`).
@@ -34,7 +38,13 @@
  */
 import type { Batch, Column, ColumnType, Field, Schema } from "../format/column.ts";
 import type { ColumnStats } from "../format/header.ts";
-import { scanTimestamp, TICKS_PER_SECOND, timestampParts } from "../io/_parse.ts";
+import {
+  parseDuration,
+  parseTimeOfDay,
+  scanTimestamp,
+  TICKS_PER_SECOND,
+  timestampParts,
+} from "../io/_parse.ts";
 import { OpsError } from "./errors.ts";
 
 /** Comparison operators (after normalizing `==` to `=` and `<>` to `!=`). */
@@ -390,6 +400,12 @@ export function compileWhere(where: string | WhereNode, schema: Schema): Compile
         used.add(col);
         const field = schema[col]!;
         if (n.kind === "null") return { kind: "null", col, negated: n.negated };
+        if (field.type === "json") {
+          throw bad(
+            text,
+            `json column "${field.name}" can only be tested with is null / is not null`,
+          );
+        }
         if (n.kind === "in") {
           const list: Value[] = [];
           for (const lit of n.values) {
@@ -495,6 +511,24 @@ function readLiteral(field: Field, lit: WhereLiteral, text: string): Read {
       if (!r) throw fail("a number");
       return { value: r.floor, exact: r.exact };
     }
+    case "decimal": {
+      // Compared as unscaled integers: the literal times 10^scale, floored.
+      const r = decimalFloor(s, field.scale ?? 0);
+      if (!r) throw fail("a number");
+      return { value: r.floor, exact: r.exact };
+    }
+    case "time":
+    case "duration": {
+      const ns = field.type === "time" ? parseTimeOfDay(s, "ns") : parseDuration(s, "ns");
+      if (ns === null) {
+        throw fail(field.type === "time" ? "a time like 13:45:00" : "a duration like PT1H30M");
+      }
+      const per = 1_000_000_000n / BigInt(TICKS_PER_SECOND[field.unit ?? "us"]);
+      const floor = floorDiv(ns, per);
+      return { value: floor, exact: floor * per === ns };
+    }
+    case "json":
+      throw fail("is null or is not null");
     case "date":
     case "timestamp": {
       const parts = timestampParts();
@@ -521,13 +555,16 @@ function floorDiv(a: bigint, b: bigint): bigint {
   return (a % b !== 0n && (a < 0n) !== (b < 0n)) ? q - 1n : q;
 }
 
-/** Floor of a decimal literal (`-2.5e3`), exactly; null when it is not one. */
-function decimalFloor(s: string): { floor: bigint; exact: boolean } | null {
+/**
+ * Floor of a decimal literal (`-2.5e3`) times 10^`scale`, exactly; null when it is
+ * not one.
+ */
+function decimalFloor(s: string, scale = 0): { floor: bigint; exact: boolean } | null {
   const m = DECIMAL_RE.exec(s);
   if (!m) return null;
   const [, sign, whole = "", frac = "", expText] = m;
   if (whole === "" && frac === "") return null;
-  const exp = Number(expText ?? "0") - frac.length;
+  const exp = Number(expText ?? "0") - frac.length + scale;
   if (!Number.isSafeInteger(exp) || Math.abs(exp) > 4000) return null;
   let num = BigInt((whole + frac) || "0");
   if (sign === "-") num = -num;
@@ -590,6 +627,9 @@ function statValue(type: ColumnType, v: ColumnStats["min"]): Value | null {
     case "int64":
     case "timestamp":
     case "date":
+    case "time":
+    case "duration":
+    case "decimal":
       try {
         return BigInt(v as string);
       } catch {
@@ -602,6 +642,7 @@ function statValue(type: ColumnType, v: ColumnStats["min"]): Value | null {
     case "bool":
       return v === true ? 1 : 0;
     case "string":
+    case "json":
       return typeof v === "string" ? v : null;
   }
 }

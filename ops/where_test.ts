@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { ALL_TYPES, prng, randomBatch } from "../format/_test_utils.ts";
+import { formatDecimal } from "../format/decimal_value.ts";
+import { formatDuration, formatTime } from "../io/_format.ts";
 import { type Batch, cellValue, type Field, type Schema } from "../format/column.ts";
 import { ArchiveReader } from "../format/reader.ts";
 import { OpsError } from "./errors.ts";
@@ -80,6 +82,26 @@ function randomLiteral(c: number, batch: Batch, rand: () => number): Literal {
         cmp: (x) => order(x as bigint, v),
       };
     }
+    case "decimal": {
+      let v = sample() as bigint | null;
+      if (v === null || rand() < 0.2) v = BigInt(pickInt(4000) - 2000);
+      const half = rand() < 0.3;
+      // Compare in halves of the last digit: the literal with a trailing 5 is 2v+1 halves.
+      const twice = 2n * v + (half ? 1n : 0n);
+      const scale = field.scale ?? 0;
+      const lit = half ? formatDecimal(10n * v + 5n, scale + 1) : formatDecimal(v, scale);
+      return { lit, cmp: (x) => order(2n * (x as bigint), twice) };
+    }
+    case "time":
+    case "duration": {
+      let v = sample() as bigint | null;
+      if (v === null || rand() < 0.2) v = BigInt(pickInt(86_400_000)) * 1000n;
+      const unit = field.unit ?? "us";
+      const lit = field.type === "time" ? formatTime(v, unit) : formatDuration(v, unit);
+      return { lit: sqlString(lit), cmp: (x) => order(x as bigint, v) };
+    }
+    case "json":
+      throw new Error("json columns take no literal");
     case "date": {
       let v = sample() as bigint | null;
       if (v === null || rand() < 0.2) v = BigInt(pickInt(40000) - 5000);
@@ -100,7 +122,7 @@ function randomLeaf(batch: Batch, rand: () => number): Case {
   const field = SCHEMA[c]!;
   const name = rand() < 0.2 ? `"${field.name}"` : field.name;
   const r = rand();
-  if (r < 0.1) {
+  if (r < 0.1 || field.type === "json") {
     const neg = rand() < 0.5;
     return { text: `${name} is ${neg ? "not " : ""}null`, ref: (row) => (row[c] === null) !== neg };
   }

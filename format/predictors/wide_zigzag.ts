@@ -19,7 +19,7 @@ import { fitsPrecision } from "../decimal_value.ts";
 import { FormatError } from "../errors.ts";
 import { checkDecodeField, expectColumn, openBlock } from "./_common.ts";
 import { varintSize, writeVarint } from "./_ints.ts";
-import type { DecodeContext, Predictor } from "./predictor.ts";
+import type { DecodeContext, EncodeContext, Predictor } from "./predictor.ts";
 
 const ID = "wide_zigzag";
 const DECIMAL: ReadonlySet<Field["type"]> = new Set(["decimal"]);
@@ -38,8 +38,14 @@ function unzigzag(z: bigint): bigint {
   return (z & 1n) === 1n ? -((z + 1n) >> 1n) : z >> 1n;
 }
 
-function encode(column: Column): Uint8Array {
+function encode(column: Column, context: EncodeContext): Uint8Array {
   const { values } = expectColumn(ID, column, DECIMAL) as DecimalColumn;
+  if (!matches(context.field)) {
+    throw new FormatError(
+      "BAD_ARGUMENT",
+      `Cannot encode column '${context.field.name}' with ${ID}: it takes decimals of more than 18 digits`,
+    );
+  }
   const n = values.length;
   const zig = new Array<bigint>(n);
   let max = 0n;

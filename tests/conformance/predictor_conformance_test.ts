@@ -30,7 +30,27 @@ import { PREDICTORS } from "../../format/predictors/registry.ts";
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
-const TYPES: readonly ColumnType[] = ["int64", "timestamp", "date", "float64", "bool", "string"];
+/**
+ * The column types the suite runs, by case name: every `ColumnType`, plus
+ * `decimal_wide` (a decimal of 38 digits, held as `bigint[]` unless narrowed).
+ */
+const TYPES = [
+  "int64",
+  "timestamp",
+  "date",
+  "time",
+  "duration",
+  "decimal",
+  "decimal_wide",
+  "float64",
+  "bool",
+  "string",
+  "json",
+] as const satisfies readonly (ColumnType | "decimal_wide")[];
+type TypeCase = (typeof TYPES)[number];
+
+/** Largest unscaled value of `decimal_wide` (38 digits). */
+const WIDE_LIMIT = 10n ** 38n - 1n;
 
 /** A seeded xorshift32 generator: `next()` in [0, 2^32). */
 class Rng {
@@ -65,10 +85,19 @@ class Rng {
   }
 }
 
-function fieldOf(type: ColumnType): Field {
-  return type === "timestamp"
-    ? { name: "c", type, nullable: false, unit: "us" }
-    : { name: "c", type, nullable: false };
+function fieldOf(type: TypeCase): Field {
+  switch (type) {
+    case "timestamp":
+    case "time":
+    case "duration":
+      return { name: "c", type, nullable: false, unit: "us" };
+    case "decimal":
+      return { name: "c", type, nullable: false, precision: 18, scale: 2 };
+    case "decimal_wide":
+      return { name: "c", type: "decimal", nullable: false, precision: 38, scale: 4 };
+    default:
+      return { name: "c", type, nullable: false };
+  }
 }
 
 function floatsFromBits(bits: readonly bigint[]): Float64Array {
@@ -93,13 +122,46 @@ function randomString(rng: Rng): string {
 }
 
 /** Edge-case and random columns of one type, by name. */
-function columnsOf(type: ColumnType, seed: number): [string, Column][] {
+function columnsOf(type: TypeCase, seed: number): [string, Column][] {
   const rng = new Rng(seed);
   const n = 3000;
   switch (type) {
+    case "decimal_wide": {
+      // What the block layer hands a predictor: 64-bit values when every one fits
+      // (narrowed), a bigint[] when some do not.
+      const narrow = (values: readonly bigint[]): Column => ({
+        type: "decimal",
+        values: BigInt64Array.from(values),
+        validity: null,
+      });
+      const wide = (values: bigint[]): Column => ({ type: "decimal", values, validity: null });
+      const big = () => (BigInt(rng.int64()) * BigInt(rng.int64())) % WIDE_LIMIT;
+      return [
+        ["empty", wide([])],
+        ["one row", wide([big()])],
+        ["extremes", wide([WIDE_LIMIT, -WIDE_LIMIT, 0n, -1n, 1n, 2n ** 64n, -(2n ** 64n)])],
+        ["random beyond 64 bits", wide(Array.from({ length: n }, big))],
+        ["small, as bigint[]", wide(Array.from({ length: n }, () => BigInt(rng.int(2001) - 1000)))],
+        ["narrowed extremes", narrow([INT64_MIN, INT64_MAX, 0n, -1n])],
+        ["narrowed random", narrow(Array.from({ length: n }, () => rng.int64()))],
+      ];
+    }
+    case "json": {
+      const col = (values: string[]): Column => ({ type, values, validity: null });
+      const pool = ['{"a":1}', "[1,2]", "1e400", '"\\ud800"', "null", '{"k": [ {} ] }'];
+      return [
+        ["empty", col([])],
+        ["one value", col(['{"x":"é"}'])],
+        ["random", col(Array.from({ length: n }, () => rng.pick(pool)))],
+        ["unicode", col(Array.from({ length: 300 }, () => JSON.stringify(randomString(rng))))],
+      ];
+    }
     case "int64":
     case "timestamp":
-    case "date": {
+    case "date":
+    case "time":
+    case "duration":
+    case "decimal": {
       const col = (values: readonly bigint[]): Column => ({
         type,
         values: BigInt64Array.from(values),
@@ -220,9 +282,24 @@ function depsFor(length: number, seed: number): Column[] {
     const type = rng.pick(TYPES);
     const distinct = 1 + rng.int(20);
     switch (type) {
+      case "decimal_wide": {
+        const pool = Array.from(
+          { length: distinct },
+          (_, i) => (i % 2 ? WIDE_LIMIT : 0n) - BigInt(i),
+        );
+        deps.push({
+          type: "decimal",
+          values: Array.from({ length }, () => rng.pick(pool)),
+          validity: null,
+        });
+        break;
+      }
       case "int64":
       case "timestamp":
-      case "date": {
+      case "date":
+      case "time":
+      case "duration":
+      case "decimal": {
         const pool = Array.from(
           { length: distinct },
           (_, i) => i % 3 === 0 ? rng.int64() : BigInt(rng.int(100)),
@@ -251,8 +328,9 @@ function depsFor(length: number, seed: number): Column[] {
       case "bool":
         deps.push({ type, values: Uint8Array.from({ length }, () => rng.int(2)), validity: null });
         break;
-      case "string": {
-        const pool = Array.from({ length: distinct }, () => randomString(rng));
+      case "string":
+      case "json": {
+        const pool = Array.from({ length: distinct }, () => JSON.stringify(randomString(rng)));
         const validity = rng.int(2) === 0
           ? null
           : Uint8Array.from({ length }, () => rng.int(5) === 0 ? 0 : 1);
@@ -271,9 +349,16 @@ function depsFor(length: number, seed: number): Column[] {
 /** A copy of a column whose typed array is a view at an offset of a larger buffer. */
 function offsetView(column: Column): Column {
   switch (column.type) {
+    case "decimal":
+      if (!(column.values instanceof BigInt64Array)) {
+        return { ...column, values: [...column.values] };
+      }
+    // falls through: a 64-bit decimal is viewed as any BigInt64Array
     case "int64":
     case "timestamp":
-    case "date": {
+    case "date":
+    case "time":
+    case "duration": {
       const big = new BigInt64Array(column.values.length + 3);
       big.set(column.values, 2);
       return { ...column, values: big.subarray(2, 2 + column.values.length) };
@@ -291,6 +376,7 @@ function offsetView(column: Column): Column {
       return { ...column, values: big.subarray(3, 3 + column.values.length) };
     }
     case "string":
+    case "json":
       return { ...column, values: [...column.values] };
   }
 }
