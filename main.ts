@@ -35,6 +35,7 @@ import {
   THAW_STRING_FLAGS,
   thawFlagOptions,
   thawStatsText,
+  typesFlag,
 } from "./ops/cli_ops.ts";
 
 const USAGE = `Usage: permafrost <command> [options]
@@ -43,6 +44,7 @@ Commands:
   freeze <source> <archive> [--codec zstd|lzma2|zpaq|auto] [--chunk-rows N] [--threads N]
          [--quantize QUANT_HIGH|QUANT_MEDIUM|QUANT_LOW] [--primary-key COL] [--format F]
          [--partition-by a,b]   (then <archive> is a directory: one archive per partition)
+         [--types a=json,b=decimal(18,2)]   force column types (json/string store nested values)
          [--key-file F | --kms local:PATH|aws-kms:KEY|gcp-kms:RESOURCE]   encrypt (AES-256-GCM)
   thaw <archive|dir> <output> [--rows START:END] [--columns a,b] [--where "expr"]
          [--format csv|jsonl|parquet|arrow|xlsx] [--split-sheets] [--key-file F | --kms URI]
@@ -125,6 +127,7 @@ async function cmdFreeze(argv: string[]): Promise<number> {
     quantization: parsed.flags.quantize as Quantization | undefined,
     primaryKey: parsed.flags["primary-key"] as string | undefined,
     format: parsed.flags.format as "csv" | undefined,
+    types: typesFlag(parsed.flags),
     encryption: await freezeEncryption(parsed.flags),
     onProgress: (p: { rows: number; raw_bytes: number; seconds: number }) =>
       bar.update(
@@ -147,7 +150,9 @@ async function cmdFreeze(argv: string[]): Promise<number> {
     err(`wrote ${partitions.length} partition(s) under ${archive}/ (manifest: _manifest.json)`);
   }
   for (const c of summary.widened_columns) {
-    err(`note: column "${c}" held values beyond the type sample that did not fit; stored as text`);
+    err(
+      `note: column "${c}" held values beyond the type sample that did not fit; stored as text (JSON text for JSON lines)`,
+    );
   }
   const ratio = summary.ratio === null ? "" : ` (${summary.ratio.toFixed(2)}x)`;
   err(

@@ -13,7 +13,8 @@
 import { ConfigError, parseArgs } from "../internal/config.ts";
 import { PermafrostError } from "../internal/errors.ts";
 import { formatBytes, formatCount, ProgressBar } from "../internal/progress.ts";
-import type { SourceFormat } from "../io/types.ts";
+import type { ColumnType, TimeUnit } from "../format/column.ts";
+import type { ForcedType, SourceFormat } from "../io/types.ts";
 import { append } from "./append.ts";
 import { diff, formatDiff } from "./diff.ts";
 import { OpsError } from "./errors.ts";
@@ -41,7 +42,7 @@ export const THAW_STRING_FLAGS: readonly string[] = ["where"];
 /** Boolean flags `thaw` gains (for `parseArgs`'s `boolean`). */
 export const THAW_BOOLEAN_FLAGS: readonly string[] = ["split-sheets"];
 /** Value flags `freeze` gains (for `parseArgs`'s `string`). */
-export const FREEZE_STRING_FLAGS: readonly string[] = ["partition-by"];
+export const FREEZE_STRING_FLAGS: readonly string[] = ["partition-by", "types"];
 
 /**
  * The `thaw` options the extra flags set.
@@ -83,6 +84,42 @@ export function partitionByFlag(flags: Record<string, string | boolean>): string
     );
   }
   return cols;
+}
+
+const TYPE_SPEC = /^(int64|float64|bool|date|timestamp|string|json)$|^(time|duration)(?:\((s|ms|us|ns)\))?$|^decimal\((\d+),\s*(\d+)\)$/;
+
+/**
+ * The forced column types `--types a=json,b=decimal(18,2),c=time(ms)` names, or
+ * undefined without the flag. A column whose type has no exact column type (a
+ * Parquet LIST, an Arrow struct) can be stored as `json` or `string` this way.
+ *
+ * @param flags `parseArgs(...).flags` of a `freeze` command line.
+ * @returns Types by column name.
+ * @throws {OpsError} BAD_OPTION naming a malformed entry.
+ */
+export function typesFlag(
+  flags: Record<string, string | boolean>,
+): Record<string, ForcedType> | undefined {
+  const raw = flags.types;
+  if (raw === undefined) return undefined;
+  const out: Record<string, ForcedType> = {};
+  for (const entry of String(raw).split(/,(?![^(]*\))/)) {
+    const at = entry.lastIndexOf("=");
+    const name = entry.slice(0, at).trim();
+    const spec = entry.slice(at + 1).trim();
+    const m = TYPE_SPEC.exec(spec);
+    if (at <= 0 || m === null) {
+      throw new OpsError(
+        "BAD_OPTION",
+        `--types entry '${entry}' is not COLUMN=TYPE with TYPE one of int64, float64, bool, date, timestamp, string, json, time(UNIT), duration(UNIT), decimal(P,S), e.g. --types tags=json,price=decimal(18,2)`,
+      );
+    }
+    if (m[1] !== undefined) out[name] = m[1] as ColumnType;
+    else if (m[2] !== undefined) {
+      out[name] = { type: m[2] as "time" | "duration", unit: (m[3] ?? "us") as TimeUnit };
+    } else out[name] = { type: "decimal", precision: Number(m[4]), scale: Number(m[5]) };
+  }
+  return out;
 }
 
 /**
