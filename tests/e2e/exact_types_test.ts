@@ -10,6 +10,7 @@ import * as arrow from "apache-arrow";
 import { openLockedDuckDB, sqlString } from "../../io/_duckdb.ts";
 
 const TMP = ".tmp/e2e_exact_types";
+await Deno.remove(TMP, { recursive: true }).catch(() => {});
 await Deno.mkdir(TMP, { recursive: true });
 
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
