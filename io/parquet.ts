@@ -405,9 +405,26 @@ export async function openParquetRanges(
     const recorded = await recordedSchema(db, path);
     plans = described.map(([name, duck]) => {
       const forced = Object.hasOwn(types, name) ? types[name] : undefined;
-      const plan = planColumn(name, duck, forced, path);
-      const asText = forced === "string" || forced === "json";
-      return asText ? plan : restoreField(plan, duck, recorded.get(name));
+      const forcedName = typeof forced === "object" ? forced.type : forced;
+      let natural: ColumnPlan | null = null;
+      try {
+        natural = restoreField(planColumn(name, duck, undefined, path), duck, recorded.get(name));
+      } catch (err) {
+        // A type without an exact column type may still be read as text when forced.
+        const asText = forcedName === "string" || forcedName === "json";
+        if (!(asText && err instanceof IoError && err.code === "UNSUPPORTED_TYPE")) throw err;
+      }
+      if (natural !== null && (forcedName === undefined || forcedName === natural.field.type)) {
+        return natural;
+      }
+      if (forcedName === "string" || forcedName === "json") {
+        return planColumn(name, duck, forcedName, path);
+      }
+      throw new IoError(
+        "INVALID_OPTION",
+        `Cannot read column '${name}' of Parquet '${path}' as ${forcedName}: it is ${natural?.field.type}; only string, json or ${natural?.field.type} are possible`,
+        { path, column: name },
+      );
     });
   } catch (cause) {
     db.close();

@@ -355,7 +355,9 @@ function conformDecimal(c: Column, g: Field, f: Field, archive: string): Column 
     if (c.validity && c.validity[r] === 0) continue;
     const v = c.values[r] as bigint;
     const scaled = to >= from ? v * pow10(to - from) : v / pow10(from - to);
-    if ((to < from && scaled * pow10(from - to) !== v) || !fitsPrecision(scaled, f.precision ?? 0)) {
+    if (
+      (to < from && scaled * pow10(from - to) !== v) || !fitsPrecision(scaled, f.precision ?? 0)
+    ) {
       throw new OpsError(
         "SCHEMA_MISMATCH",
         `Cannot append to '${archive}': column "${f.name}" holds ${

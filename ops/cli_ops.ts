@@ -86,7 +86,8 @@ export function partitionByFlag(flags: Record<string, string | boolean>): string
   return cols;
 }
 
-const TYPE_SPEC = /^(int64|float64|bool|date|timestamp|string|json)$|^(time|duration)(?:\((s|ms|us|ns)\))?$|^decimal\((\d+),\s*(\d+)\)$/;
+const TYPE_SPEC =
+  /^(int64|float64|bool|date|timestamp|string|json)$|^(time|duration)(?:\((s|ms|us|ns)\))?$|^decimal\((\d+),\s*(\d+)\)$/;
 
 /**
  * The forced column types `--types a=json,b=decimal(18,2),c=time(ms)` names, or

@@ -29,6 +29,46 @@ export function tinyBatch(): Batch {
   };
 }
 
+/** The columns of `tiny_v1_5_types.pf`: one of each type added in 1.5. */
+export const TYPES_SCHEMA: Schema = [
+  { name: "price", type: "decimal", nullable: true, precision: 10, scale: 2 },
+  { name: "total", type: "decimal", nullable: false, precision: 38, scale: 10 },
+  { name: "at", type: "time", nullable: false, unit: "ms" },
+  { name: "took", type: "duration", nullable: true, unit: "ns" },
+  { name: "doc", type: "json", nullable: true },
+];
+
+/** Three rows: decimals inside and beyond 64 bits, a null of each nullable type, JSON of every kind. */
+export function typesBatch(): Batch {
+  return {
+    schema: TYPES_SCHEMA,
+    columns: [
+      {
+        type: "decimal",
+        values: BigInt64Array.of(123n, 0n, -99999n),
+        validity: Uint8Array.of(1, 0, 1),
+      },
+      {
+        type: "decimal",
+        values: [12345678901234567890123456789n, -1n, 10n ** 37n],
+        validity: null,
+      },
+      { type: "time", values: BigInt64Array.of(0n, 3723456n, 86399999n), validity: null },
+      {
+        type: "duration",
+        values: BigInt64Array.of(-1n, 5400000000000n, 0n),
+        validity: Uint8Array.of(1, 1, 0),
+      },
+      {
+        type: "json",
+        values: ['{"a":[1,2,{"b":null}]}', '"\\ud800"', "1e400"],
+        validity: null,
+      },
+    ],
+    length: 3,
+  };
+}
+
 /** The key-encrypting key of `tiny_v1_4_encrypted.pf` (a test key, committed on purpose). */
 export const TINY_V1_4_KEY = new URL("./testdata/tiny_v1_4.key", import.meta.url).pathname;
 
@@ -50,13 +90,21 @@ export async function writeTinyEncrypted(path: string): Promise<WrittenArchive> 
 }
 
 if (import.meta.main) {
-  // `make_golden.ts` writes 1.3; `make_golden.ts 1.4` writes the encrypted 1.4 file.
-  const v14 = Deno.args[0] === "1.4";
-  const path = new URL(v14 ? "./tiny_v1_4_encrypted.pf" : "./tiny_v1_3.pf", import.meta.url)
-    .pathname;
-  const written = v14
+  // `make_golden.ts` writes 1.3; `make_golden.ts 1.4` the encrypted 1.4 file;
+  // `make_golden.ts 1.5` the 1.5 file of the types added in 1.5.
+  const version = Deno.args[0] ?? "1.3";
+  const file =
+    { "1.3": "./tiny_v1_3.pf", "1.4": "./tiny_v1_4_encrypted.pf", "1.5": "./tiny_v1_5_types.pf" }[
+      version
+    ];
+  if (file === undefined) throw new Error(`no golden file of version ${version}`);
+  const path = new URL(file, import.meta.url).pathname;
+  const written = version === "1.4"
     ? await writeTinyEncrypted(path)
-    : await writeTestArchive(path, tinyBatch(), { codec: "zstd", chunkRows: 2 });
+    : await writeTestArchive(path, version === "1.5" ? typesBatch() : tinyBatch(), {
+      codec: "zstd",
+      chunkRows: 2,
+    });
   Deno.stdout.writeSync(
     new TextEncoder().encode(`${path}: ${written.bytes} B, payload ${written.payload_sha256}\n`),
   );
