@@ -11,8 +11,11 @@
  *   file locks do not exclude the process holding them, so a process-wide set of
  *   open paths refuses a second `Catalog` on the same file in the same process.
  * - **Connections.** One write connection behind a mutex (writes are serialized; a
- *   registration is one transaction), a small pool of read connections, and one
- *   sandbox connection for user SQL (so interrupting a runaway query stops nothing else).
+ *   registration is one transaction), a small pool of read connections, and a
+ *   separate {@link SandboxPool} for user SQL: each query has a connection to itself,
+ *   so interrupting a runaway one stops nothing else, and one that DuckDB is slow to
+ *   interrupt keeps only its own connection busy. Every connection is made after the
+ *   lockdown, so each inherits it.
  * - **JSON.** {@link toJsonValue} turns DuckDB values into JSON: big integers as
  *   numbers when safe, else decimal strings; NaN and infinities as null.
  *
@@ -43,7 +46,12 @@ export interface CatalogDbOptions {
   memoryLimit?: string;
   /** DuckDB `threads` (default: DuckDB's, the number of cores). */
   threads?: number;
+  /** Connections for user SQL (default {@link DEFAULT_SQL_CONNECTIONS}). */
+  sqlConnections?: number;
 }
+
+/** Connections user SQL gets by default: queries that run at once. */
+export const DEFAULT_SQL_CONNECTIONS = 4;
 
 /** A serial lane over one connection: one operation at a time, in call order. */
 export class Lane {
@@ -83,6 +91,91 @@ export class LanePool {
   }
 }
 
+/**
+ * The connections user SQL runs on. A query takes a connection to itself
+ * ({@link SandboxPool.acquire}) and gives it back when DuckDB has finished with it
+ * ({@link SandboxPool.release}), which for a query interrupted at its time limit may
+ * be well after its caller got the answer: DuckDB checks for an interrupt between
+ * pieces of work, and one long function call (a list of a billion elements) is one
+ * piece. Until then that connection stays out of the pool and the others serve.
+ */
+export class SandboxPool {
+  /** Number of connections. */
+  readonly size: number;
+  readonly #free: DuckDBConnection[];
+  readonly #busy = new Set<DuckDBConnection>();
+  readonly #waiting: { give: (c: DuckDBConnection | null) => void }[] = [];
+  #idle: (() => void) | null = null;
+  #closed = false;
+
+  constructor(connections: DuckDBConnection[]) {
+    if (connections.length === 0) throw new TypeError("SandboxPool needs a connection");
+    this.size = connections.length;
+    this.#free = [...connections];
+  }
+
+  /** Connections still running a query (an interrupted one included). */
+  get busy(): number {
+    return this.#busy.size;
+  }
+
+  /**
+   * Takes a free connection, waiting for one up to `timeoutMs`.
+   *
+   * @param timeoutMs How long to wait.
+   * @returns The connection, or null when none came free in time or the pool is closed.
+   */
+  acquire(timeoutMs: number): Promise<DuckDBConnection | null> {
+    if (this.#closed) return Promise.resolve(null);
+    const c = this.#free.pop();
+    if (c) {
+      this.#busy.add(c);
+      return Promise.resolve(c);
+    }
+    return new Promise((resolve) => {
+      const waiter = {
+        give: (c: DuckDBConnection | null) => {
+          clearTimeout(timer);
+          resolve(c);
+        },
+      };
+      const timer = setTimeout(() => {
+        const i = this.#waiting.indexOf(waiter);
+        if (i >= 0) this.#waiting.splice(i, 1);
+        resolve(null);
+      }, Math.max(0, timeoutMs));
+      this.#waiting.push(waiter);
+    });
+  }
+
+  /**
+   * Gives a connection back once DuckDB has finished with it.
+   *
+   * @param c A connection {@link acquire} gave.
+   */
+  release(c: DuckDBConnection): void {
+    if (!this.#busy.has(c)) return;
+    const next = this.#closed ? undefined : this.#waiting.shift();
+    if (next) return next.give(c);
+    this.#busy.delete(c);
+    this.#free.push(c);
+    if (this.#busy.size === 0) this.#idle?.();
+  }
+
+  /**
+   * Refuses new queries, interrupts the running ones and waits until DuckDB has
+   * given every connection back (a connection cannot be closed while it runs).
+   */
+  async drain(): Promise<void> {
+    this.#closed = true;
+    for (const w of this.#waiting.splice(0)) w.give(null);
+    if (this.#busy.size === 0) return;
+    const idle = new Promise<void>((resolve) => (this.#idle = resolve));
+    for (const c of this.#busy) c.interrupt();
+    await idle;
+  }
+}
+
 /** The open database. */
 export interface CatalogDb {
   /** Absolute path of the file. */
@@ -91,8 +184,8 @@ export interface CatalogDb {
   readonly writer: Lane;
   /** Concurrent reads. */
   readonly readers: LanePool;
-  /** User SQL, one query at a time. */
-  readonly sandbox: Lane;
+  /** User SQL: one connection per running query. */
+  readonly sandbox: SandboxPool;
   /** Checkpoints and closes everything (idempotent). */
   close(): Promise<void>;
 }
@@ -143,8 +236,13 @@ export async function openCatalogDb(
       connections.push(c);
       readers.push(c);
     }
-    const sandbox = await instance.connect();
-    connections.push(sandbox);
+    const sql: DuckDBConnection[] = [];
+    for (let i = 0; i < Math.max(1, options.sqlConnections ?? DEFAULT_SQL_CONNECTIONS); i++) {
+      const c = await instance.connect();
+      connections.push(c);
+      sql.push(c);
+    }
+    const sandbox = new SandboxPool(sql);
     const inst = instance;
     let closed = false;
     const writer = new Lane(setup);
@@ -152,10 +250,13 @@ export async function openCatalogDb(
       path: abs,
       writer,
       readers: new LanePool(readers),
-      sandbox: new Lane(sandbox),
+      sandbox,
       async close() {
         if (closed) return;
         closed = true;
+        // closeSync on a connection that still runs blocks the whole process until
+        // DuckDB gives up the query, so wait for that without blocking.
+        await sandbox.drain();
         try {
           await writer.run((c) => c.run("CHECKPOINT"));
         } catch {
