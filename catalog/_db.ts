@@ -4,8 +4,8 @@
  * - **Lockdown** (as `io/_duckdb.ts` does, for the same reasons): `SET
  *   enable_external_access=false` (no file but the database itself, no network, no
  *   extension install), autoinstall and autoload of extensions off, then
- *   `lock_configuration=true` so no later statement can undo it. Memory and threads
- *   are fixed first.
+ *   `lock_configuration=true` so no later statement can undo it. Memory, threads and
+ *   the streaming buffer are fixed first.
  * - **One owner.** DuckDB takes an OS lock on the file, so a second process fails to
  *   open it: that error becomes `CatalogError` `DB_LOCKED` naming the holder. OS
  *   file locks do not exclude the process holding them, so a process-wide set of
@@ -229,7 +229,6 @@ export async function openCatalogDb(
     await setup.run("SET enable_external_access = false");
     await setup.run("SET autoinstall_known_extensions = false");
     await setup.run("SET autoload_known_extensions = false");
-    await setup.run("SET lock_configuration = true");
     const readers: DuckDBConnection[] = [];
     for (let i = 0; i < Math.max(1, options.readConnections ?? 4); i++) {
       const c = await instance.connect();
@@ -241,7 +240,15 @@ export async function openCatalogDb(
       const c = await instance.connect();
       connections.push(c);
       sql.push(c);
+      // A streaming result buffers chunks ahead of its reader up to this size, counted
+      // without their long strings: at DuckDB's default (~1 MB) a query of long
+      // values was computed whole before its first chunk was read. Small, so DuckDB
+      // stops soon after the answer's byte limit is reached. A session setting: set
+      // on each connection, before the lock.
+      await c.run("SET streaming_buffer_size = '64KB'");
     }
+    // Global, and refuses every later SET on every connection, these included.
+    await setup.run("SET lock_configuration = true");
     const sandbox = new SandboxPool(sql);
     const inst = instance;
     let closed = false;

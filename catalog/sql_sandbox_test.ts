@@ -205,15 +205,19 @@ Deno.test("openCatalogDb() locks down every connection user SQL runs on", async 
       const r = await c.runAndReadAll(
         `select current_setting('enable_external_access'), current_setting('lock_configuration'),
           current_setting('autoload_known_extensions'), current_setting('autoinstall_known_extensions'),
-          current_setting('allowed_directories'), current_setting('allowed_paths')`,
+          current_setting('allowed_directories'), current_setting('allowed_paths'),
+          current_setting('streaming_buffer_size')`,
       );
-      const [external, locked, autoload, autoinstall, dirs, paths] = r.getRowsJS()[0]!;
+      const [external, locked, autoload, autoinstall, dirs, paths, buffer] = r.getRowsJS()[0]!;
       assert.deepEqual([external, locked, autoload, autoinstall], [false, true, false, false]);
+      // Results are computed little ahead of the reader, which stops at the byte limit.
+      assert.equal(buffer, "62.5 KiB");
       // What DuckDB itself allows with external access off: its own files, nothing else.
       assert.deepEqual(dirs, [`${file}.tmp/`]);
       for (const p of paths as string[]) assert.ok(p.startsWith(file), p);
       await assert.rejects(c.run("SET enable_external_access = true"), /locked/);
       await assert.rejects(c.run("SET allowed_directories = ['/']"), /locked/);
+      await assert.rejects(c.run("SET streaming_buffer_size = '1GB'"), /locked/);
     }
   } finally {
     for (const c of held) db.sandbox.release(c);
