@@ -1254,6 +1254,11 @@ const NOT_ALLOWED_WHY =
  */
 function describeReadError(path: string, err: unknown): string {
   if (isPermissionError(err)) return NOT_ALLOWED_WHY;
+  // The reader shows the bytes it found instead of the magic: for a file that is not
+  // an archive at all (any file the server can read) that would echo its content.
+  if (err instanceof PermafrostError && err.code === "BAD_MAGIC") {
+    return "not a Permafrost archive (it does not start with the archive magic)";
+  }
   const text = message(err);
   const prefix = `Cannot read archive '${path}': `;
   return text.startsWith(prefix) ? text.slice(prefix.length) : text;
