@@ -14,8 +14,9 @@
  *   registration is one transaction), a small pool of read connections, and a
  *   separate {@link SandboxPool} for user SQL: each query has a connection to itself,
  *   so interrupting a runaway one stops nothing else, and one that DuckDB is slow to
- *   interrupt keeps only its own connection busy. Every connection is made after the
- *   lockdown, so each inherits it.
+ *   interrupt keeps only its own connection busy. Every connection is made after
+ *   external access is off, and the configuration is locked (a global lock) once all
+ *   of them exist, so none can change a setting.
  * - **JSON.** {@link toJsonValue} turns DuckDB values into JSON: big integers as
  *   numbers when safe, else decimal strings; NaN and infinities as null.
  *

@@ -14,9 +14,10 @@
  * when a record changes, and drops a name's entries after each committed write to
  * it. A read that raced a write is not cached.
  *
- * Concurrency: reads run on a pool of connections; writes go one at a time through
- * one connection, each registration in one transaction, so concurrent
- * registrations never interleave or get lost. The archive itself is read before
+ * Concurrency: reads run on a pool of connections, user SQL (`sql`) on connections
+ * of its own, one per running query; writes go one at a time through one
+ * connection, each registration in one transaction, so concurrent registrations
+ * never interleave or get lost. The archive itself is read before
  * the write lock is taken. Durability is DuckDB's: a committed registration is in
  * the write-ahead log and survives a crash (SIGKILL included).
  *
