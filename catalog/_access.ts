@@ -11,12 +11,12 @@
  * live in another namespace cannot be extended by a namespaced caller (403).
  *
  * **Confinement.** `register` and `register_dir` accept only paths that resolve,
- * symlinks followed, inside a data root (`internal/paths.ts`), else 403.
+ * symlinks followed, inside a data root (`internal/paths.ts`), else 403. A path
+ * this process may not read at all is 403 `PATH_NOT_ALLOWED` naming the path.
  *
  * The filtering here walks the catalog's own pages (at most {@link MAX_PAGE} rows
  * per query), so a namespaced list costs O(versions) rather than one page; fine for
- * catalogs of up to some ten thousand versions. Phase 2 may push the filter into the
- * catalog's SQL.
+ * catalogs of up to some ten thousand versions.
  *
  * @module
  */
@@ -24,14 +24,16 @@ import { isAbsolute, relative, sep } from "node:path";
 import { seesNamespace } from "../auth/bearer/index.ts";
 import { AuthError } from "../auth/errors.ts";
 import { ALL_NAMESPACES, type Principal } from "../auth/types.ts";
-import { confinePath } from "../internal/paths.ts";
+import { type ConfinedPath, confinePath, PathError } from "../internal/paths.ts";
 import { PermafrostError } from "../internal/errors.ts";
 import { localBackend } from "./backend.ts";
 import {
   type Catalog,
+  isPermissionError,
   type ListOptions,
   MAX_PAGE,
   nameFromPath,
+  notAllowed,
   type RegisterOptions,
 } from "./catalog.ts";
 import { CatalogError } from "./errors.ts";
@@ -310,6 +312,7 @@ export class CatalogAccess {
     try {
       files = await localBackend().list(abs, { recursive: options.recursive ?? false });
     } catch (cause) {
+      if (isPermissionError(cause)) throw notAllowed(abs, cause);
       throw new CatalogError("INVALID_ARGUMENT", `Cannot list directory '${abs}'`, {
         cause,
         path: abs,
@@ -345,7 +348,17 @@ export class CatalogAccess {
       }
       return path;
     }
-    const confined = await confinePath(path, roots, { base: this.#config.base });
+    let confined: ConfinedPath;
+    try {
+      confined = await confinePath(path, roots, { base: this.#config.base });
+    } catch (err) {
+      // Resolving a path this process may not read (`/proc/self/environ`) fails with
+      // the platform's permission text: answer in the catalog's words instead.
+      if (err instanceof PathError && isPermissionError(err.cause)) {
+        throw notAllowed(path, err.cause);
+      }
+      throw err;
+    }
     if (!seesNamespace(who, confined.namespace)) {
       throw new AuthError(
         "FORBIDDEN",

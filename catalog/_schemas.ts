@@ -201,6 +201,7 @@ export const SqlResultSchema = z.object({
   row_count: count,
   truncated: z.boolean(),
   max_rows: count,
+  max_bytes: count,
   elapsed_ms: z.number(),
 }).openapi("SqlResult");
 

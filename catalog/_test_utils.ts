@@ -1,6 +1,6 @@
 /**
- * Test helpers of `catalog/`: archive indexes described in memory (no file needed)
- * and real archives frozen from small CSVs into `.tmp/`.
+ * Test helpers of `catalog/`: archive indexes described in memory (no file needed),
+ * real archives frozen from small CSVs into `.tmp/`, and a log sink tests can wait on.
  *
  * @module
  */
@@ -154,4 +154,65 @@ export async function makeArchive(
   await freeze(csv, archive, { chunkRows, threads: 0 });
   await Deno.remove(csv);
   return archive;
+}
+
+/**
+ * A query DuckDB notices an interrupt in only after its one long function call
+ * ends (a few seconds): what a time limit must answer without waiting for.
+ */
+export const UNINTERRUPTIBLE_SQL = "select list_reduce(range(3000000), (a, b) -> a + b) as n";
+
+/** A log sink that tests can wait on. */
+export interface LogWatch {
+  /** The sink to give `createLogger`. */
+  sink: (line: string) => void;
+  /** Lines so far. */
+  readonly lines: readonly string[];
+  /**
+   * Resolves when a line after the first `from` lines matches `pattern`.
+   *
+   * @param pattern What to wait for.
+   * @param from Lines to skip (default 0; pass `lines.length` before acting).
+   * @param ms Bound (default 30 s), after which it rejects naming the pattern.
+   */
+  until(pattern: RegExp, from?: number, ms?: number): Promise<void>;
+}
+
+/**
+ * Creates a {@link LogWatch}.
+ *
+ * @returns The watch.
+ */
+export function logWatch(): LogWatch {
+  const lines: string[] = [];
+  const waiting = new Set<{ pattern: RegExp; done: () => void }>();
+  return {
+    lines,
+    sink(line) {
+      lines.push(line);
+      for (const w of waiting) {
+        if (w.pattern.test(line)) {
+          waiting.delete(w);
+          w.done();
+        }
+      }
+    },
+    until(pattern, from = 0, ms = 30_000) {
+      if (lines.slice(from).some((l) => pattern.test(l))) return Promise.resolve();
+      return new Promise((resolve, reject) => {
+        const w = {
+          pattern,
+          done: () => {
+            clearTimeout(timer);
+            resolve();
+          },
+        };
+        const timer = setTimeout(() => {
+          waiting.delete(w);
+          reject(new Error(`gave up after ${ms} ms waiting for a log line matching ${pattern}`));
+        }, ms);
+        waiting.add(w);
+      });
+    },
+  };
 }

@@ -10,14 +10,18 @@
  * {@link CATALOG_STATUS_BY_CODE}. Request bodies sent the way `curl -d` sends them
  * (form content type) are read as JSON (`internal/json_body.ts`).
  *
- * Security (issue 6): with an {@link RBACManager} every route but `/health`,
+ * Security: with an {@link RBACManager} every route but `/health`,
  * `/openapi.json`, `/docs` and `/redoc` (and their assets) needs
- * `Authorization: Bearer <JWT>` (401 without a valid one). Registering and removing
- * need `can_freeze`, `POST /sql` needs `can_thaw` (403 without); a token sees only
- * its namespace's datasets, and whole-catalog reads (`/sql`, `/stats`,
- * `/cost_report`) need namespace `*` (see `_access.ts`). `register` and
- * `register_dir` are confined to the data roots (403 outside). Bodies over
- * `maxBodyBytes` are 413. Without a manager auth is off and a warning is logged.
+ * `Authorization: Bearer <JWT>` of a *user* (401 without a valid one). The manager
+ * checks user tokens against its user store when it has one (`--users-db`), so a
+ * removed user is refused at once. Service tokens (the cluster's own processes,
+ * `kind: "service"`) are 403 on every route, as on the master: they carry namespace
+ * `*` but speak for no user. Registering and removing need `can_freeze`, `POST /sql`
+ * needs `can_thaw` (403 without); a token sees only its namespace's datasets, and
+ * whole-catalog reads (`/sql`, `/stats`, `/cost_report`) need namespace `*` (see
+ * `_access.ts`). `register` and `register_dir` are confined to the data roots (403
+ * outside). Bodies over `maxBodyBytes` are 413. Without a manager auth is off and a
+ * warning is logged.
  *
  * @module
  */
@@ -31,7 +35,7 @@ import {
   jsonRequest as body,
 } from "../internal/openapi.ts";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { type AuthVariables, bearerAuth, requireClaim } from "../auth/bearer/index.ts";
+import { type AuthVariables, bearerAuth, requireClaim, requireUser } from "../auth/bearer/index.ts";
 import type { RBACManager } from "../auth/rbac.ts";
 import { DEFAULT_MAX_BODY_BYTES, limitBody } from "../internal/body_limit.ts";
 import { createErrorHandler, notFoundHandler, validationHook } from "../internal/http_error.ts";
@@ -75,6 +79,8 @@ export const CATALOG_STATUS_BY_CODE: Readonly<Record<string, ContentfulStatusCod
     SQL_REFUSED: 400,
     SQL_FAILED: 400,
     SQL_TIMEOUT: 408,
+    SQL_TOO_LARGE: 400,
+    PATH_NOT_ALLOWED: 403,
     DB_LOCKED: 409,
     DB_FAILED: 500,
     THAW_UNAVAILABLE: 501,
@@ -118,8 +124,8 @@ export const CATALOG_PUBLIC_PATHS: readonly string[] = Object.freeze([
 const errors = (...statuses: number[]) => errorResponses(statuses, ERROR_TEXT);
 const ERROR_TEXT: Record<number, string> = {
   400: "Invalid request",
-  401: "No valid bearer token",
-  403: "Missing right or namespace, or a path outside the data roots",
+  401: "No valid bearer token (expired, bad, or its user was removed)",
+  403: "A service token, a missing right or namespace, or a path outside the data roots",
   413: "Request body too large",
   404: "No such dataset or version",
   408: "Query ran past the time limit",
@@ -304,6 +310,8 @@ export function createCatalogApp(deps: CatalogAppDeps): OpenAPIHono<CatalogEnv> 
       component: "catalog",
     }),
   );
+  // Every protected route reads or changes users' datasets: none is for services.
+  app.use(requireUser());
   const limit = deps.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   app.use(limitBody({ maxBytes: limit }));
   app.use(jsonBody({ maxBytes: limit }));

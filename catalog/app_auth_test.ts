@@ -99,7 +99,10 @@ interface Route {
   method: string;
   path: string;
   body?: unknown;
-  /** Who gets 403 for lack of a right or of namespace `*` (the rest get 2xx). */
+  /**
+   * Who gets 403 for lack of a right or of namespace `*` (the rest get 2xx; a
+   * service token gets 403 everywhere).
+   */
   forbidden: (keyof World["tokens"])[];
 }
 
@@ -117,24 +120,24 @@ const ROUTES: Route[] = [
     method: "POST",
     path: "/sql",
     body: { query: "select count(*) as n from datasets" },
-    forbidden: ["alice", "reader", "thawer", "service"],
+    forbidden: ["alice", "reader", "thawer"],
   },
   {
     method: "POST",
     path: "/datasets/register",
     body: { path: "team-a/flights.pf", name: "flights" },
-    forbidden: ["reader", "thawer", "service"],
+    forbidden: ["reader", "thawer"],
   },
   {
     method: "POST",
     path: "/datasets/register_dir",
     body: { dir: "team-a" },
-    forbidden: ["reader", "thawer", "service"],
+    forbidden: ["reader", "thawer"],
   },
   {
     method: "DELETE",
     path: "/datasets/flights?version=v9",
-    forbidden: ["reader", "thawer", "service"],
+    forbidden: ["reader", "thawer"],
   },
 ];
 
@@ -168,7 +171,14 @@ Deno.test("catalog app with auth: the 401/403 matrix of every route", async (t) 
           assert.equal(r.status, 401, `${token?.slice(0, 10)}: ${JSON.stringify(r.json)}`);
           assert.equal(r.json.error?.code, code);
         }
-        for (const who of ["admin", "alice", "reader", "thawer", "service"] as const) {
+        const service = await call(app, route.method, route.path, tokens.service, route.body);
+        assert.equal(service.status, 403, `service: ${JSON.stringify(service.json)}`);
+        assert.equal(service.json.error?.code, "FORBIDDEN");
+        assert.match(
+          JSON.stringify(service.json),
+          /is for users: 'service:worker-1' holds a service token/,
+        );
+        for (const who of ["admin", "alice", "reader", "thawer"] as const) {
           const r = await call(app, route.method, route.path, tokens[who], route.body);
           if (route.forbidden.includes(who)) {
             assert.equal(r.status, 403, `${who}: ${JSON.stringify(r.json)}`);
@@ -286,6 +296,20 @@ Deno.test("catalog app with auth: register and register_dir stay inside the data
         });
       }
     }
+    await t.step("a path the server may not read is 403 in the catalog's words", async () => {
+      const attempts: [string, string][] = [["path", "/proc/self/environ"], ["dir", "/proc/self"]];
+      for (const [field, value] of attempts) {
+        const route = field === "path" ? "/datasets/register" : "/datasets/register_dir";
+        const r = await call(app, "POST", route, tokens.admin, { [field]: value });
+        assert.equal(r.status, 403, JSON.stringify(r.json));
+        assert.ok(
+          ["PATH_NOT_ALLOWED", "PATH_OUTSIDE_ROOT"].includes(r.json.error!.code),
+          r.json.error!.code,
+        );
+        assert.ok(JSON.stringify(r.json).includes(value), JSON.stringify(r.json));
+        assert.doesNotMatch(JSON.stringify(r.json), /allow-all|run again/);
+      }
+    });
     await t.step("absolute paths inside a root are fine", async () => {
       const r = await call(app, "POST", "/datasets/register", tokens.alice, {
         path: join(data, "team-a", "flights.pf"),

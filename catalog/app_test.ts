@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { createLogger } from "../internal/log.ts";
 import { createCatalogApp } from "./app.ts";
 import { Catalog } from "./catalog.ts";
-import { fakeIndex, makeArchive, tempDir } from "./_test_utils.ts";
+import { createHash } from "node:crypto";
+import { fakeIndex, logWatch, makeArchive, tempDir, UNINTERRUPTIBLE_SQL } from "./_test_utils.ts";
 
 type App = ReturnType<typeof createCatalogApp>;
 
@@ -101,12 +102,12 @@ Deno.test("catalog app registers archives over POST /datasets/register", async (
         422,
         "ARCHIVE_UNREADABLE",
       );
-      await Deno.writeTextFile(join(dir, "x.pf"), "hello");
-      assertError(
-        await call(app, "POST", "/datasets/register", { path: join(dir, "x.pf") }),
-        422,
-        "ARCHIVE_UNREADABLE",
-      );
+      await Deno.writeTextFile(join(dir, "x.pf"), "secret: hunter2 and more");
+      const foreign = await call(app, "POST", "/datasets/register", { path: join(dir, "x.pf") });
+      assertError(foreign, 422, "ARCHIVE_UNREADABLE");
+      assert.match(foreign.json.error!.message, /BAD_MAGIC.*not a Permafrost archive/);
+      // The file's first bytes are not echoed, as text or as hex.
+      assert.doesNotMatch(foreign.json.error!.message, /secret|73 65 63 72/);
     });
     await t.step("400 for a bad body", async () => {
       const missing = await call(app, "POST", "/datasets/register", { name: "x" });
@@ -289,6 +290,9 @@ Deno.test("catalog app runs and refuses SQL over POST /sql", async (t) => {
         "DROP TABLE datasets",
         "DELETE FROM datasets",
         "select 1; select 2",
+        "select * from (with catalog_meta as (select 1) select 1) t, catalog_meta",
+        "select * from (with pragma_database_list as (select 1) select 1) t, pragma_database_list",
+        "select * from (with duckdb_databases as (select 1) select 1) t, duckdb_databases",
       ]
     ) {
       await t.step(`400 for ${q}`, async () => {
@@ -302,6 +306,127 @@ Deno.test("catalog app runs and refuses SQL over POST /sql", async (t) => {
         "SQL_FAILED",
       );
       assertError(await call(app, "POST", "/sql", {}), 400, "INVALID_REQUEST");
+    });
+  });
+});
+
+Deno.test("catalog app answers 408 at the SQL time limit without holding up other queries", async () => {
+  const dir = await tempDir("app-sqltime");
+  const watch = logWatch();
+  const logger = createLogger({ component: "catalog", level: "debug", sink: watch.sink });
+  const catalog = await Catalog.open(join(dir, "c.db"), { logger, sql: { timeoutMs: 300 } });
+  try {
+    const app = createCatalogApp({ catalog, logger });
+    await catalog.registerIndex(fakeIndex("flights"));
+    const order: string[] = [];
+    const running = watch.lines.length;
+    const long = call(app, "POST", "/sql", { query: UNINTERRUPTIBLE_SQL }).then((r) => {
+      order.push("long");
+      return r;
+    });
+    await watch.until(/sql query running/, running);
+    const quick = await call(app, "POST", "/sql", { query: "select 1 as one" });
+    order.push("select 1");
+    assert.equal(quick.status, 200, JSON.stringify(quick.json));
+    assert.deepEqual(quick.json.rows, [[1]]);
+    const listed = await call(app, "GET", "/datasets");
+    assert.equal(listed.status, 200, "the catalog's own reads go on");
+    const timedOut = await long;
+    assertError(timedOut, 408, "SQL_TIMEOUT");
+    assert.match(timedOut.json.error!.message, /300 ms/);
+    assert.deepEqual(order, ["select 1", "long"]);
+    // DuckDB had not stopped yet when the answer came: it was not waited for.
+    assert.ok(
+      !watch.lines.some((l) => /interrupted sql query has stopped/.test(l)),
+      "408 came only after DuckDB stopped the query",
+    );
+  } finally {
+    await catalog.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("catalog app cuts /sql answers at the byte limit", async (t) => {
+  const dir = await tempDir("app-sqlbytes");
+  const logger = createLogger({ component: "catalog", level: "error", sink: () => {} });
+  const maxBytes = 10_000;
+  const catalog = await Catalog.open(join(dir, "c.db"), { logger, sql: { maxBytes } });
+  try {
+    const app = createCatalogApp({ catalog, logger });
+    await catalog.registerIndex(fakeIndex("t", { rows: 1000, chunkRows: 10 }));
+    await t.step("rows past the limit are cut, truncated: true", async () => {
+      const r = await call(app, "POST", "/sql", {
+        query: "select chunk, repeat('x', 1000) as pad from chunks order by chunk",
+      });
+      assert.equal(r.status, 200, JSON.stringify(r.json).slice(0, 300));
+      assert.equal(r.json.truncated, true);
+      assert.equal(r.json.max_bytes, maxBytes);
+      const rows = r.json.rows as unknown[][];
+      assert.ok(rows.length > 0 && rows.length < 100, `${rows.length} rows`);
+      assert.ok(new TextEncoder().encode(JSON.stringify(rows)).length <= maxBytes);
+      assert.deepEqual(rows.map((row) => row[0]), rows.map((_, i) => i), "in order, none skipped");
+    });
+    await t.step("multi-byte text counts in UTF-8 bytes", async () => {
+      const r = await call(app, "POST", "/sql", {
+        query: "select repeat('é', 1000) as pad from chunks",
+      });
+      assert.equal(r.json.truncated, true);
+      assert.ok(new TextEncoder().encode(JSON.stringify(r.json.rows)).length <= maxBytes);
+    });
+    await t.step("a first row over the limit is 400 SQL_TOO_LARGE", async () => {
+      const r = await call(app, "POST", "/sql", { query: "select repeat('x', 20000) as big" });
+      assertError(r, 400, "SQL_TOO_LARGE");
+      assert.match(r.json.error!.message, /--sql-max-bytes/);
+    });
+    await t.step("a small answer is whole", async () => {
+      const r = await call(app, "POST", "/sql", { query: "select count(*) from chunks" });
+      assert.deepEqual([r.json.rows, r.json.truncated], [[[100]], false]);
+    });
+  } finally {
+    await catalog.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("catalog app names what is wrong with a path or a damaged archive", async (t) => {
+  await withApp(async (app, dir) => {
+    await t.step("a directory points to register_dir", async () => {
+      const r = await call(app, "POST", "/datasets/register", { path: dir });
+      assertError(r, 400, "INVALID_ARGUMENT");
+      assert.match(r.json.error!.message, /is a directory/);
+      assert.match(r.json.error!.message, /POST \/datasets\/register_dir/);
+    });
+    await t.step("a path the server may not read is 403 naming it, not Deno's prompt", async () => {
+      for (const path of ["/proc/self/environ", "/proc/self/mem"]) {
+        const r = await call(app, "POST", "/datasets/register", { path });
+        assertError(r, 403, "PATH_NOT_ALLOWED");
+        assert.ok(r.json.error!.message.includes(`'${path}'`), r.json.error!.message);
+        assert.doesNotMatch(r.json.error!.message, /allow-all|run again/);
+      }
+      const d = await call(app, "POST", "/datasets/register_dir", { dir: "/proc/self/environ" });
+      assert.doesNotMatch(JSON.stringify(d.json), /allow-all|run again/);
+    });
+    await t.step("a damaged archive: registration and integrity name the file", async () => {
+      const path = await makeArchive(dir, "damaged", 100, 50);
+      assert.equal((await call(app, "POST", "/datasets/register", { path })).status, 201);
+      // Break the header's JSON and give it a matching hash: the reader's CORRUPT.
+      const bytes = await Deno.readFile(path);
+      const length = new DataView(bytes.buffer).getUint32(12, true);
+      bytes[16] = "[".charCodeAt(0);
+      bytes.set(createHash("sha256").update(bytes.subarray(16, 16 + length)).digest(), 16 + length);
+      await Deno.writeFile(path, bytes);
+      const copy = join(dir, "damaged-copy.pf");
+      await Deno.writeFile(copy, bytes);
+      const r = await call(app, "POST", "/datasets/register", { path: copy });
+      assertError(r, 422, "ARCHIVE_UNREADABLE");
+      assert.ok(r.json.error!.message.includes(copy), r.json.error!.message);
+      assert.match(r.json.error!.message, /CORRUPT/);
+      const report = await call(app, "GET", "/datasets/damaged/integrity");
+      const problem = (report.json.problems as { kind: string; actual: string; message: string }[])
+        .find((p) => p.kind === "UNREADABLE");
+      assert.ok(problem, JSON.stringify(report.json));
+      assert.equal(problem.actual, "CORRUPT");
+      assert.ok(problem.message.includes(path), problem.message);
     });
   });
 });

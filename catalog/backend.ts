@@ -37,8 +37,14 @@ export interface ArchiveBackend {
    * @throws {import("../format/errors.ts").FormatError} when the file is not a readable archive.
    */
   readIndex(path: string): Promise<ArchiveIndex>;
-  /** Size of a file in bytes, or null when it does not exist. */
+  /**
+   * Size of a file in bytes, or null when there is no file there.
+   *
+   * @throws {Error} when the path may not be read (a permission error, not null).
+   */
   size(path: string): Promise<number | null>;
+  /** Whether the path is a directory (optional: lets `register` say so instead of "no such file"). */
+  isDirectory?(path: string): Promise<boolean>;
   /** Opens an archive to read byte ranges. */
   open(path: string): Promise<ArchiveHandle>;
   /** Archive files (`*.pf`) in a directory, sorted, optionally recursive. */
@@ -64,6 +70,13 @@ export function localBackend(): ArchiveBackend {
       } catch (err) {
         if ((err as { code?: string }).code === "ENOENT") return null;
         throw err;
+      }
+    },
+    async isDirectory(path) {
+      try {
+        return (await stat(path)).isDirectory();
+      } catch {
+        return false;
       }
     },
     async open(path) {

@@ -14,9 +14,10 @@
  * when a record changes, and drops a name's entries after each committed write to
  * it. A read that raced a write is not cached.
  *
- * Concurrency: reads run on a pool of connections; writes go one at a time through
- * one connection, each registration in one transaction, so concurrent
- * registrations never interleave or get lost. The archive itself is read before
+ * Concurrency: reads run on a pool of connections, user SQL (`sql`) on connections
+ * of its own, one per running query; writes go one at a time through one
+ * connection, each registration in one transaction, so concurrent registrations
+ * never interleave or get lost. The archive itself is read before
  * the write lock is taken. Durability is DuckDB's: a committed registration is in
  * the write-ahead log and survives a crash (SIGKILL included).
  *
@@ -115,8 +116,11 @@ export interface CatalogOptions {
   prices?: Readonly<Record<string, number>>;
   /** Parquet size as a fraction of raw bytes, for `costReport` (default {@link DEFAULT_PARQUET_RATIO}). */
   parquetRatio?: number;
-  /** Limits of `sql` (defaults: 5,000 ms, 10,000 rows). */
-  sql?: { timeoutMs?: number; maxRows?: number };
+  /**
+   * Limits of `sql` (defaults: 5,000 ms, 10,000 rows, 32 MiB of JSON) and the
+   * connections it runs on (default 4: queries that may run at once).
+   */
+  sql?: { timeoutMs?: number; maxRows?: number; maxBytes?: number; connections?: number };
   /** Read connections (default 4). */
   readConnections?: number;
   /** DuckDB memory limit (default `1GB`). */
@@ -271,6 +275,7 @@ export class Catalog {
     const db = await openCatalogDb(this.dbPath, {
       readConnections: this.#options.readConnections,
       memoryLimit: this.#options.memoryLimit,
+      sqlConnections: this.#options.sql?.connections,
     }).catch((err) => {
       this.#opening = undefined;
       throw err;
@@ -498,11 +503,26 @@ export class Catalog {
    * @param path Archive path (relative paths resolve against `root`, else the working directory).
    * @param options Name, version, description, storage class.
    * @returns Whether a new version was recorded, and the record.
-   * @throws {CatalogError} ARCHIVE_UNREADABLE, PATH_OUTSIDE_ROOT, INVALID_ARGUMENT, CONFLICT.
+   * @throws {CatalogError} ARCHIVE_UNREADABLE (naming the file, and the archive's
+   * error code); PATH_NOT_ALLOWED when this process may not read the path;
+   * INVALID_ARGUMENT for a directory (use `registerDir`); PATH_OUTSIDE_ROOT; CONFLICT.
    */
   async register(path: string, options: RegisterOptions = {}): Promise<RegisterResult> {
     const abs = this.#resolvePath(path);
-    if ((await this.#backend.size(abs).catch(() => null)) === null) {
+    let size: number | null;
+    try {
+      size = await this.#backend.size(abs);
+    } catch (cause) {
+      throw unreadable(abs, cause);
+    }
+    if (size === null) {
+      if (await this.#backend.isDirectory?.(abs).catch(() => false)) {
+        throw new CatalogError(
+          "INVALID_ARGUMENT",
+          `Cannot register '${abs}': it is a directory, not an archive; register the archives in it with POST /datasets/register_dir {"dir": ...} (Catalog.registerDir)`,
+          { path: abs },
+        );
+      }
       throw new CatalogError("ARCHIVE_UNREADABLE", `Cannot register '${abs}': no such file`, {
         path: abs,
       });
@@ -680,13 +700,11 @@ export class Catalog {
     try {
       files = await this.#backend.list(abs, { recursive: options.recursive ?? false });
     } catch (cause) {
+      if (isPermissionError(cause)) throw notAllowed(abs, cause);
       throw new CatalogError(
         "INVALID_ARGUMENT",
         `Cannot list directory '${abs}': ${message(cause)}`,
-        {
-          cause,
-          path: abs,
-        },
+        { cause, path: abs },
       );
     }
     const result: RegisterDirResult = { dir: abs, registered: [], unchanged: [], failed: [] };
@@ -771,8 +789,21 @@ export class Catalog {
     const report = (p: IntegrityProblem) => problems.push(p);
     let checked = 0;
     let bytes = 0;
-    const size = await this.#backend.size(record.path).catch(() => null);
-    if (size === null) {
+    let size: number | null | undefined;
+    try {
+      size = await this.#backend.size(record.path);
+    } catch (err) {
+      report({
+        kind: "UNREADABLE",
+        chunk: null,
+        expected: null,
+        actual: err instanceof PermafrostError ? err.code : null,
+        message: `Cannot read archive '${record.path}': ${describeReadError(record.path, err)}`,
+      });
+    }
+    if (size === undefined) {
+      // Reported above.
+    } else if (size === null) {
       report({
         kind: "MISSING_FILE",
         chunk: null,
@@ -787,7 +818,8 @@ export class Catalog {
           chunk: null,
           expected: record.file_bytes,
           actual: size,
-          message: `Archive is ${size} bytes, the catalog recorded ${record.file_bytes}`,
+          message:
+            `Archive '${record.path}' is ${size} bytes, the catalog recorded ${record.file_bytes}`,
         });
       }
       let footer: ArchiveIndex | undefined;
@@ -799,7 +831,9 @@ export class Catalog {
           chunk: null,
           expected: null,
           actual: err instanceof PermafrostError ? err.code : null,
-          message: `Cannot read the archive's header and footer: ${message(err)}`,
+          message: `Cannot read the header and footer of archive '${record.path}'${
+            err instanceof PermafrostError ? ` (${err.code})` : ""
+          }: ${describeReadError(record.path, err)}`,
         });
       }
       if (footer) {
@@ -853,7 +887,9 @@ export class Catalog {
               chunk: i,
               expected,
               actual: null,
-              message: `Cannot read chunk ${i}: ${message(err)}`,
+              message: `Cannot read chunk ${i} of archive '${record.path}': ${
+                describeReadError(record.path, err)
+              }`,
             });
             continue;
           }
@@ -879,7 +915,7 @@ export class Catalog {
           chunk: null,
           expected: null,
           actual: null,
-          message: `Cannot open the archive: ${message(err)}`,
+          message: `Cannot open archive '${record.path}': ${describeReadError(record.path, err)}`,
         });
       } finally {
         handle?.close();
@@ -1075,18 +1111,21 @@ export class Catalog {
 
   /**
    * Runs one read-only SELECT over the catalog tables (`datasets`, `chunks`,
-   * `chunk_stats`) in the sandbox (see `sql_sandbox.ts`).
+   * `chunk_stats`) in the sandbox (see `sql_sandbox.ts`), on a connection of its
+   * own: a slow query does not hold up the others, nor the catalog's own reads and writes.
    *
    * @param query The SQL.
-   * @returns Columns and rows.
-   * @throws {CatalogError} SQL_REFUSED, SQL_FAILED, SQL_TIMEOUT.
+   * @returns Columns and rows, cut at the row and byte limits (`truncated: true`).
+   * @throws {CatalogError} SQL_REFUSED, SQL_FAILED, SQL_TOO_LARGE, SQL_TIMEOUT.
    */
   async sql(query: string): Promise<SqlResult> {
     const db = await this.#db();
     return await runSandboxedSql(db.sandbox, query, {
       timeoutMs: this.#options.sql?.timeoutMs,
       maxRows: this.#options.sql?.maxRows,
+      maxBytes: this.#options.sql?.maxBytes,
       tables: CATALOG_TABLES,
+      logger: this.#logger,
     });
   }
 
@@ -1189,6 +1228,7 @@ function notFound(name: string, version?: string): CatalogError {
 
 function unreadable(path: string, cause: unknown): CatalogError {
   if (cause instanceof CatalogError) return cause;
+  if (isPermissionError(cause)) return notAllowed(path, cause);
   const code = (cause as { code?: unknown })?.code;
   if (cause instanceof Deno.errors.NotFound || code === "ENOENT") {
     return new CatalogError("ARCHIVE_UNREADABLE", `Cannot register '${path}': no such file`, {
@@ -1199,11 +1239,52 @@ function unreadable(path: string, cause: unknown): CatalogError {
   const why = cause instanceof PermafrostError ? ` (${cause.code})` : "";
   return new CatalogError(
     "ARCHIVE_UNREADABLE",
-    `Cannot register '${path}'${why}: ${message(cause)}`,
-    {
-      cause,
-      path,
-    },
+    `Cannot register '${path}'${why}: ${describeReadError(path, cause)}`,
+    { cause, path },
+  );
+}
+
+/** Why a path may not be read, in the catalog's words. */
+const NOT_ALLOWED_WHY =
+  "this catalog server is not allowed to read it (its process permissions or the file's do not let it)";
+
+/**
+ * What went wrong reading an archive, for a message that already names it: without
+ * the platform's permission text, and without the reader's own "Cannot read archive
+ * '<path>': " prefix.
+ */
+function describeReadError(path: string, err: unknown): string {
+  if (isPermissionError(err)) return NOT_ALLOWED_WHY;
+  // The reader shows the bytes it found instead of the magic: for a file that is not
+  // an archive at all (any file the server can read) that would echo its content.
+  if (err instanceof PermafrostError && err.code === "BAD_MAGIC") {
+    return "not a Permafrost archive (it does not start with the archive magic)";
+  }
+  const text = message(err);
+  const prefix = `Cannot read archive '${path}': `;
+  return text.startsWith(prefix) ? text.slice(prefix.length) : text;
+}
+
+/** Whether an error is the platform refusing a read (Deno's permissions, or the file's mode). */
+export function isPermissionError(err: unknown): boolean {
+  const code = (err as { code?: unknown })?.code;
+  return err instanceof Deno.errors.NotCapable || err instanceof Deno.errors.PermissionDenied ||
+    code === "EACCES" || code === "EPERM";
+}
+
+/**
+ * The answer to a path this process may not read: names the path and the
+ * confinement, never the platform's own text (Deno's asks to rerun with flags).
+ *
+ * @param path The path as resolved.
+ * @param cause The platform's error.
+ * @returns A `PATH_NOT_ALLOWED` error.
+ */
+export function notAllowed(path: string, cause?: unknown): CatalogError {
+  return new CatalogError(
+    "PATH_NOT_ALLOWED",
+    `Cannot read '${path}': ${NOT_ALLOWED_WHY}; register archives under the server's data roots (--data-roots)`,
+    cause === undefined ? { path } : { path, cause },
   );
 }
 

@@ -3,7 +3,8 @@ import { join } from "node:path";
 import { thaw as opsThaw } from "../ops/thaw.ts";
 import { Catalog, nameFromPath } from "./catalog.ts";
 import { CatalogError } from "./errors.ts";
-import { fakeIndex, makeArchive, tempDir } from "./_test_utils.ts";
+import { createLogger } from "../internal/log.ts";
+import { fakeIndex, logWatch, makeArchive, tempDir, UNINTERRUPTIBLE_SQL } from "./_test_utils.ts";
 
 async function withCatalog(
   label: string,
@@ -297,6 +298,23 @@ Deno.test("Catalog.sql() stops a query at the time limit", async () => {
     // The sandbox works again afterwards.
     assert.deepEqual((await catalog.sql("select count(*) from datasets")).rows, [[1]]);
   }, { sql: { timeoutMs: 200 } });
+});
+
+Deno.test("Catalog.sql() answers at the limit while DuckDB stops a query, and reuses the connection after", async () => {
+  const watch = logWatch();
+  const logger = createLogger({ component: "catalog", level: "debug", sink: watch.sink });
+  await withCatalog("sqlstuck", async (catalog) => {
+    await assertCatalogError(catalog.sql(UNINTERRUPTIBLE_SQL), "SQL_TIMEOUT", "200 ms");
+    // Its one connection is still running the interrupted query: the next one waits
+    // out its own limit for it, and says why.
+    await assertCatalogError(
+      catalog.sql("select 1"),
+      "SQL_TIMEOUT",
+      "all 1 SQL connections stayed busy",
+    );
+    await watch.until(/interrupted sql query has stopped/);
+    assert.deepEqual((await catalog.sql("select 1")).rows, [[1]]);
+  }, { logger, sql: { timeoutMs: 200, connections: 1 } });
 });
 
 Deno.test("Catalog.register() reads real archives and integrityCheck() re-hashes them", async (t) => {

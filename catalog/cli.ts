@@ -13,12 +13,19 @@
  * `--allow-env=PERMAFROST_*`.
  *
  * Security: `--jwt-secret` / `PERMAFROST_JWT_SECRET` turns bearer-token auth on (a
- * warning is logged at start when it is off); `--data-roots` (default: `--root`)
- * confines registration and defines the namespaces. See `app.ts` and `_access.ts`.
+ * warning is logged at start when it is off); `--users-db` / `PERMAFROST_USERS_DB`
+ * names the user store `cluster add-user` writes (the master's), against which user
+ * tokens are checked, so `cluster remove-user` locks a user out of the catalog at
+ * once (without it, a warning at start: a token is good until it expires);
+ * `--data-roots` (default: `--root`) confines registration and defines the
+ * namespaces. See `app.ts` and `_access.ts`. The user store needs `--allow-read`
+ * and `--allow-write` on its file and directory (SQLite's WAL).
  *
  * @module
  */
 import { RBACManager } from "../auth/rbac.ts";
+import { openSqliteUserStore } from "../auth/sqlite_store.ts";
+import type { UserStore } from "../auth/store.ts";
 import { configHelp, serverConfig } from "../internal/config.ts";
 import { resolveDataRoots } from "../internal/paths.ts";
 import { createLogger, type Logger, type LogLevel } from "../internal/log.ts";
@@ -44,6 +51,8 @@ export interface ServeCatalogOptions {
   sqlTimeoutMs?: number;
   /** `POST /sql` row limit. */
   sqlMaxRows?: number;
+  /** `POST /sql` byte limit (the rows' JSON). */
+  sqlMaxBytes?: number;
   /** $/GB-month by storage class. */
   prices?: Readonly<Record<string, number>>;
   /** Parquet size estimate as a fraction of raw bytes. */
@@ -54,6 +63,8 @@ export interface ServeCatalogOptions {
   jwtSecret?: string;
   /** Or a ready manager (tests; wins over `jwtSecret`). */
   rbac?: RBACManager;
+  /** The user store (SQLite) user tokens are checked against; used with `jwtSecret`. */
+  usersDb?: string;
   /** Directories registration is confined to (default: `root`, if set). */
   dataRoots?: readonly string[];
   /** Largest request body in bytes (default 1 MiB). */
@@ -98,7 +109,7 @@ function printErr(line: string): void {
 export async function serveCatalog(options: ServeCatalogOptions): Promise<CatalogServer> {
   const logger = options.logger ??
     createLogger({ component: "catalog", level: options.logLevel ?? "info" });
-  const security = await catalogSecurity(options);
+  const security = await catalogSecurity(options, logger);
   const catalogOptions: CatalogOptions = {
     logger,
     root: security.root,
@@ -106,9 +117,19 @@ export async function serveCatalog(options: ServeCatalogOptions): Promise<Catalo
     parquetRatio: options.parquetRatio,
     memoryLimit: options.memoryLimit,
     thaw: options.thaw,
-    sql: { timeoutMs: options.sqlTimeoutMs, maxRows: options.sqlMaxRows },
+    sql: {
+      timeoutMs: options.sqlTimeoutMs,
+      maxRows: options.sqlMaxRows,
+      maxBytes: options.sqlMaxBytes,
+    },
   };
-  const catalog = await Catalog.open(options.db, catalogOptions);
+  let catalog: Catalog;
+  try {
+    catalog = await Catalog.open(options.db, catalogOptions);
+  } catch (err) {
+    security.close();
+    throw err;
+  }
   const app = createCatalogApp({
     catalog,
     logger,
@@ -134,6 +155,7 @@ export async function serveCatalog(options: ServeCatalogOptions): Promise<Catalo
     }, app.fetch);
   } catch (err) {
     await catalog.close();
+    security.close();
     throw err;
   }
   const port = server.addr.port;
@@ -141,7 +163,7 @@ export async function serveCatalog(options: ServeCatalogOptions): Promise<Catalo
   print(`Catalog serving at ${url} — docs: ${url}/docs`);
   logger.info("catalog listening", { url, db: options.db });
   let closing: Promise<void> | undefined;
-  const finished = server.finished.then(() => catalog.close());
+  const finished = server.finished.then(() => catalog.close()).finally(() => security.close());
   return {
     url,
     port,
@@ -162,25 +184,46 @@ export interface CatalogSecurity {
   dataRoots: string[];
   /** The catalog root, resolved (undefined when not set). */
   root: string | undefined;
+  /** Closes the user store, if one was opened (idempotent). */
+  close(): void;
 }
 
 /**
- * Resolves the security settings: the token manager and the real paths of the
- * root and data roots (so a symlinked root does not refuse its own files).
+ * Resolves the security settings: the token manager (with the user store, when
+ * `usersDb` is set) and the real paths of the root and data roots (so a symlinked
+ * root does not refuse its own files).
  *
- * @param options `jwtSecret`/`rbac`, `root`, `dataRoots`.
- * @returns The resolved settings.
- * @throws {import("../auth/errors.ts").AuthError} BAD_SECRET for a short secret;
+ * @param options `jwtSecret`/`rbac`, `usersDb`, `root`, `dataRoots`.
+ * @param logger Where the warning about a missing user store goes (default: nowhere).
+ * @returns The resolved settings; `close()` them when the server stops.
+ * @throws {import("../auth/errors.ts").AuthError} BAD_SECRET for a short secret,
+ * STORE_FAILED when the user store cannot be opened;
  * {import("../internal/paths.ts").PathError} PATH_INVALID for a missing root.
  */
 export async function catalogSecurity(
-  options: Pick<ServeCatalogOptions, "jwtSecret" | "rbac" | "root" | "dataRoots">,
+  options: Pick<ServeCatalogOptions, "jwtSecret" | "rbac" | "usersDb" | "root" | "dataRoots">,
+  logger?: Pick<Logger, "warn">,
 ): Promise<CatalogSecurity> {
-  const rbac = options.rbac ??
-    (options.jwtSecret ? new RBACManager({ secret: options.jwtSecret }) : null);
   const root = options.root ? (await resolveDataRoots([options.root]))[0] : undefined;
   const configured = options.dataRoots?.length ? options.dataRoots : root ? [root] : [];
-  return { rbac, dataRoots: await resolveDataRoots(configured), root };
+  const dataRoots = await resolveDataRoots(configured);
+  let store: UserStore | undefined;
+  let rbac = options.rbac ?? null;
+  if (rbac === null && options.jwtSecret) {
+    if (options.usersDb) store = openSqliteUserStore(options.usersDb);
+    else {
+      logger?.warn(
+        "auth is on without a user store (--users-db / PERMAFROST_USERS_DB): tokens are checked by signature only, so a removed user's token works here until it expires; point it at the master's users.db",
+      );
+    }
+    try {
+      rbac = new RBACManager({ secret: options.jwtSecret, store });
+    } catch (err) {
+      store?.close();
+      throw err;
+    }
+  }
+  return { rbac, dataRoots, root, close: () => store?.close() };
 }
 
 function displayHost(host: string): string {

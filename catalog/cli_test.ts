@@ -1,8 +1,11 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { RBACManager } from "../auth/rbac.ts";
+import { openSqliteUserStore } from "../auth/sqlite_store.ts";
 import { createLogger } from "../internal/log.ts";
-import { runCatalogServe, serveCatalog } from "./cli.ts";
+import { createCatalogApp } from "./app.ts";
+import { Catalog } from "./catalog.ts";
+import { catalogSecurity, runCatalogServe, serveCatalog } from "./cli.ts";
 import { tempDir } from "./_test_utils.ts";
 
 Deno.test("serveCatalog() prints its URL, serves the app and closes the catalog on shutdown", async () => {
@@ -85,6 +88,7 @@ Deno.test("serveCatalog() with a JWT secret answers 401 without a token, 200 wit
     assert.equal(ok.status, 200);
     await ok.body?.cancel();
     assert.ok(!lines.some((l) => /auth is off|no data roots/.test(l)), lines.join("\n"));
+    assert.ok(lines.some((l) => /without a user store/.test(l)), lines.join("\n"));
   } finally {
     await server.shutdown();
   }
@@ -100,4 +104,39 @@ Deno.test("runCatalogServe() refuses a short JWT secret with exit 2, naming flag
   assert.equal(code, 2);
   assert.match(out.join("\n"), /--jwt-secret \/ PERMAFROST_JWT_SECRET/);
   assert.ok(!out.join("\n").includes("too short"), "the secret is never echoed");
+});
+
+Deno.test("catalogSecurity() with a users db refuses a removed user's token at once", async () => {
+  const dir = await tempDir("users");
+  const secret = "a users-db test secret of at least 32 bytes";
+  const usersDb = join(dir, "users.db");
+  // What `cluster add-user` does: its own handle on the master's store file.
+  const cli = openSqliteUserStore(usersDb);
+  const admin = new RBACManager({ secret, store: cli });
+  await admin.addUser({ name: "alice", can_freeze: true, can_thaw: true, namespace: "*" });
+  const token = await admin.generateToken("alice");
+  const lines: string[] = [];
+  const logger = createLogger({ component: "catalog", level: "warn", sink: (l) => lines.push(l) });
+  const security = await catalogSecurity({ jwtSecret: secret, usersDb }, logger);
+  const catalog = await Catalog.open(join(dir, "c.db"));
+  try {
+    const app = createCatalogApp({ catalog, logger, rbac: security.rbac });
+    const get = (path: string) =>
+      app.request(path, { headers: { authorization: `Bearer ${token}` } });
+    for (const path of ["/datasets", "/stats"]) assert.equal((await get(path)).status, 200, path);
+    assert.ok(!lines.some((l) => /without a user store/.test(l)), lines.join("\n"));
+    await admin.removeUser("alice");
+    for (const path of ["/datasets", "/stats"]) {
+      const r = await get(path);
+      assert.equal(r.status, 401, path);
+      const body = await r.json();
+      assert.equal(body.error.code, "INVALID_TOKEN");
+      assert.match(body.error.message, /'alice' no longer exists/);
+    }
+  } finally {
+    await catalog.close();
+    security.close();
+    cli.close();
+    await Deno.remove(dir, { recursive: true });
+  }
 });

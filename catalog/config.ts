@@ -18,6 +18,7 @@ import {
 } from "../internal/config.ts";
 import { dataRootsParser, JWT_SECRET_SETTING } from "../auth/settings.ts";
 import { DEFAULT_PARQUET_RATIO, DEFAULT_PRICES, NAME_PATTERN } from "./catalog.ts";
+import { DEFAULT_SQL_MAX_BYTES } from "./sql_sandbox.ts";
 
 /** Default catalog port. */
 export const CATALOG_PORT = 8800;
@@ -90,6 +91,14 @@ export const CATALOG_CONFIG = {
     parse: intParser({ min: 1, max: 1_000_000 }),
     description: "Rows one POST /sql answer holds at most (the rest is cut, truncated: true)",
   }),
+  sqlMaxBytes: setting({
+    flag: "--sql-max-bytes",
+    env: "PERMAFROST_CATALOG_SQL_MAX_BYTES",
+    default: DEFAULT_SQL_MAX_BYTES,
+    parse: intParser({ min: 1024, max: 256 * 1024 * 1024 }),
+    description:
+      "Bytes of rows (as JSON) one POST /sql answer holds at most (the rest is cut, truncated: true)",
+  }),
   prices: setting({
     flag: "--prices",
     env: "PERMAFROST_CATALOG_PRICES",
@@ -105,6 +114,14 @@ export const CATALOG_CONFIG = {
     description: "Assumed Parquet size as a fraction of raw bytes, for cost_report",
   }),
   jwtSecret: JWT_SECRET_SETTING,
+  usersDb: setting({
+    flag: "--users-db",
+    env: "PERMAFROST_USERS_DB",
+    default: "",
+    parse: stringParser({ nonEmpty: false }),
+    description:
+      "User store (SQLite) that cluster add-user and remove-user write, the master's: user tokens are checked against it, so a removed user is refused at once (unset with auth on: tokens are good until they expire, a warning at start)",
+  }),
   dataRoots: setting({
     flag: "--data-roots",
     env: "PERMAFROST_DATA_ROOTS",

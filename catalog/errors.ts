@@ -11,7 +11,12 @@
  * - `SQL_REFUSED` (400): a `/sql` query the sandbox does not run (not one SELECT,
  *   a table function, a table outside the catalog, ...).
  * - `SQL_FAILED` (400): DuckDB rejected the query (syntax, binder, runtime error).
- * - `SQL_TIMEOUT` (408): the query ran past the time limit and was interrupted.
+ * - `SQL_TIMEOUT` (408): the query ran past the time limit and was interrupted (or
+ *   no SQL connection came free within it).
+ * - `SQL_TOO_LARGE` (400): even the first row of the result is over the answer's
+ *   byte limit (larger results are cut, `truncated: true`).
+ * - `PATH_NOT_ALLOWED` (403): the server may not read the path (its process
+ *   permissions, or the file's); the path is named, the platform's text is not echoed.
  * - `DB_LOCKED` (409 when it reaches HTTP): another process or `Catalog` owns the database file.
  * - `DB_FAILED` (500): the database could not be opened or written.
  * - `THAW_UNAVAILABLE` (501): `thaw` was called on a catalog built without a thaw function.
@@ -31,6 +36,8 @@ export type CatalogErrorCode =
   | "SQL_REFUSED"
   | "SQL_FAILED"
   | "SQL_TIMEOUT"
+  | "SQL_TOO_LARGE"
+  | "PATH_NOT_ALLOWED"
   | "DB_LOCKED"
   | "DB_FAILED"
   | "THAW_UNAVAILABLE"

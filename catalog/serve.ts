@@ -20,14 +20,14 @@ import { CATALOG_CONFIG } from "./config.ts";
 const { host: _host, port: _port, ...SERVE_CONFIG } = CATALOG_CONFIG;
 const config = loadConfig(SERVE_CONFIG, { env: processEnv(SERVE_CONFIG) });
 const logger = createLogger({ component: "catalog", level: config.logLevel });
-const security = await catalogSecurity(config);
+const security = await catalogSecurity(config, logger);
 const catalog = await Catalog.open(config.db, {
   logger,
   root: security.root,
   prices: config.prices,
   parquetRatio: config.parquetRatio,
   memoryLimit: config.memoryLimit,
-  sql: { timeoutMs: config.sqlTimeoutMs, maxRows: config.sqlMaxRows },
+  sql: { timeoutMs: config.sqlTimeoutMs, maxRows: config.sqlMaxRows, maxBytes: config.sqlMaxBytes },
 });
 const app = createCatalogApp({
   catalog,

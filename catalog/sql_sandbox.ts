@@ -1,29 +1,47 @@
 /**
  * The `POST /sql` sandbox: runs one read-only SELECT over the catalog tables, with a
- * time limit and a row limit, and refuses everything else before DuckDB binds it.
+ * time limit, a row limit and a byte limit, and refuses everything else.
  *
  * Layers, each enough on its own for the common attacks, together for the rest:
  * 1. **Parse, never bind, untrusted text first.** `json_serialize_sql` (DuckDB's
  *    own parser, no binding, so no file is touched) must yield exactly one
  *    statement, and it only serializes SELECTs: COPY, ATTACH, INSTALL, LOAD, SET,
  *    PRAGMA, CALL, EXPORT, DDL, DML and multi-statement input are refused here.
- * 2. **Walk the tree.** Every table reference must be a catalog table
- *    ({@link CATALOG_TABLES}, in schema `main`, no explicit database) or a CTE the
- *    query defines; table functions (`read_csv`, `query`, `glob`, `duckdb_*`, ...)
- *    and file scans (`FROM 'x.csv'`) are refused, and so are the scalar functions
- *    that read configuration or touch sequences ({@link REFUSED_FUNCTIONS}).
- * 3. **DuckDB's own checks.** The database was opened with
+ * 2. **Walk the tree, names resolved per scope.** Every table reference must be a
+ *    catalog table ({@link CATALOG_TABLES}, in schema `main`, no explicit database)
+ *    or a CTE visible where it is used (a CTE is visible inside the query that
+ *    defines it, never beside it); table functions (`read_csv`, `query`, `glob`,
+ *    `duckdb_*`, ...) and file scans (`FROM 'x.csv'`) are refused, and so are the
+ *    scalar functions that read configuration or touch sequences
+ *    ({@link REFUSED_FUNCTIONS}).
+ * 3. **Check what DuckDB binds.** `json_serialize_plan` binds the query (binding
+ *    reads no file: the text passed 1 and 2) and gives its logical plan: every scan
+ *    in it must be a `seq_scan` of a catalog table in this database's `main` schema,
+ *    or `unnest` (the `chunk_stats` view). This is what a name means to DuckDB, so
+ *    a CTE, alias or view named after a system table cannot slip past it.
+ * 4. **DuckDB's own checks.** The database was opened with
  *    `enable_external_access=false` and `lock_configuration=true` (see `_db.ts`), the
  *    prepared statement must report type SELECT, and it runs inside `BEGIN
  *    TRANSACTION READ ONLY`, rolled back afterwards.
- * 4. **Limits.** A timer interrupts the connection at `timeoutMs`; results are
- *    streamed and cut at `maxRows` (`truncated: true`).
+ * 5. **Limits.** Each query runs on a connection of its own ({@link SandboxPool}).
+ *    At `timeoutMs` the connection is interrupted and the caller gets `SQL_TIMEOUT`
+ *    at once, whether or not DuckDB has stopped yet (it checks for an interrupt
+ *    between pieces of work; the connection stays out of the pool until it has).
+ *    The result is read one chunk at a time and cut at `maxRows` rows or `maxBytes`
+ *    bytes of JSON, whichever comes first (`truncated: true`), so memory stays
+ *    bounded by the limits, not by what the query could produce.
  *
  * @module
  */
-import { type DuckDBConnection, StatementType } from "@duckdb/node-api";
+import {
+  type DuckDBConnection,
+  type DuckDBDataChunk,
+  type DuckDBResult,
+  StatementType,
+} from "@duckdb/node-api";
+import type { Logger } from "../internal/log.ts";
 import { CatalogError } from "./errors.ts";
-import { type Lane, message, toJsonValue } from "./_db.ts";
+import { message, type SandboxPool, toJsonValue } from "./_db.ts";
 import type { SqlResult } from "./types.ts";
 import { CATALOG_TABLES } from "./_schema.ts";
 
@@ -46,8 +64,23 @@ const ALLOWED_REFS = new Set([
   "SHOW_REF",
 ]);
 
+/** Table functions a bound plan may use: in memory only (the `chunk_stats` view unnests). */
+const PLAN_TABLE_FUNCTIONS: ReadonlySet<string> = new Set(["unnest"]);
+
+/** `json_serialize_plan` error types that are the user's query being wrong, not refused. */
+const QUERY_ERROR_TYPES: ReadonlySet<string> = new Set(["binder", "catalog", "parser"]);
+
 /** Longest query text accepted. */
 export const MAX_QUERY_LENGTH = 100_000;
+
+/** Default time limit of one query. */
+export const DEFAULT_SQL_TIMEOUT_MS = 5_000;
+
+/** Default row limit of one answer. */
+export const DEFAULT_SQL_MAX_ROWS = 10_000;
+
+/** Default byte limit of one answer's rows (as JSON, UTF-8). */
+export const DEFAULT_SQL_MAX_BYTES = 32 * 1024 * 1024;
 
 /** Limits of one query. */
 export interface SqlLimits {
@@ -55,28 +88,30 @@ export interface SqlLimits {
   timeoutMs?: number;
   /** Rows returned at most (default 10,000). */
   maxRows?: number;
+  /** Bytes of the rows' JSON at most (default 32 MiB). */
+  maxBytes?: number;
   /** Tables the query may read (default {@link CATALOG_TABLES}). */
   tables?: readonly string[];
+  /** Where a query that runs past its limit is reported (default: nowhere). */
+  logger?: Logger;
 }
 
 /**
- * Checks a query with DuckDB's parser and the tree walk, without binding it.
+ * Checks a query: DuckDB's parser and the scoped tree walk, then the tables and
+ * functions of the plan DuckDB binds it to.
  *
- * @param connection A connection (only `json_serialize_sql` runs on it).
+ * @param connection A connection (only `json_serialize_sql` and `json_serialize_plan` run on it).
  * @param query The user's SQL.
  * @param tables Tables the query may read.
- * @throws {CatalogError} SQL_REFUSED naming what is not allowed; SQL_FAILED for a syntax error.
+ * @throws {CatalogError} SQL_REFUSED naming what is not allowed; SQL_FAILED for a
+ * syntax or binder error.
  */
 export async function checkQuery(
   connection: DuckDBConnection,
   query: string,
   tables: readonly string[] = CATALOG_TABLES,
 ): Promise<void> {
-  if (query.trim() === "") throw refused("the query is empty");
-  if (query.length > MAX_QUERY_LENGTH) {
-    throw refused(`the query is ${query.length} characters, the limit is ${MAX_QUERY_LENGTH}`);
-  }
-  if (query.includes("\0")) throw refused("the query contains a NUL character");
+  checkText(query);
   const extracted = await connection.extractStatements(query).catch((cause) => {
     throw new CatalogError("SQL_FAILED", `Cannot parse query: ${cleanDuckError(cause)}`, { cause });
   });
@@ -99,44 +134,107 @@ export async function checkQuery(
   if (!Array.isArray(tree.statements) || tree.statements.length !== 1) {
     throw refused(`expected exactly one statement, got ${tree.statements?.length ?? 0}`);
   }
-  const allowed = new Set(tables.map((t) => t.toLowerCase()));
-  for (const cte of collectCteNames(tree.statements[0])) allowed.add(cte.toLowerCase());
-  walk(tree.statements[0], allowed);
+  walk(tree.statements[0], new Set(tables.map((t) => t.toLowerCase())));
+  await checkPlan(connection, query, tables);
 }
 
-function collectCteNames(node: unknown, out: string[] = []): string[] {
-  if (Array.isArray(node)) {
-    for (const x of node) collectCteNames(x, out);
-  } else if (node !== null && typeof node === "object") {
-    const o = node as Record<string, unknown>;
-    const map = (o.cte_map as { map?: { key?: unknown }[] } | undefined)?.map;
-    if (Array.isArray(map)) { for (const e of map) if (typeof e.key === "string") out.push(e.key); }
-    for (const v of Object.values(o)) collectCteNames(v, out);
+/**
+ * Checks the logical plan DuckDB binds a query to: every scan reads a catalog
+ * table of this database, or is `unnest`.
+ *
+ * @param connection A connection of the catalog's database.
+ * @param query SQL that already passed the parser checks (binding it must not touch files).
+ * @param tables Tables (not views) the plan may scan.
+ * @throws {CatalogError} SQL_REFUSED naming the table or function; SQL_FAILED for a binder error.
+ */
+export async function checkPlan(
+  connection: DuckDBConnection,
+  query: string,
+  tables: readonly string[] = CATALOG_TABLES,
+): Promise<void> {
+  const reader = await connection.runAndReadAll(
+    "SELECT json_serialize_plan($1::VARCHAR, optimize := false), current_database()",
+    [query],
+  );
+  const [json, database] = reader.getRowsJS()[0] ?? [];
+  const plan = JSON.parse(String(json)) as {
+    error?: boolean;
+    error_type?: string;
+    error_message?: string;
+    plans?: unknown[];
+  };
+  if (plan.error) {
+    const why = String(plan.error_message ?? "").split("\n")[0];
+    if (QUERY_ERROR_TYPES.has(String(plan.error_type))) {
+      throw new CatalogError("SQL_FAILED", `Query failed: ${why}`);
+    }
+    throw refused(`cannot check what the query reads (${plan.error_type}: ${why})`);
   }
-  return out;
+  const allowed = new Set(tables.map((t) => t.toLowerCase()));
+  walkPlan(plan.plans, String(database), allowed);
 }
 
-function walk(node: unknown, allowed: Set<string>): void {
+function walkPlan(node: unknown, database: string, allowed: ReadonlySet<string>): void {
   if (Array.isArray(node)) {
-    for (const x of node) walk(x, allowed);
+    for (const x of node) walkPlan(x, database, allowed);
     return;
   }
   if (node === null || typeof node !== "object") return;
   const o = node as Record<string, unknown>;
+  if (o.type === "LOGICAL_GET") {
+    const fn = String(o.name ?? "");
+    if (fn === "seq_scan") {
+      const data = (o.function_data ?? {}) as Record<string, unknown>;
+      const [db, schema, table] = [data.catalog, data.schema, data.table].map((x) => String(x));
+      if (db !== database || schema !== "main" || !allowed.has(table!.toLowerCase())) {
+        throw refused(
+          `table ${db}.${schema}.${table} is not a catalog table (allowed: ${
+            CATALOG_TABLES.join(", ")
+          })`,
+        );
+      }
+    } else if (!PLAN_TABLE_FUNCTIONS.has(fn)) {
+      throw refused(`the query reads ${fn}(), which is not a catalog table`);
+    }
+  }
+  for (const v of Object.values(o)) walkPlan(v, database, allowed);
+}
+
+/** Names of the CTEs a query node defines (its `cte_map`). */
+function cteNames(o: Record<string, unknown>): string[] {
+  const map = (o.cte_map as { map?: { key?: unknown }[] } | undefined)?.map;
+  if (!Array.isArray(map)) return [];
+  return map.flatMap((e) => typeof e.key === "string" ? [e.key.toLowerCase()] : []);
+}
+
+/**
+ * Walks the parse tree. `visible` holds the names a table reference may use here:
+ * the catalog tables plus the CTEs of the enclosing query nodes, so a CTE defined in
+ * a subquery does not make its name readable beside the subquery.
+ */
+function walk(node: unknown, visible: ReadonlySet<string>): void {
+  if (Array.isArray(node)) {
+    for (const x of node) walk(x, visible);
+    return;
+  }
+  if (node === null || typeof node !== "object") return;
+  const o = node as Record<string, unknown>;
+  const defined = cteNames(o);
+  const scope = defined.length === 0 ? visible : new Set([...visible, ...defined]);
   const type = o.type;
   // Table references are the nodes with an alias and a sample clause (TableRef's
   // serialized fields); query nodes, modifiers and ORDER BY items have neither.
   if (typeof type === "string" && !("class" in o) && "alias" in o && "sample" in o) {
-    checkRef(type, o, allowed);
+    checkRef(type, o, scope);
   }
   if (o.class === "FUNCTION" && typeof o.function_name === "string") {
     const fn = o.function_name.toLowerCase();
     if (REFUSED_FUNCTIONS.has(fn)) throw refused(`function ${fn}() is not allowed`);
   }
-  for (const v of Object.values(o)) walk(v, allowed);
+  for (const v of Object.values(o)) walk(v, scope);
 }
 
-function checkRef(type: string, o: Record<string, unknown>, allowed: Set<string>): void {
+function checkRef(type: string, o: Record<string, unknown>, visible: ReadonlySet<string>): void {
   if (ALLOWED_REFS.has(type)) return;
   if (type === "BASE_TABLE") {
     const table = String(o.table_name ?? "");
@@ -146,7 +244,7 @@ function checkRef(type: string, o: Record<string, unknown>, allowed: Set<string>
       const full = [catalog, schema, table].filter((x) => x !== "").join(".");
       throw refused(`table ${full} is not a catalog table (allowed: ${CATALOG_TABLES.join(", ")})`);
     }
-    if (!allowed.has(table.toLowerCase())) {
+    if (!visible.has(table.toLowerCase())) {
       throw refused(
         `table '${table}' is not a catalog table (allowed: ${CATALOG_TABLES.join(", ")})`,
       );
@@ -161,64 +259,178 @@ function checkRef(type: string, o: Record<string, unknown>, allowed: Set<string>
 }
 
 /**
- * Checks and runs one query in the sandbox.
+ * Checks and runs one query in the sandbox, on a connection of its own.
  *
- * @param lane The sandbox connection's lane.
+ * @param pool The sandbox connections.
  * @param query The user's SQL.
- * @param limits Time and row limits.
+ * @param limits Time, row and byte limits.
  * @returns Columns, rows (JSON-safe) and whether the rows were cut.
- * @throws {CatalogError} SQL_REFUSED, SQL_FAILED or SQL_TIMEOUT.
+ * @throws {CatalogError} SQL_REFUSED, SQL_FAILED, SQL_TOO_LARGE, or SQL_TIMEOUT (also
+ * when no connection came free within the time limit).
  */
-export function runSandboxedSql(
-  lane: Lane,
+export async function runSandboxedSql(
+  pool: SandboxPool,
   query: string,
   limits: SqlLimits = {},
 ): Promise<SqlResult> {
-  const timeoutMs = limits.timeoutMs ?? 5_000;
-  const maxRows = limits.maxRows ?? 10_000;
-  return lane.run(async (c) => {
-    const started = performance.now();
-    await checkQuery(c, query, limits.tables);
-    let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      c.interrupt();
-    }, timeoutMs);
-    await c.run("BEGIN TRANSACTION READ ONLY");
+  const timeoutMs = limits.timeoutMs ?? DEFAULT_SQL_TIMEOUT_MS;
+  const maxRows = limits.maxRows ?? DEFAULT_SQL_MAX_ROWS;
+  const maxBytes = limits.maxBytes ?? DEFAULT_SQL_MAX_BYTES;
+  const logger = limits.logger;
+  const started = performance.now();
+  checkText(query);
+  const c = await pool.acquire(timeoutMs);
+  if (c === null) {
+    throw new CatalogError(
+      "SQL_TIMEOUT",
+      `Query not started: all ${pool.size} SQL connections stayed busy for the ${timeoutMs} ms limit (queries that ran past it are still being stopped); try again later`,
+    );
+  }
+  let timedOut = false;
+  const work = (async () => {
     try {
-      const prepared = await c.prepare(query);
-      if (prepared.statementType !== StatementType.SELECT) {
-        throw refused("only a SELECT statement may run here");
-      }
-      const reader = await prepared.streamAndReadUntil(maxRows + 1);
-      const columns = reader.columnNames().map((name, i) => ({
-        name,
-        type: reader.columnType(i).toString(),
-      }));
-      let rows = reader.convertRows(toJsonValue) as unknown[][];
-      const truncated = rows.length > maxRows;
-      if (truncated) rows = rows.slice(0, maxRows);
-      return {
-        columns,
-        rows,
-        row_count: rows.length,
-        truncated,
-        max_rows: maxRows,
-        elapsed_ms: Math.round((performance.now() - started) * 100) / 100,
-      };
+      logger?.debug("sql query running", { busy_connections: pool.busy });
+      await checkQuery(c, query, limits.tables);
+      return await execute(c, query, { maxRows, maxBytes, started });
     } catch (cause) {
       if (cause instanceof CatalogError) throw cause;
-      if (timedOut || /interrupt/i.test(message(cause))) {
-        throw new CatalogError("SQL_TIMEOUT", `Query stopped after the ${timeoutMs} ms limit`, {
-          cause,
-        });
-      }
+      if (timedOut || /interrupt/i.test(message(cause))) throw timeoutError(timeoutMs, cause);
       throw new CatalogError("SQL_FAILED", `Query failed: ${cleanDuckError(cause)}`, { cause });
-    } finally {
-      clearTimeout(timer);
-      await c.run("ROLLBACK").catch(() => undefined);
+    }
+  })();
+  // The connection goes back only once DuckDB has let go of it, however long after
+  // the caller's answer that is.
+  work.then(() => undefined, () => undefined).finally(() => {
+    pool.release(c);
+    if (timedOut) {
+      logger?.info("an interrupted sql query has stopped; its connection is free again", {
+        ms: Math.round(performance.now() - started),
+      });
     }
   });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    const left = Math.max(0, timeoutMs - (performance.now() - started));
+    timer = setTimeout(() => {
+      timedOut = true;
+      c.interrupt();
+      logger?.warn("sql query ran past its time limit: interrupted", { timeout_ms: timeoutMs });
+      reject(timeoutError(timeoutMs));
+    }, left);
+  });
+  try {
+    return await Promise.race([work, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function execute(
+  c: DuckDBConnection,
+  query: string,
+  limits: { maxRows: number; maxBytes: number; started: number },
+): Promise<SqlResult> {
+  await c.run("BEGIN TRANSACTION READ ONLY");
+  try {
+    const prepared = await c.prepare(query);
+    if (prepared.statementType !== StatementType.SELECT) {
+      throw refused("only a SELECT statement may run here");
+    }
+    const result = await prepared.stream();
+    const columns = result.columnNames().map((name, i) => ({
+      name,
+      type: result.columnType(i).toString(),
+    }));
+    const { rows, truncated } = await readCapped(result, limits.maxRows, limits.maxBytes);
+    return {
+      columns,
+      rows,
+      row_count: rows.length,
+      truncated,
+      max_rows: limits.maxRows,
+      max_bytes: limits.maxBytes,
+      elapsed_ms: Math.round((performance.now() - limits.started) * 100) / 100,
+    };
+  } finally {
+    await c.run("ROLLBACK").catch(() => undefined);
+  }
+}
+
+/**
+ * Reads a streaming result one chunk at a time, converting row by row, and stops at
+ * `maxRows` rows or `maxBytes` bytes of the rows' JSON: what is held never grows
+ * past the limits plus one row.
+ */
+async function readCapped(
+  result: DuckDBResult,
+  maxRows: number,
+  maxBytes: number,
+): Promise<{ rows: unknown[][]; truncated: boolean }> {
+  const rows: unknown[][] = [];
+  let bytes = 2; // the brackets of the rows array
+  for (;;) {
+    const chunk = await result.fetchChunk();
+    if (chunk === null || chunk.rowCount === 0) return { rows, truncated: false };
+    for (let i = 0; i < chunk.rowCount; i++) {
+      if (rows.length >= maxRows) return { rows, truncated: true };
+      const row = convertRow(chunk, i, maxBytes);
+      const size = row === null ? Infinity : jsonBytes(row) + (rows.length > 0 ? 1 : 0);
+      if (bytes + size > maxBytes) {
+        if (rows.length === 0) {
+          throw new CatalogError(
+            "SQL_TOO_LARGE",
+            `Query result too large: its first row alone is over the ${maxBytes}-byte limit of an answer (--sql-max-bytes); select fewer or shorter columns`,
+          );
+        }
+        return { rows, truncated: true };
+      }
+      rows.push(row!);
+      bytes += size;
+    }
+  }
+}
+
+/** One row as JSON values, or null when one of its strings alone is over `maxBytes`. */
+function convertRow(chunk: DuckDBDataChunk, i: number, maxBytes: number): unknown[] | null {
+  let row: unknown[];
+  try {
+    row = chunk.convertRowValues(i, toJsonValue);
+  } catch (cause) {
+    // A value longer than a JavaScript string can be.
+    if (cause instanceof RangeError) return null;
+    throw cause;
+  }
+  for (const v of row) if (typeof v === "string" && v.length > maxBytes) return null;
+  return row;
+}
+
+/** UTF-8 length of a value's JSON text. */
+function jsonBytes(value: unknown): number {
+  const text = JSON.stringify(value) ?? "null";
+  let n = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const code = text.charCodeAt(i);
+    if (code < 0x80) continue;
+    // 2 bytes below U+0800, 3 for the rest of the BMP; a surrogate pair is 4 (2 + 2).
+    n += code < 0x800 || (code >= 0xd800 && code <= 0xdfff) ? 1 : 2;
+  }
+  return n;
+}
+
+function checkText(query: string): void {
+  if (query.trim() === "") throw refused("the query is empty");
+  if (query.length > MAX_QUERY_LENGTH) {
+    throw refused(`the query is ${query.length} characters, the limit is ${MAX_QUERY_LENGTH}`);
+  }
+  if (query.includes("\0")) throw refused("the query contains a NUL character");
+}
+
+function timeoutError(timeoutMs: number, cause?: unknown): CatalogError {
+  return new CatalogError(
+    "SQL_TIMEOUT",
+    `Query stopped after the ${timeoutMs} ms limit (--sql-timeout-ms)`,
+    cause === undefined ? {} : { cause },
+  );
 }
 
 function refused(why: string): CatalogError {

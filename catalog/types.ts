@@ -274,10 +274,12 @@ export interface SqlResult {
   rows: unknown[][];
   /** Rows returned. */
   row_count: number;
-  /** True when the result had more rows than the limit and was cut. */
+  /** True when the result had more rows, or more bytes, than the limits and was cut. */
   truncated: boolean;
   /** Row limit applied. */
   max_rows: number;
+  /** Byte limit applied to the rows' JSON (UTF-8). */
+  max_bytes: number;
   /** Wall time of the query. */
   elapsed_ms: number;
 }

@@ -6,90 +6,17 @@
  * `/redoc` in headless Chromium (skipped when `/usr/bin/chromium` is absent).
  */
 import assert from "node:assert/strict";
-import { join, resolve } from "node:path";
+import { join } from "node:path";
 import { makeArchive } from "../../catalog/_test_utils.ts";
+import {
+  catalogPermissions,
+  E2E_CATALOG_TMP,
+  startCatalogServer,
+  stopCatalogServer,
+} from "./_catalog_server.ts";
 
-const TMP = resolve(".tmp/e2e_catalog");
+const TMP = E2E_CATALOG_TMP;
 const CHROMIUM = "/usr/bin/chromium";
-
-function permissions(): string[] {
-  return [
-    "--allow-net=127.0.0.1",
-    "--allow-read",
-    `--allow-write=${TMP}`,
-    "--allow-ffi",
-    "--allow-env=PERMAFROST_*",
-  ];
-}
-
-interface Server {
-  child: Deno.ChildProcess;
-  url: string;
-  /** Everything the server wrote to stderr so far. */
-  stderr(): string;
-  /** Resolves when stderr closes. */
-  drained: Promise<void>;
-}
-
-async function startServer(db: string, extra: string[] = []): Promise<Server> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      ...permissions(),
-      "catalog/cli.ts",
-      "--db",
-      db,
-      "--port",
-      "0",
-      "--log-level",
-      "warn",
-      ...extra,
-    ],
-    stdout: "null",
-    stderr: "piped",
-  }).spawn();
-  let text = "";
-  let announce: (url: string) => void = () => {};
-  const announced = new Promise<string>((r) => (announce = r));
-  const drained = (async () => {
-    for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) {
-      text += chunk;
-      const m = /Catalog serving at (http:\/\/[^\s]+) — docs: \1\/docs/.exec(text);
-      if (m) announce(m[1]!);
-    }
-  })();
-  const timeout = new Promise<never>((_, reject) => {
-    const id = setTimeout(() => reject(new Error(`server did not start: ${text}`)), 20_000);
-    announced.finally(() => clearTimeout(id));
-    child.status.finally(() => clearTimeout(id));
-  });
-  try {
-    const url = await Promise.race([
-      announced,
-      timeout,
-      child.status.then((s) => {
-        throw new Error(`server exited with ${s.code}: ${text}`);
-      }),
-    ]);
-    return { child, url, stderr: () => text, drained };
-  } catch (err) {
-    try {
-      child.kill("SIGKILL");
-    } catch { /* already gone */ }
-    await child.status;
-    await drained;
-    throw err;
-  }
-}
-
-async function stop(server: Server, signal: Deno.Signal): Promise<Deno.CommandStatus> {
-  try {
-    server.child.kill(signal);
-  } catch { /* already gone */ }
-  const status = await server.child.status;
-  await server.drained;
-  return status;
-}
 
 async function post(
   url: string,
@@ -119,7 +46,7 @@ Deno.test("catalog server keeps every registration across SIGKILL and refuses a 
   await makeArchive(data, "meters", 120, 50);
   const db = join(dir, "catalog.db");
 
-  const first = await startServer(db);
+  const first = await startCatalogServer(db);
   try {
     const reg = await post(`${first.url}/datasets/register`, {
       path: flights,
@@ -141,7 +68,7 @@ Deno.test("catalog server keeps every registration across SIGKILL and refuses a 
 
     // A second server on the same file fails at start with a clear message.
     const second = new Deno.Command(Deno.execPath(), {
-      args: ["run", ...permissions(), "catalog/cli.ts", "--db", db, "--port", "0"],
+      args: ["run", ...catalogPermissions(), "catalog/cli.ts", "--db", db, "--port", "0"],
       stdout: "null",
       stderr: "piped",
     });
@@ -150,11 +77,11 @@ Deno.test("catalog server keeps every registration across SIGKILL and refuses a 
     assert.equal(out.code, 1, message);
     assert.match(message, /already owns it/);
   } finally {
-    const status = await stop(first, "SIGKILL");
+    const status = await stopCatalogServer(first, "SIGKILL");
     assert.equal(status.signal, "SIGKILL");
   }
 
-  const restarted = await startServer(db);
+  const restarted = await startCatalogServer(db);
   try {
     const ds = await get(`${restarted.url}/datasets/flights`);
     assert.equal(ds.status, 200);
@@ -169,7 +96,7 @@ Deno.test("catalog server keeps every registration across SIGKILL and refuses a 
     assert.deepEqual(sql.json.rows, [[23]]);
   } finally {
     // SIGTERM is a clean stop: exit code 0.
-    const status = await stop(restarted, "SIGTERM");
+    const status = await stopCatalogServer(restarted, "SIGTERM");
     assert.equal(status.code, 0, restarted.stderr());
   }
   await Deno.remove(dir, { recursive: true });
@@ -179,7 +106,7 @@ Deno.test("catalog serve exits 2 on a usage error", async () => {
   const out = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
-      ...permissions(),
+      ...catalogPermissions(),
       "catalog/cli.ts",
       "--db",
       join(TMP, "usage.db"),
@@ -205,7 +132,7 @@ Deno.test({
   async fn() {
     await Deno.mkdir(TMP, { recursive: true });
     const dir = await Deno.makeTempDir({ dir: TMP, prefix: "docs-" });
-    const server = await startServer(join(dir, "catalog.db"));
+    const server = await startCatalogServer(join(dir, "catalog.db"));
     try {
       for (
         const [page, rendered] of [["/docs", /class="title"[^>]*>\s*Permafrost catalog API/], [
@@ -233,7 +160,7 @@ Deno.test({
         assert.match(dom, rendered, `${page} did not render its title:\n${dom.slice(0, 2000)}`);
       }
     } finally {
-      await stop(server, "SIGTERM");
+      await stopCatalogServer(server, "SIGTERM");
       await Deno.remove(dir, { recursive: true });
     }
   },
