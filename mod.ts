@@ -81,12 +81,12 @@ export type {
   TokenOptions,
   UserStore,
 } from "./auth/mod.ts";
-export { localKeyProvider, readKeyFile } from "./format/keys/local.ts";
-export { awsKmsProvider } from "./format/keys/aws_kms.ts";
-export { gcpKmsProvider } from "./format/keys/gcp_kms.ts";
-export type { AwsCredentials, AwsKmsOptions, HttpClientOptions } from "./format/keys/aws_kms.ts";
-export type { GcpKmsOptions } from "./format/keys/gcp_kms.ts";
-export type { EncryptionOptions, KeyProvider, KeyRing } from "./format/keys/provider.ts";
+export { localKeyProvider, readKeyFile } from "./format/local_key.ts";
+export { awsKmsProvider } from "./keys/aws_kms.ts";
+export { gcpKmsProvider } from "./keys/gcp_kms.ts";
+export type { AwsCredentials, AwsKmsOptions, HttpClientOptions } from "./keys/aws_kms.ts";
+export type { GcpKmsOptions } from "./keys/gcp_kms.ts";
+export type { EncryptionOptions, KeyProvider, KeyRing } from "./format/key_provider.ts";
 export { Catalog, CatalogError } from "./catalog/mod.ts";
 export type {
   ArchiveBackend,
@@ -132,6 +132,8 @@ export type { LogFields, Logger, LogLevel } from "./internal/log.ts";
 export { FormatError } from "./format/errors.ts";
 export { CodecError } from "./codecs/errors.ts";
 export { IoError } from "./io/errors.ts";
+export { KeyError } from "./keys/errors.ts";
+export type { KeyErrorCode } from "./keys/errors.ts";
 export { OpsError } from "./ops/errors.ts";
 // The cluster client, whole (client/mod.ts is its surface).
 export * from "./client/mod.ts";

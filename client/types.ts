@@ -5,8 +5,6 @@
  *
  * @module
  */
-import type { ColumnType } from "../format/column.ts";
-
 /** Status of a job. */
 export type JobStatus = "QUEUED" | "RUNNING" | "DONE" | "FAILED" | "CANCELLED";
 
@@ -255,8 +253,8 @@ export interface TaskWindow {
 export interface FieldJson {
   /** Column name. */
   name: string;
-  /** Logical type. */
-  type: ColumnType;
+  /** Logical type: a `ColumnType` of `format/column.ts` (`int64`, `decimal`, `json`, …). */
+  type: string;
   /** Whether nulls may occur. */
   nullable: boolean;
   /** Timestamp, time or duration unit. */

@@ -25,7 +25,13 @@
  * @module
  */
 import { createHash } from "node:crypto";
-import { type Batch, type Column, isWideDecimal, type Schema } from "../format/column.ts";
+import {
+  type Batch,
+  type Column,
+  type Field,
+  isWideDecimal,
+  type Schema,
+} from "../format/column.ts";
 import type { EncodedChunk } from "../format/writer.ts";
 import { JobError } from "../client/errors.ts";
 import type { ChunkMeta, FieldJson } from "../client/types.ts";
@@ -345,7 +351,7 @@ export function decodeBatchBody(bytes: Uint8Array): Batch {
         };
         break;
       case "decimal":
-        if (isWideDecimal(field)) {
+        if (isWideDecimal(field as Field)) {
           const values = texts("decimal").map((t, r) => {
             if (!/^-?\d+$/.test(t)) {
               throw bad(`Cannot read rows: decimal ${r} of column ${i} is not an integer`);

@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import { constants as zlibConstants, zstdCompressSync, zstdDecompressSync } from "node:zlib";
 import { encodeChunk } from "./chunk.ts";
 import { headerBinding, withEncryption } from "./crypto.ts";
-import { type EncryptionOptions, prepareEncryption } from "./keys/provider.ts";
+import { type EncryptionOptions, prepareEncryption } from "./key_provider.ts";
 import type { Batch, Column, Field, Schema } from "./column.ts";
 import { sliceBatch } from "./column.ts";
 import { archiveVersion, schemaToJson } from "./header.ts";

@@ -21,7 +21,7 @@ import { codecById } from "../codecs/registry.ts";
 import type { Codec } from "../codecs/codec.ts";
 import { decodeBlock } from "./block.ts";
 import { blockAad, headerBinding, importDataKey, openBlock } from "./crypto.ts";
-import { type KeyRing, unlockDataKey } from "./keys/provider.ts";
+import { type KeyRing, unlockDataKey } from "./key_provider.ts";
 import type { Batch, Column, Field, Schema } from "./column.ts";
 import { sliceBatch } from "./column.ts";
 import {

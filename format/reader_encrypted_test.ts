@@ -6,8 +6,8 @@ import { headerBinding, importDataKey, makeKeyCheck, withEncryption } from "./cr
 import { FormatError, type FormatErrorCode } from "./errors.ts";
 import type { ArchiveFooter } from "./header.ts";
 import { schemaToJson } from "./header.ts";
-import { localKeyProvider } from "./keys/local.ts";
-import type { KeyRing } from "./keys/provider.ts";
+import { localKeyProvider } from "./local_key.ts";
+import type { KeyRing } from "./key_provider.ts";
 import { planColumns } from "./plan.ts";
 import { BlockPool } from "./pool.ts";
 import { ArchiveReader } from "./reader.ts";

@@ -22,10 +22,10 @@ import { openSqliteUserStore } from "../auth/sqlite_store.ts";
 import { RBACManager } from "../auth/rbac.ts";
 import { JWT_SECRET_SETTING, TOKEN_TTL_SETTING } from "../auth/settings.ts";
 import { decodeBase64 } from "../format/crypto.ts";
-import { awsKmsProvider } from "../format/keys/aws_kms.ts";
-import { gcpKmsProvider } from "../format/keys/gcp_kms.ts";
-import { localKeyProvider, readKeyFile } from "../format/keys/local.ts";
-import type { EncryptionOptions, KeyProvider, KeyRing } from "../format/keys/provider.ts";
+import { awsKmsProvider } from "../keys/aws_kms.ts";
+import { gcpKmsProvider } from "../keys/gcp_kms.ts";
+import { localKeyProvider, readKeyFile } from "../format/local_key.ts";
+import type { EncryptionOptions, KeyProvider, KeyRing } from "../format/key_provider.ts";
 import {
   ConfigError,
   type ConfigOf,

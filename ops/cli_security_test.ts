@@ -3,7 +3,7 @@ import { join, resolve } from "node:path";
 import { AuthError } from "../auth/errors.ts";
 import { RBACManager } from "../auth/rbac.ts";
 import { FormatError, type FormatErrorCode } from "../format/errors.ts";
-import { startFakeAwsKms, startFakeGcpKms } from "../format/keys/_fake_kms.ts";
+import { startFakeAwsKms, startFakeGcpKms } from "../keys/_fake_kms.ts";
 import { ConfigError } from "../internal/config.ts";
 import { freeze } from "./freeze.ts";
 import { audit, peek, verify } from "./inspect.ts";

@@ -32,7 +32,7 @@ import type { FormatWarning, Quantization } from "../format/predictors/predictor
 import { QUANTIZATIONS } from "../format/predictors/predictor.ts";
 import { ArchiveWriter } from "../format/writer.ts";
 import { type ChunkEncryption, headerBinding, withEncryption } from "../format/crypto.ts";
-import { type EncryptionOptions, prepareEncryption } from "../format/keys/provider.ts";
+import { type EncryptionOptions, prepareEncryption } from "../format/key_provider.ts";
 import { IoError, reviveIoError } from "../io/errors.ts";
 import { openParquetRanges, type ParquetRanges } from "../io/parquet.ts";
 import { fallbackType, openSource, sourceFormatOf } from "../io/source.ts";

@@ -16,7 +16,7 @@ import {
   type VerifyReport,
 } from "../format/reader.ts";
 import { mergeStats } from "../format/stats.ts";
-import type { KeyRing } from "../format/keys/provider.ts";
+import type { KeyRing } from "../format/key_provider.ts";
 
 /** One column in an audit report. */
 export interface AuditColumn {

@@ -8,7 +8,7 @@
  * @module
  */
 import { cellValue } from "../format/column.ts";
-import type { KeyRing } from "../format/keys/provider.ts";
+import type { KeyRing } from "../format/key_provider.ts";
 import { ArchiveReader } from "../format/reader.ts";
 import { OpsError } from "./errors.ts";
 import { newCounters, scanArchive } from "./_scan.ts";

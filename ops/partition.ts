@@ -38,7 +38,7 @@ import { schemaFromJson, schemaToJson } from "../format/header.ts";
 import { planColumns } from "../format/plan.ts";
 import { BlockPool } from "../format/pool.ts";
 import type { FormatWarning } from "../format/predictors/predictor.ts";
-import type { KeyRing } from "../format/keys/provider.ts";
+import type { KeyRing } from "../format/key_provider.ts";
 import { ArchiveReader, type RowRange } from "../format/reader.ts";
 import { mergeStats } from "../format/stats.ts";
 import { ArchiveWriter, type EncodedChunk } from "../format/writer.ts";

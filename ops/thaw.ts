@@ -16,7 +16,7 @@
 import type * as arrow from "apache-arrow";
 import type { Batch } from "../format/column.ts";
 import { ArchiveReader, type RowRange } from "../format/reader.ts";
-import type { KeyRing } from "../format/keys/provider.ts";
+import type { KeyRing } from "../format/key_provider.ts";
 import { batchesToTable } from "../io/arrow_table.ts";
 import { type OutputFormat, outputFormatOf, writeOutput } from "../io/output.ts";
 import { XLSX_MAX_DATA_ROWS } from "../io/xlsx.ts";

@@ -24,8 +24,8 @@ import type { Batch } from "../../format/column.ts";
 import { concatBatches } from "../../format/column.ts";
 import { FormatError } from "../../format/errors.ts";
 import type { ArchiveFooter } from "../../format/header.ts";
-import { localKeyProvider } from "../../format/keys/local.ts";
-import type { EncryptionOptions, KeyRing } from "../../format/keys/provider.ts";
+import { localKeyProvider } from "../../format/local_key.ts";
+import type { EncryptionOptions, KeyRing } from "../../format/key_provider.ts";
 import { ArchiveReader } from "../../format/reader.ts";
 import {
   ALL_TYPES,

@@ -7,7 +7,7 @@
  * @module
  */
 import type { Batch, Schema } from "../../format/column.ts";
-import { localKeyProvider } from "../../format/keys/local.ts";
+import { localKeyProvider } from "../../format/local_key.ts";
 import type { WrittenArchive } from "../../format/writer.ts";
 import { writeTestArchive } from "../../format/_test_utils.ts";
 

@@ -2,7 +2,7 @@
  * CRC32C (Castagnoli), which Cloud KMS uses to check requests and answers end to end
  * (`plaintextCrc32c`, `ciphertextCrc32c`, as decimal strings of the unsigned value).
  *
- * Private to `format/keys/`. Pure.
+ * Private to `keys/`. Pure.
  *
  * @module
  */

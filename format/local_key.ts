@@ -9,9 +9,9 @@
  *
  * @module
  */
-import { FormatError } from "../errors.ts";
-import { checkKeyBytes, decodeBase64, keyFingerprint } from "../crypto.ts";
-import type { KeyProvider } from "./provider.ts";
+import { FormatError } from "./errors.ts";
+import { checkKeyBytes, decodeBase64, keyFingerprint } from "./crypto.ts";
+import type { KeyProvider } from "../internal/key_provider.ts";
 
 /** Size of an AES-KW wrapped 32-byte key. */
 export const LOCAL_EDEK_SIZE = 40;
@@ -26,7 +26,7 @@ export const LOCAL_EDEK_SIZE = 40;
  * @example Wrap and unwrap a data key
  * ```ts
  * import assert from "node:assert/strict";
- * import { localKeyProvider } from "./local.ts";
+ * import { localKeyProvider } from "./local_key.ts";
  * const provider = localKeyProvider(new Uint8Array(32).fill(1));
  * const dataKey = new Uint8Array(32).fill(2);
  * const { edek, keyId } = await provider.wrap(dataKey);

@@ -3,7 +3,7 @@
  * `aws-kms` provider needs it. Checked against AWS's published test-suite vectors
  * (`get-vanilla`, `post-vanilla`) in `_sigv4_test.ts`.
  *
- * Private to `format/keys/`. Pure: `node:crypto` HMAC and SHA-256, no I/O.
+ * Private to `keys/`. Pure: `node:crypto` HMAC and SHA-256, no I/O.
  *
  * @module
  */

@@ -13,12 +13,12 @@
  *
  * @module
  */
-import { FormatError } from "../errors.ts";
-import { checkKeyBytes, decodeBase64, encodeBase64 } from "../crypto.ts";
+import { KeyError } from "./errors.ts";
+import { checkDataKey, decodeBase64, encodeBase64 } from "./_bytes.ts";
 import { crc32c } from "./_crc32c.ts";
 import { type HttpClientOptions, postJson } from "./_http.ts";
 import { parseEndpoint } from "./aws_kms.ts";
-import type { KeyProvider } from "./provider.ts";
+import type { KeyProvider } from "../internal/key_provider.ts";
 
 /** Additional authenticated data of every call. */
 export const GCP_AAD: Uint8Array = new TextEncoder().encode("permafrost:archive-data-key");
@@ -42,7 +42,7 @@ export interface GcpKmsOptions extends HttpClientOptions {
  *
  * @param options Key name, access token, endpoint, fetch.
  * @returns The provider (`name: "gcp-kms"`).
- * @throws {FormatError} BAD_ARGUMENT when the key name or endpoint is malformed.
+ * @throws {KeyError} BAD_ARGUMENT when the key name or endpoint is malformed.
  */
 export function gcpKmsProvider(options: GcpKmsOptions): KeyProvider {
   checkName(options.keyName);
@@ -54,7 +54,7 @@ export function gcpKmsProvider(options: GcpKmsOptions): KeyProvider {
       ? await options.accessToken()
       : options.accessToken;
     if (!token) {
-      throw new FormatError(
+      throw new KeyError(
         "KEY_PROVIDER_FAILED",
         "gcp-kms has no access token: set PERMAFROST_GCP_ACCESS_TOKEN",
       );
@@ -76,7 +76,7 @@ export function gcpKmsProvider(options: GcpKmsOptions): KeyProvider {
     const err = ((answer.body ?? {}) as { error?: { status?: unknown; message?: unknown } })
       .error ?? {};
     const status = String(err.status ?? `HTTP ${answer.status}`);
-    throw new FormatError(
+    throw new KeyError(
       verb === "decrypt" && status === "INVALID_ARGUMENT" ? "WRONG_KEY" : "KEY_PROVIDER_FAILED",
       `${what} with key '${keyName}' failed: ${status}${err.message ? `: ${err.message}` : ""}`,
     );
@@ -85,7 +85,7 @@ export function gcpKmsProvider(options: GcpKmsOptions): KeyProvider {
     name: "gcp-kms",
     keyId: options.keyName,
     async wrap(dataKey) {
-      checkKeyBytes(dataKey, "data key");
+      checkDataKey(dataKey, "data key");
       const answer = await call(options.keyName, "encrypt", {
         plaintext: encodeBase64(dataKey),
         additionalAuthenticatedData: aad,
@@ -120,7 +120,7 @@ export function gcpKmsProvider(options: GcpKmsOptions): KeyProvider {
 
 function checkName(name: string): void {
   if (typeof name !== "string" || !GCP_KEY_NAME.test(name)) {
-    throw new FormatError(
+    throw new KeyError(
       "BAD_ARGUMENT",
       `gcp-kms needs a key name projects/P/locations/L/keyRings/R/cryptoKeys/K, got '${name}'`,
     );
@@ -133,7 +133,7 @@ function bytesField(answer: Record<string, unknown>, name: string, verb: string)
     if (typeof v !== "string" || v === "") throw new Error("missing");
     return decodeBase64(v, name);
   } catch (cause) {
-    throw new FormatError(
+    throw new KeyError(
       "KEY_PROVIDER_FAILED",
       `Cloud KMS ${verb} answered without a base64 ${name}`,
       { cause },
@@ -147,8 +147,8 @@ function checkCrc(given: unknown, bytes: Uint8Array, verb: string, name: string)
   }
 }
 
-function corrupted(verb: string, what: string): FormatError {
-  return new FormatError(
+function corrupted(verb: string, what: string): KeyError {
+  return new KeyError(
     "KEY_PROVIDER_FAILED",
     `Cloud KMS ${verb} ${what}: the request or answer was corrupted in transit`,
   );

@@ -13,8 +13,8 @@
  *
  * @module
  */
-import { FormatError } from "../errors.ts";
-import type { EncryptionHeader } from "../header.ts";
+import { FormatError } from "./errors.ts";
+import type { EncryptionHeader } from "./header.ts";
 import {
   checkKeyBytes,
   decodeBase64,
@@ -25,33 +25,28 @@ import {
   keyMatches,
   makeKeyCheck,
   randomDataKey,
-} from "../crypto.ts";
-import { localKeyProvider } from "./local.ts";
+} from "./crypto.ts";
+import { localKeyProvider } from "./local_key.ts";
+import type { KeyProvider } from "../internal/key_provider.ts";
+import { PermafrostError } from "../internal/errors.ts";
 
-/** Wraps and unwraps data keys with a key the provider holds (envelope encryption). */
-export interface KeyProvider {
-  /** Name recorded as the header's `key_provider` (`local`, `aws-kms`, `gcp-kms`). */
-  readonly name: string;
-  /** The key this provider wraps with, as the user named it. */
-  readonly keyId: string;
-  /**
-   * Wraps a data key.
-   *
-   * @param dataKey The 32-byte data key.
-   * @returns The wrapped key (EDEK) and the key id to record (a KMS may answer with its canonical id).
-   * @throws {FormatError} KEY_PROVIDER_FAILED when the provider cannot be reached or refuses.
-   */
-  wrap(dataKey: Uint8Array): Promise<{ edek: Uint8Array; keyId: string }>;
-  /**
-   * Unwraps an EDEK.
-   *
-   * @param edek The wrapped key from the header.
-   * @param keyId The header's `key_id`.
-   * @returns The 32-byte data key.
-   * @throws {FormatError} WRONG_KEY when this key did not wrap it; KEY_PROVIDER_FAILED otherwise.
-   */
-  unwrap(edek: Uint8Array, keyId: string | null): Promise<Uint8Array>;
+/**
+ * Runs a provider call; a provider's own typed failure (a KMS client's `KeyError`)
+ * becomes the `FormatError` of the same code, so callers see one error class here.
+ */
+async function viaProvider<T>(call: () => Promise<T>, path: string): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (err instanceof FormatError || !(err instanceof PermafrostError)) throw err;
+    const code = err.code === "WRONG_KEY" || err.code === "BAD_ARGUMENT"
+      ? err.code
+      : "KEY_PROVIDER_FAILED";
+    throw new FormatError(code, err.message, { cause: err, path: path || undefined });
+  }
 }
+
+export type { KeyProvider };
 
 /** How to encrypt a new archive: exactly one of `key` and `provider`. */
 export interface EncryptionOptions {
@@ -94,7 +89,7 @@ export interface KeyRing {
  * @example Encrypt with a raw key
  * ```ts
  * import assert from "node:assert/strict";
- * import { prepareEncryption } from "./provider.ts";
+ * import { prepareEncryption } from "./key_provider.ts";
  * const { dataKey, header } = await prepareEncryption({ key: new Uint8Array(32).fill(7) });
  * assert.equal(header.key_provider, "raw");
  * assert.equal(header.edek, null);
@@ -124,7 +119,7 @@ export async function prepareEncryption(options: EncryptionOptions): Promise<Pre
   }
   const provider = options.provider!;
   const dataKey = randomDataKey();
-  const wrapped = await provider.wrap(dataKey);
+  const wrapped = await viaProvider(() => provider.wrap(dataKey), "");
   return {
     dataKey,
     header: {
@@ -176,7 +171,7 @@ export async function unlockDataKey(
       );
     }
     const edek = decodeBase64(encryption.edek ?? "", "the header's edek");
-    dataKey = await provider.unwrap(edek, encryption.key_id);
+    dataKey = await viaProvider(() => provider.unwrap(edek, encryption.key_id), path);
     if (dataKey.length !== 32) {
       throw new FormatError(
         "KEY_PROVIDER_FAILED",

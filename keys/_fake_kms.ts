@@ -20,7 +20,7 @@
  * @module
  */
 import { Hono } from "hono";
-import { decodeBase64, encodeBase64 } from "../crypto.ts";
+import { decodeBase64, encodeBase64 } from "./_bytes.ts";
 import { crc32c } from "./_crc32c.ts";
 import { type AwsCredentials, signV4 } from "./_sigv4.ts";
 

@@ -11,11 +11,11 @@
  *
  * @module
  */
-import { FormatError } from "../errors.ts";
-import { checkKeyBytes, decodeBase64, encodeBase64 } from "../crypto.ts";
+import { KeyError } from "./errors.ts";
+import { checkDataKey, decodeBase64, encodeBase64 } from "./_bytes.ts";
 import { type HttpClientOptions, postJson } from "./_http.ts";
 import { amzDate, type AwsCredentials, signV4 } from "./_sigv4.ts";
-import type { KeyProvider } from "./provider.ts";
+import type { KeyProvider } from "../internal/key_provider.ts";
 
 export type { AwsCredentials, HttpClientOptions };
 
@@ -46,12 +46,12 @@ export interface AwsKmsOptions extends HttpClientOptions {
  *
  * @param options Key, region, credentials, endpoint, fetch.
  * @returns The provider (`name: "aws-kms"`).
- * @throws {FormatError} BAD_ARGUMENT when the key id, region or endpoint is empty or malformed.
+ * @throws {KeyError} BAD_ARGUMENT when the key id, region or endpoint is empty or malformed.
  */
 export function awsKmsProvider(options: AwsKmsOptions): KeyProvider {
-  if (!options.keyId?.trim()) throw new FormatError("BAD_ARGUMENT", "aws-kms needs a key id");
+  if (!options.keyId?.trim()) throw new KeyError("BAD_ARGUMENT", "aws-kms needs a key id");
   if (!/^[a-z0-9-]+$/.test(options.region ?? "")) {
-    throw new FormatError(
+    throw new KeyError(
       "BAD_ARGUMENT",
       `aws-kms needs a region like eu-west-1, got '${
         options.region ?? ""
@@ -67,7 +67,7 @@ export function awsKmsProvider(options: AwsKmsOptions): KeyProvider {
       ? await options.credentials()
       : options.credentials;
     if (!credentials?.accessKeyId || !credentials.secretAccessKey) {
-      throw new FormatError(
+      throw new KeyError(
         "KEY_PROVIDER_FAILED",
         "aws-kms has no credentials: set PERMAFROST_AWS_ACCESS_KEY_ID and PERMAFROST_AWS_SECRET_ACCESS_KEY",
       );
@@ -93,7 +93,7 @@ export function awsKmsProvider(options: AwsKmsOptions): KeyProvider {
     const err = (answer.body ?? {}) as { __type?: unknown; message?: unknown; Message?: unknown };
     const type = String(err.__type ?? `HTTP ${answer.status}`).split("#").pop()!;
     const message = String(err.message ?? err.Message ?? "");
-    throw new FormatError(
+    throw new KeyError(
       WRONG_KEY_TYPES.has(type) ? "WRONG_KEY" : "KEY_PROVIDER_FAILED",
       `${what} with key '${body.KeyId}' failed: ${type}${message ? `: ${message}` : ""}`,
     );
@@ -102,7 +102,7 @@ export function awsKmsProvider(options: AwsKmsOptions): KeyProvider {
     name: "aws-kms",
     keyId: options.keyId,
     async wrap(dataKey) {
-      checkKeyBytes(dataKey, "data key");
+      checkDataKey(dataKey, "data key");
       const answer = await call("Encrypt", {
         KeyId: options.keyId,
         Plaintext: encodeBase64(dataKey),
@@ -131,7 +131,7 @@ function field(answer: Record<string, unknown>, name: string, target: string): U
     if (typeof v !== "string" || v === "") throw new Error("missing");
     return decodeBase64(v, name);
   } catch (cause) {
-    throw new FormatError(
+    throw new KeyError(
       "KEY_PROVIDER_FAILED",
       `AWS KMS ${target} answered without a base64 ${name}`,
       { cause },
@@ -145,17 +145,17 @@ function field(answer: Record<string, unknown>, name: string, target: string): U
  * @param text The endpoint.
  * @param who Provider name, for the message.
  * @returns The URL.
- * @throws {FormatError} BAD_ARGUMENT when it is not an http(s) URL.
+ * @throws {KeyError} BAD_ARGUMENT when it is not an http(s) URL.
  */
 export function parseEndpoint(text: string, who: string): URL {
   let url: URL;
   try {
     url = new URL(text);
   } catch (cause) {
-    throw new FormatError("BAD_ARGUMENT", `${who} endpoint '${text}' is not a URL`, { cause });
+    throw new KeyError("BAD_ARGUMENT", `${who} endpoint '${text}' is not a URL`, { cause });
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") {
-    throw new FormatError("BAD_ARGUMENT", `${who} endpoint '${text}' is not http(s)`);
+    throw new KeyError("BAD_ARGUMENT", `${who} endpoint '${text}' is not http(s)`);
   }
   return new URL(url.origin + url.pathname.replace(/\/*$/, "/"));
 }

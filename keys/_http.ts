@@ -1,16 +1,16 @@
 /**
  * The one HTTP call the KMS providers make: POST a JSON body, read a bounded JSON
  * answer, with a time limit. Transport failures, time-outs and answers that are not
- * JSON become `FormatError` `KEY_PROVIDER_FAILED`; the caller maps API error bodies.
+ * JSON become `KeyError` `KEY_PROVIDER_FAILED`; the caller maps API error bodies.
  *
  * The `fetch` is injected (default: the global one), so a provider can go through a
  * proxy client or straight to a test's Hono app.
  *
- * Private to `format/keys/`.
+ * Private to `keys/`.
  *
  * @module
  */
-import { FormatError } from "../errors.ts";
+import { KeyError } from "./errors.ts";
 
 /** How a provider talks HTTP. */
 export interface HttpClientOptions {
@@ -39,7 +39,7 @@ export interface JsonAnswer {
  * @param options fetch and time limit.
  * @param what Service name for messages (e.g. `AWS KMS Encrypt`).
  * @returns Status and parsed body.
- * @throws {FormatError} KEY_PROVIDER_FAILED on transport failure, time-out or a non-JSON answer.
+ * @throws {KeyError} KEY_PROVIDER_FAILED on transport failure, time-out or a non-JSON answer.
  */
 export async function postJson(
   url: string,
@@ -57,7 +57,7 @@ export async function postJson(
       signal: AbortSignal.timeout(options.timeoutMs ?? 30_000),
     });
   } catch (cause) {
-    throw new FormatError(
+    throw new KeyError(
       "KEY_PROVIDER_FAILED",
       `Cannot reach ${what} at ${url}: ${cause instanceof Error ? cause.message : String(cause)}`,
       { cause },
@@ -69,7 +69,7 @@ export async function postJson(
     if (bytes.length > MAX_ANSWER_BYTES) throw new Error(`answer is ${bytes.length} bytes`);
     text = new TextDecoder().decode(bytes);
   } catch (cause) {
-    throw new FormatError(
+    throw new KeyError(
       "KEY_PROVIDER_FAILED",
       `Cannot read the answer of ${what} (HTTP ${res.status}): ${
         cause instanceof Error ? cause.message : String(cause)
@@ -81,7 +81,7 @@ export async function postJson(
   try {
     return { status: res.status, body: JSON.parse(text) };
   } catch (cause) {
-    throw new FormatError(
+    throw new KeyError(
       "KEY_PROVIDER_FAILED",
       `${what} answered HTTP ${res.status} with a body that is not JSON`,
       { cause },

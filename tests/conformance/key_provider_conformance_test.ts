@@ -1,24 +1,36 @@
 /**
- * One table-driven suite over every key provider: `local`, and `aws-kms` / `gcp-kms`
- * against local fakes of their HTTP APIs (`_fake_kms.ts`, on port 0).
+ * One table-driven suite over every key provider: `local` (`format/local_key.ts`), and
+ * `aws-kms` / `gcp-kms` (`keys/`) against local fakes of their HTTP APIs
+ * (`keys/_fake_kms.ts`, on port 0). A provider throws its own layer's error class
+ * (`FormatError`, `KeyError`) with the shared codes; through the archive reader every
+ * failure is a `FormatError`.
  */
 import assert from "node:assert/strict";
-import { FormatError, type FormatErrorCode } from "../errors.ts";
-import type { Batch } from "../column.ts";
-import { concatBatches } from "../column.ts";
-import { ArchiveReader } from "../reader.ts";
-import { ALL_TYPES, assertColumnEqual, randomBatch, writeTestArchive } from "../_test_utils.ts";
-import { awsKmsProvider } from "./aws_kms.ts";
-import { gcpKmsProvider } from "./gcp_kms.ts";
-import { localKeyProvider, readKeyFile } from "./local.ts";
-import { type KeyProvider, prepareEncryption, unlockDataKey } from "./provider.ts";
-import { startFakeAwsKms, startFakeGcpKms } from "./_fake_kms.ts";
+import { FormatError } from "../../format/errors.ts";
+import type { Batch } from "../../format/column.ts";
+import { concatBatches } from "../../format/column.ts";
+import { ArchiveReader } from "../../format/reader.ts";
+import {
+  ALL_TYPES,
+  assertColumnEqual,
+  randomBatch,
+  writeTestArchive,
+} from "../../format/_test_utils.ts";
+import { awsKmsProvider } from "../../keys/aws_kms.ts";
+import { gcpKmsProvider } from "../../keys/gcp_kms.ts";
+import { localKeyProvider, readKeyFile } from "../../format/local_key.ts";
+import { type KeyProvider, prepareEncryption, unlockDataKey } from "../../format/key_provider.ts";
+import { startFakeAwsKms, startFakeGcpKms } from "../../keys/_fake_kms.ts";
+import { PermafrostError } from "../../internal/errors.ts";
 
 const TMP = ".tmp/format_keys";
 await Deno.mkdir(TMP, { recursive: true });
 
-const isCode = (code: FormatErrorCode) => (e: unknown) =>
-  e instanceof FormatError && e.code === code;
+/** A typed error of any layer with this code. */
+const isCode = (code: string) => (e: unknown) => e instanceof PermafrostError && e.code === code;
+
+/** A `FormatError` with this code (what the reader and `prepareEncryption` throw). */
+const isFormat = (code: string) => (e: unknown) => e instanceof FormatError && e.code === code;
 
 const AWS_CREDENTIALS = {
   accessKeyId: "AKIDEXAMPLE",
@@ -150,7 +162,7 @@ for (const c of CASES) {
         } finally {
           reader.close();
         }
-        await assert.rejects(ArchiveReader.open(path, { keys: {} }), isCode("KEY_REQUIRED"));
+        await assert.rejects(ArchiveReader.open(path, { keys: {} }), isFormat("KEY_REQUIRED"));
       });
     } finally {
       await p.close();
@@ -198,7 +210,7 @@ Deno.test("key providers refuse malformed options at construction", () => {
 });
 
 Deno.test("prepareEncryption() takes exactly one of a key and a provider", async () => {
-  await assert.rejects(prepareEncryption({}), isCode("BAD_ARGUMENT"));
+  await assert.rejects(prepareEncryption({}), isFormat("BAD_ARGUMENT"));
   await assert.rejects(
     prepareEncryption({ key: new Uint8Array(32), provider: localKeyProvider(new Uint8Array(32)) }),
     isCode("BAD_ARGUMENT"),
@@ -210,7 +222,7 @@ Deno.test("prepareEncryption() takes exactly one of a key and a provider", async
     await unlockDataKey(local.header, { key: new Uint8Array(32).fill(4) }, "x.pf"),
     local.dataKey,
   );
-  await assert.rejects(unlockDataKey(local.header, undefined, "x.pf"), isCode("KEY_REQUIRED"));
+  await assert.rejects(unlockDataKey(local.header, undefined, "x.pf"), isFormat("KEY_REQUIRED"));
 });
 
 Deno.test("readKeyFile() reads 32 raw bytes or their base64, and nothing else", async () => {
