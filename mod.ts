@@ -55,6 +55,7 @@ export type {
   BoolColumn,
   Column,
   ColumnType,
+  DecimalColumn,
   Field,
   FloatColumn,
   Schema,
@@ -62,7 +63,7 @@ export type {
   TimeUnit,
 } from "./format/column.ts";
 export type { ColumnStats } from "./format/header.ts";
-export type { SourceFormat } from "./io/types.ts";
+export type { ForcedType, SourceFormat } from "./io/types.ts";
 export type { OutputFormat } from "./io/output.ts";
 export type { CodecChoiceName, OpsErrorCode } from "./ops/errors.ts";
 export type { FormatErrorCode } from "./format/errors.ts";
