@@ -26,7 +26,7 @@ import { openSource, sourceFormatOf } from "../io/source.ts";
 import type { SourceFormat } from "../io/types.ts";
 import { JobError } from "../client/errors.ts";
 import type { FieldJson, TaskWindow } from "../client/types.ts";
-import { cutChunk, freezeBatchRows } from "../ops/chunk_window.ts";
+import { cutChunk, freezeBatchRows } from "../io/chunk_window.ts";
 
 /** A source cut into task windows. */
 export interface SourceLayout {

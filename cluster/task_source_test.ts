@@ -16,7 +16,7 @@ import { freeze } from "../ops/freeze.ts";
 import { thaw } from "../ops/thaw.ts";
 import { tempDir, writeCsv } from "../master/_test_utils.ts";
 import { layoutSource, readTaskRows, sourceSchema } from "./task_source.ts";
-import { freezeBatchRows } from "../ops/chunk_window.ts";
+import { freezeBatchRows } from "../io/chunk_window.ts";
 import { ParquetReaders } from "../io/parquet.ts";
 
 /** The payload hash the cluster would produce, computed in one process. */

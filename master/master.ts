@@ -42,7 +42,7 @@ import type { ColumnPlan } from "../format/header.ts";
 import { ArchiveWriter } from "../format/writer.ts";
 import { sourceFormatOf } from "../io/source.ts";
 import type { SourceFormat } from "../io/types.ts";
-import { header } from "../ops/freeze.ts";
+import { newArchiveHeader } from "../format/new_archive.ts";
 import { createLogger, type Logger } from "../internal/log.ts";
 import { PermafrostError } from "../internal/errors.ts";
 import { JobError } from "../client/errors.ts";
@@ -1197,7 +1197,7 @@ export class Master {
     }
     const prepared = job.prepared!;
     const schema = prepared.schema as Schema;
-    const h = header(
+    const h = newArchiveHeader(
       schema,
       prepared.codec,
       prepared.auto_reason,

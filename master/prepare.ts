@@ -19,8 +19,8 @@ import { planColumns } from "../format/plan.ts";
 import { IoError } from "../io/errors.ts";
 import { ParquetReaders } from "../io/parquet.ts";
 import type { SourceFormat } from "../io/types.ts";
-import { autoCodec } from "../ops/freeze.ts";
-import { freezeBatchRows } from "../ops/chunk_window.ts";
+import { chooseArchiveCodec } from "../format/new_archive.ts";
+import { freezeBatchRows } from "../io/chunk_window.ts";
 import type { ColumnPlanJson, FieldJson, JobCodec, TaskWindow } from "../client/types.ts";
 import { fieldJson, layoutSource, readTaskRows, sourceSchema } from "../cluster/task_source.ts";
 
@@ -125,7 +125,7 @@ async function prepareWith(input: PrepareInput, readers: ParquetReaders): Promis
     let codec: string = input.codec;
     let autoReason: string | null = null;
     if (input.codec === "auto") {
-      const choice = await autoCodec(first, plans);
+      const choice = await chooseArchiveCodec(first, plans);
       codec = choice.codec;
       autoReason = choice.reason;
     }

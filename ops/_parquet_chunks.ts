@@ -16,7 +16,7 @@ import type { ChunkEncryption } from "../format/crypto.ts";
 import type { ColumnPlan } from "../format/header.ts";
 import { IoError } from "../io/errors.ts";
 import type { ParquetRanges } from "../io/parquet.ts";
-import { cutChunk } from "./chunk_window.ts";
+import { cutChunk } from "../io/chunk_window.ts";
 
 /** One chunk as a window of whole read batches. */
 export interface ChunkWindow {

@@ -33,7 +33,8 @@ import { ArchiveWriter, type EncodedChunk } from "../format/writer.ts";
 import { sourceFormatOf } from "../io/source.ts";
 import type { SourceFormat } from "../io/types.ts";
 import { OpsError } from "./errors.ts";
-import { type FreezeSource, openFreezeSource, PrimaryKeyCheck, rechunk } from "./freeze.ts";
+import { type FreezeSource, openFreezeSource, PrimaryKeyCheck } from "./freeze.ts";
+import { rechunk } from "../io/chunk_window.ts";
 
 /** Options of `append`. */
 export interface AppendOptions {

@@ -17,15 +17,12 @@
  * @module
  */
 import type * as arrow from "apache-arrow";
-import { chooseCodec } from "../codecs/auto.ts";
 import { CODEC_IDS } from "../codecs/registry.ts";
-import { predictBlock } from "../format/block.ts";
 import { encodeChunk } from "../format/chunk.ts";
-import type { Batch, Column, ColumnType, Schema } from "../format/column.ts";
-import { cellValue, concatBatches, sliceBatch } from "../format/column.ts";
+import type { Batch, Column, Schema } from "../format/column.ts";
+import { cellValue } from "../format/column.ts";
 import { DEFAULT_CHUNK_ROWS } from "../format/constants.ts";
-import type { ArchiveHeader, ColumnPlan } from "../format/header.ts";
-import { archiveVersion, schemaToJson } from "../format/header.ts";
+import type { ColumnPlan } from "../format/header.ts";
 import { planColumns } from "../format/plan.ts";
 import { BlockPool, defaultThreads } from "../format/pool.ts";
 import type { FormatWarning, Quantization } from "../format/predictors/predictor.ts";
@@ -48,10 +45,11 @@ import {
   type ParquetOpenTask,
   readChunk,
 } from "./_parquet_chunks.ts";
-import { freezeBatchRows } from "./chunk_window.ts";
+import { freezeBatchRows, rechunk } from "../io/chunk_window.ts";
+import { chooseArchiveCodec, newArchiveHeader } from "../format/new_archive.ts";
 
 /** Rows `auto` samples to choose a codec. */
-export const AUTO_SAMPLE_ROWS = 1000;
+export { AUTO_SAMPLE_ROWS } from "../format/new_archive.ts";
 
 /** Progress of a running freeze. */
 export interface FreezeProgress {
@@ -420,14 +418,14 @@ async function freezeOnce(
     const start = async (first: Batch) => {
       plans = planColumns(first, { quantization, conditioning: options.conditioning });
       if (options.codec === "auto") {
-        const choice = await autoCodec(first, plans);
+        const choice = await chooseArchiveCodec(first, plans);
         codec = choice.codec;
         autoReason = choice.reason;
       }
       codecById(codec); // fails early (e.g. zpaq binary) before any work
       const enc = options.encryption ? await prepareEncryption(options.encryption) : null;
       const h = withEncryption(
-        header(schema, codec, autoReason, plans, options),
+        newArchiveHeader(schema, codec, autoReason, plans, options),
         enc?.header ?? null,
       );
       writer = await ArchiveWriter.create(archive, h);
@@ -490,84 +488,6 @@ async function freezeOnce(
   } finally {
     await opened.close();
   }
-}
-
-/** Builds the header of a new archive. Exported for the cluster master, which must write the same. */
-export function header(
-  schema: Schema,
-  codec: string,
-  autoReason: string | null,
-  plans: Record<string, ColumnPlan>,
-  options: { chunkRows: number; primaryKey?: string; metadata?: Record<string, string> },
-): ArchiveHeader {
-  return {
-    format: "permafrost",
-    version: archiveVersion({ schema: schemaToJson(schema), encryption: null }),
-    schema: schemaToJson(schema),
-    codec,
-    auto_reason: autoReason,
-    chunk_rows: options.chunkRows,
-    columns: plans,
-    lossy_columns: schema.filter((f) =>
-      f.type === "float64" && plans[f.name]!.quantization !== "QUANT_NONE"
-    )
-      .map((f) => f.name),
-    primary_key: options.primaryKey ?? null,
-    partition: null,
-    encryption: null,
-    metadata: options.metadata ?? {},
-  };
-}
-
-/**
- * Chooses a codec from the first `AUTO_SAMPLE_ROWS` rows, predicted as they will be stored.
- *
- * @param first The first chunk.
- * @param plans The plan chosen for it.
- * @returns Codec id and the reason.
- */
-export async function autoCodec(
-  first: Batch,
-  plans: Record<string, ColumnPlan>,
-): Promise<{ codec: string; reason: string }> {
-  const sample = sliceBatch(first, 0, AUTO_SAMPLE_ROWS);
-  if (sample.length === 0) {
-    return { codec: "zstd", reason: "zstd: empty source, nothing to compare" };
-  }
-  const blocks = sample.schema.map((field, i) => {
-    const plan = plans[field.name]!;
-    const deps = plan.deps.map((d) =>
-      sample.columns[sample.schema.findIndex((f) => f.name === d)]!
-    );
-    return predictBlock(sample.columns[i]!, { field, plan, deps }).bytes;
-  });
-  const choice = await chooseCodec(blocks, undefined, { rows: sample.length });
-  return { codec: choice.codec.id, reason: choice.reason };
-}
-
-/** Re-cuts a stream of batches into batches of exactly `rows` rows (the last may be shorter). */
-export async function* rechunk(
-  schema: Schema,
-  batches: AsyncIterable<Batch> | Iterable<Batch>,
-  rows: number,
-): AsyncGenerator<Batch> {
-  let parts: Batch[] = [];
-  let have = 0;
-  for await (const batch of batches) {
-    let at = 0;
-    while (at < batch.length) {
-      const take = Math.min(rows - have, batch.length - at);
-      parts.push(at === 0 && take === batch.length ? batch : sliceBatch(batch, at, at + take));
-      have += take;
-      at += take;
-      if (have === rows) {
-        yield concatBatches(schema, parts);
-        parts = [];
-        have = 0;
-      }
-    }
-  }
-  if (have > 0) yield concatBatches(schema, parts);
 }
 
 function quantizationByColumn(

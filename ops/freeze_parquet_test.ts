@@ -14,7 +14,7 @@ import { openParquetRanges } from "../io/parquet.ts";
 import { freeze, thawTable } from "../mod.ts";
 import type { FreezeProgress } from "./freeze.ts";
 import { chunkWindows, readChunk } from "./_parquet_chunks.ts";
-import { rechunk } from "./freeze.ts";
+import { rechunk } from "../io/chunk_window.ts";
 
 const TMP = ".tmp/ops_freeze_parquet";
 await Deno.mkdir(TMP, { recursive: true });

@@ -45,15 +45,14 @@ import { ArchiveWriter, type EncodedChunk } from "../format/writer.ts";
 import { formatDate, formatFloat, TimestampFormatter } from "../io/_format.ts";
 import { OpsError } from "./errors.ts";
 import {
-  autoCodec,
   type FreezeOptions,
   freezeSettings,
   type FreezeSource,
   type FreezeSummary,
-  header,
   openFreezeSource,
   PrimaryKeyCheck,
 } from "./freeze.ts";
+import { chooseArchiveCodec, newArchiveHeader } from "../format/new_archive.ts";
 import {
   scanArchive,
   type ScanCounters,
@@ -229,13 +228,13 @@ export async function freezePartitioned(
         conditioning: options.conditioning,
       });
       if (codecName === "auto") {
-        const choice = await autoCodec(batch, part.plans);
+        const choice = await chooseArchiveCodec(batch, part.plans);
         part.codec = choice.codec;
         part.autoReason = choice.reason;
       }
       codecById(part.codec);
       await Deno.mkdir(join(dir, ...part.entry.path.split("/").slice(0, -1)), { recursive: true });
-      const h = header(schema, part.codec, part.autoReason, part.plans, {
+      const h = newArchiveHeader(schema, part.codec, part.autoReason, part.plans, {
         chunkRows,
         primaryKey: options.primaryKey,
         metadata: options.metadata,

@@ -15,7 +15,7 @@ import { JobError } from "../client/errors.ts";
 import { layoutSource, readTaskRows, sourceSchema, type TaskRead } from "../cluster/task_source.ts";
 import { freeze } from "../ops/freeze.ts";
 import { thaw } from "../ops/thaw.ts";
-import { freezeBatchRows } from "../ops/chunk_window.ts";
+import { freezeBatchRows } from "../io/chunk_window.ts";
 import { tempDir, writeCsv } from "../master/_test_utils.ts";
 import { TaskThread } from "./task_thread.ts";
 

@@ -14,7 +14,7 @@
  */
 import type { Batch, Schema } from "../format/column.ts";
 import { concatBatches, sliceBatch } from "../format/column.ts";
-import { DEFAULT_BATCH_ROWS } from "../io/types.ts";
+import { DEFAULT_BATCH_ROWS } from "./types.ts";
 
 /**
  * The batch size a freeze reads a source in, for a chunk size.
@@ -53,4 +53,29 @@ export async function cutChunk(
     at += batch.length;
   }
   return { chunk: parts.length === 0 ? null : concatBatches(schema, parts), read: at };
+}
+
+/** Re-cuts a stream of batches into batches of exactly `rows` rows (the last may be shorter). */
+export async function* rechunk(
+  schema: Schema,
+  batches: AsyncIterable<Batch> | Iterable<Batch>,
+  rows: number,
+): AsyncGenerator<Batch> {
+  let parts: Batch[] = [];
+  let have = 0;
+  for await (const batch of batches) {
+    let at = 0;
+    while (at < batch.length) {
+      const take = Math.min(rows - have, batch.length - at);
+      parts.push(at === 0 && take === batch.length ? batch : sliceBatch(batch, at, at + take));
+      have += take;
+      at += take;
+      if (have === rows) {
+        yield concatBatches(schema, parts);
+        parts = [];
+        have = 0;
+      }
+    }
+  }
+  if (have > 0) yield concatBatches(schema, parts);
 }
