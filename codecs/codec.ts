@@ -14,6 +14,12 @@ export interface Codec {
   readonly id: string;
   /** Stable one-byte wire code (`0x01` zstd, `0x02` lzma2, `0x03` zpaq). */
   readonly code: number;
+  /**
+   * The system program the codec runs, when it runs one (`zpaq`; the Debian package of
+   * the same name installs it): without it the codec fails with `BINARY_MISSING`, and
+   * its tests skip on machines that lack it.
+   */
+  readonly binary?: string;
   /** Compresses `data`. */
   encode(data: Uint8Array): Promise<Uint8Array>;
   /**

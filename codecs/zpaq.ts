@@ -208,7 +208,7 @@ export function createZpaqCodec(options: ZpaqOptions = {}): Codec {
     });
   }
 
-  return Object.freeze({ id: "zpaq", code: 0x03, encode: zpaqEncode, decode: zpaqDecode });
+  return Object.freeze({ id: "zpaq", code: 0x03, binary, encode: zpaqEncode, decode: zpaqDecode });
 }
 
 /**

@@ -11,6 +11,9 @@
 import assert from "node:assert/strict";
 import { CodecError } from "./errors.ts";
 import { createZpaqCodec, zpaq } from "./zpaq.ts";
+import { requireTool } from "../internal/_test_utils.ts";
+
+const ZPAQ = requireTool("zpaq", "codecs/zpaq_test.ts") !== null;
 
 const TEXT = new TextEncoder().encode(
   Array.from({ length: 3000 }, (_, i) => `${1_700_000_000 + i * 3},meter-${i % 11},${i % 101}\n`)
@@ -46,36 +49,44 @@ Deno.test("zpaq has id 'zpaq' and wire code 0x03", () => {
   assert.equal(custom.code, 0x03);
 });
 
-Deno.test("zpaq.encode() gives the same bytes when the clock moves on", async () => {
-  const first = await zpaq.encode(TEXT);
-  await new Promise((resolve) => setTimeout(resolve, 1100)); // zpaq dates have 1 s resolution
-  const second = await zpaq.encode(TEXT);
-  assert.deepEqual(second, first);
-  const latin1 = new TextDecoder("latin1").decode(first);
-  assert.ok(latin1.includes("jDC20000101000000"), "every block carries the pinned date");
-  assert.ok(!latin1.includes(`jDC${new Date().getUTCFullYear()}`), "no block carries today");
-});
+Deno.test(
+  "zpaq.encode() gives the same bytes when the clock moves on",
+  { ignore: !ZPAQ },
+  async () => {
+    const first = await zpaq.encode(TEXT);
+    await new Promise((resolve) => setTimeout(resolve, 1100)); // zpaq dates have 1 s resolution
+    const second = await zpaq.encode(TEXT);
+    assert.deepEqual(second, first);
+    const latin1 = new TextDecoder("latin1").decode(first);
+    assert.ok(latin1.includes("jDC20000101000000"), "every block carries the pinned date");
+    assert.ok(!latin1.includes(`jDC${new Date().getUTCFullYear()}`), "no block carries today");
+  },
+);
 
-Deno.test("zpaq.encode() throws BINARY_MISSING naming the Debian package when the binary is missing", async (t) => {
-  const missing = createZpaqCodec({ binary: "permafrost-no-such-zpaq" });
-  const message =
-    "Cannot run 'permafrost-no-such-zpaq': the binary is missing; install the Debian package 'zpaq' (apt-get install -y zpaq)";
-  await t.step("encode", async () => {
-    await rejectsWith(
-      missing.encode(TEXT),
-      "BINARY_MISSING",
-      new RegExp(`^${RegExp.escape(message)}$`),
-    );
-  });
-  await t.step("decode", async () => {
-    const packed = await zpaq.encode(TEXT);
-    await rejectsWith(
-      missing.decode(packed, TEXT.length),
-      "BINARY_MISSING",
-      /apt-get install -y zpaq/,
-    );
-  });
-});
+Deno.test(
+  "zpaq.encode() throws BINARY_MISSING naming the Debian package when the binary is missing",
+  { ignore: !ZPAQ },
+  async (t) => {
+    const missing = createZpaqCodec({ binary: "permafrost-no-such-zpaq" });
+    const message =
+      "Cannot run 'permafrost-no-such-zpaq': the binary is missing; install the Debian package 'zpaq' (apt-get install -y zpaq)";
+    await t.step("encode", async () => {
+      await rejectsWith(
+        missing.encode(TEXT),
+        "BINARY_MISSING",
+        new RegExp(`^${RegExp.escape(message)}$`),
+      );
+    });
+    await t.step("decode", async () => {
+      const packed = await zpaq.encode(TEXT);
+      await rejectsWith(
+        missing.decode(packed, TEXT.length),
+        "BINARY_MISSING",
+        /apt-get install -y zpaq/,
+      );
+    });
+  },
+);
 
 Deno.test({
   name: "zpaq.encode() throws BINARY_DENIED when Deno may not run the binary",
@@ -86,7 +97,9 @@ Deno.test({
   },
 });
 
-Deno.test("zpaq.decode() throws DECODE_FAILED without running zpaq when the framing is wrong", async (t) => {
+Deno.test("zpaq.decode() throws DECODE_FAILED without running zpaq when the framing is wrong", {
+  ignore: !ZPAQ,
+}, async (t) => {
   const packed = await zpaq.encode(TEXT);
   // A missing binary proves zpaq is never started: the framing check comes first.
   const never = createZpaqCodec({ binary: "permafrost-no-such-zpaq" });
@@ -107,7 +120,9 @@ Deno.test("zpaq.decode() throws DECODE_FAILED without running zpaq when the fram
   });
 });
 
-Deno.test("zpaq.decode() throws DECODE_FAILED quoting zpaq when the archive is corrupt", async () => {
+Deno.test("zpaq.decode() throws DECODE_FAILED quoting zpaq when the archive is corrupt", {
+  ignore: !ZPAQ,
+}, async () => {
   const packed = await zpaq.encode(TEXT);
   const damaged = packed.slice();
   const middle = damaged.length >> 1;
@@ -119,7 +134,9 @@ Deno.test("zpaq.decode() throws DECODE_FAILED quoting zpaq when the archive is c
   );
 });
 
-Deno.test("zpaq.decode() throws LENGTH_MISMATCH from the listing before extracting", async () => {
+Deno.test("zpaq.decode() throws LENGTH_MISMATCH from the listing before extracting", {
+  ignore: !ZPAQ,
+}, async () => {
   const packed = await zpaq.encode(TEXT);
   await rejectsWith(
     zpaq.decode(packed, TEXT.length + 1),
@@ -128,51 +145,65 @@ Deno.test("zpaq.decode() throws LENGTH_MISMATCH from the listing before extracti
   );
 });
 
-Deno.test("zpaq.decode() extracts only the file 'data' from an archive", async () => {
-  const dir = await testDir();
-  try {
-    await Deno.writeFile(`${dir}/other`, TEXT);
-    const made = await new Deno.Command("zpaq", {
-      args: ["a", "foreign.zpaq", "other", "-m1"],
-      cwd: dir,
-      stdout: "null",
-      stderr: "null",
-    }).output();
-    assert.ok(made.success);
-    const foreign = await Deno.readFile(`${dir}/foreign.zpaq`);
-    await rejectsWith(zpaq.decode(foreign, TEXT.length), "DECODE_FAILED", /holds no file 'data'/);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+Deno.test(
+  "zpaq.decode() extracts only the file 'data' from an archive",
+  { ignore: !ZPAQ },
+  async () => {
+    const dir = await testDir();
+    try {
+      await Deno.writeFile(`${dir}/other`, TEXT);
+      const made = await new Deno.Command("zpaq", {
+        args: ["a", "foreign.zpaq", "other", "-m1"],
+        cwd: dir,
+        stdout: "null",
+        stderr: "null",
+      }).output();
+      assert.ok(made.success);
+      const foreign = await Deno.readFile(`${dir}/foreign.zpaq`);
+      await rejectsWith(zpaq.decode(foreign, TEXT.length), "DECODE_FAILED", /holds no file 'data'/);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
 
-Deno.test("createZpaqCodec() removes its temp dirs after success and failure", async () => {
-  const dir = await testDir();
-  try {
-    const codec = createZpaqCodec({ tempDir: dir, method: 1 });
-    const packed = await codec.encode(TEXT);
-    assert.deepEqual(await codec.decode(packed, TEXT.length), TEXT);
-    await assert.rejects(codec.decode(packed, 3), CodecError);
-    await assert.rejects(codec.decode(Uint8Array.of(1, 2, 3), 3), CodecError);
-    assert.deepEqual(await entries(dir), []);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+Deno.test(
+  "createZpaqCodec() removes its temp dirs after success and failure",
+  { ignore: !ZPAQ },
+  async () => {
+    const dir = await testDir();
+    try {
+      const codec = createZpaqCodec({ tempDir: dir, method: 1 });
+      const packed = await codec.encode(TEXT);
+      assert.deepEqual(await codec.decode(packed, TEXT.length), TEXT);
+      await assert.rejects(codec.decode(packed, 3), CodecError);
+      await assert.rejects(codec.decode(Uint8Array.of(1, 2, 3), 3), CodecError);
+      assert.deepEqual(await entries(dir), []);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
 
-Deno.test("createZpaqCodec() stops zpaq when it runs past timeoutMs", async () => {
-  const dir = await testDir();
-  try {
-    const slow = createZpaqCodec({ tempDir: dir, timeoutMs: 50 });
-    const big = new Uint8Array(4 << 20).map((_, i) => (i * 2654435761) >>> 24);
-    await rejectsWith(slow.encode(big), "ENCODE_FAILED", /ran longer than 50 ms and was stopped/);
-    assert.deepEqual(await entries(dir), []);
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+Deno.test(
+  "createZpaqCodec() stops zpaq when it runs past timeoutMs",
+  { ignore: !ZPAQ },
+  async () => {
+    const dir = await testDir();
+    try {
+      const slow = createZpaqCodec({ tempDir: dir, timeoutMs: 50 });
+      const big = new Uint8Array(4 << 20).map((_, i) => (i * 2654435761) >>> 24);
+      await rejectsWith(slow.encode(big), "ENCODE_FAILED", /ran longer than 50 ms and was stopped/);
+      assert.deepEqual(await entries(dir), []);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+);
 
-Deno.test("createZpaqCodec() output of any method decodes with the default codec", async () => {
+Deno.test("createZpaqCodec() output of any method decodes with the default codec", {
+  ignore: !ZPAQ,
+}, async () => {
   const fast = createZpaqCodec({ method: 1 });
   const packedFast = await fast.encode(TEXT);
   const packedBest = await zpaq.encode(TEXT);

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { requireTool } from "../internal/_test_utils.ts";
 import { tableFromArrays } from "apache-arrow";
 import { ALL_TYPES, assertColumnEqual, randomBatch } from "../format/_test_utils.ts";
 import { ArchiveReader } from "../format/reader.ts";
@@ -6,6 +7,8 @@ import { concatBatches } from "../format/column.ts";
 import type { Batch } from "../format/column.ts";
 import { audit, freeze, OpsError, thaw, thawTable, verify } from "../mod.ts";
 import type { FormatWarning } from "../mod.ts";
+
+const ZPAQ = requireTool("zpaq", "ops/freeze_test.ts") !== null;
 
 const TMP = ".tmp/ops_freeze";
 await Deno.mkdir(TMP, { recursive: true });
@@ -143,7 +146,7 @@ Deno.test("freeze() with codec auto records why it chose", async () => {
   assert.equal((await verify(`${TMP}/auto.pf`)).ok, true);
 });
 
-Deno.test("freeze() with zpaq round-trips", async () => {
+Deno.test("freeze() with zpaq round-trips", { ignore: !ZPAQ }, async () => {
   const batch = randomBatch(ALL_TYPES, 500, 8);
   await freeze({ schema: ALL_TYPES, batches: [batch] }, `${TMP}/zpaq.pf`, {
     codec: "zpaq",

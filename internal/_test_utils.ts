@@ -1,0 +1,108 @@
+/**
+ * Test helpers every folder shares (tests only):
+ * - {@link until}: the one bounded wait. It polls a check until it holds, and fails
+ *   naming what it waited for, so no test hangs or sleeps a fixed time to synchronise.
+ * - {@link requireTool}: whether a system tool a test needs (`zpaq`, `chromium`) is on
+ *   this machine. On a machine without it the tests skip, each with one line saying
+ *   why and how to install it; CI sets `PERMAFROST_REQUIRE_TOOLS=1`, which makes a
+ *   missing tool a failure, so CI can never skip them silently.
+ *
+ * @module
+ */
+
+/** Options of {@link until}. */
+export interface UntilOptions {
+  /** Longest wait before failing (default 10,000 ms). */
+  timeoutMs?: number;
+  /** Pause between checks (default 10 ms). */
+  intervalMs?: number;
+}
+
+/**
+ * Waits until `check` returns a value other than `undefined`, `null` or `false`, and
+ * returns it.
+ *
+ * @param what What is awaited, for the failure message ("the worker to register").
+ * @param check A sync or async check.
+ * @param options Time-out and poll interval.
+ * @returns The check's first truthy-ish value.
+ * @throws {Error} `gave up after N ms waiting for <what>`.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { until } from "./_test_utils.ts";
+ * let n = 0;
+ * assert.equal(await until("n to reach 3", () => ++n >= 3 && n), 3);
+ * ```
+ */
+export async function until<T>(
+  what: string,
+  check: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+  options: UntilOptions = {},
+): Promise<T> {
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const intervalMs = options.intervalMs ?? 10;
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined && v !== null && v !== false) return v;
+    if (performance.now() >= deadline) {
+      throw new Error(`gave up after ${timeoutMs} ms waiting for ${what}`);
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+}
+
+/** Where to look for a tool, when not just on the PATH under its own name. */
+const PATHS: Readonly<Record<string, readonly string[]>> = {
+  chromium: ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"],
+};
+
+const found = new Map<string, string | null>();
+const announced = new Set<string>();
+
+function locate(tool: string): string | null {
+  if (found.has(tool)) return found.get(tool)!;
+  let hit: string | null = null;
+  for (const p of PATHS[tool] ?? [tool]) {
+    const candidates = p.includes("/")
+      ? [p]
+      : (Deno.env.get("PATH") ?? "").split(":").filter((d) => d !== "").map((d) => `${d}/${p}`);
+    hit = candidates.find((c) => {
+      try {
+        return Deno.statSync(c).isFile;
+      } catch {
+        return false;
+      }
+    }) ?? null;
+    if (hit !== null) break;
+  }
+  found.set(tool, hit);
+  return hit;
+}
+
+/**
+ * Where a tool the calling tests need is, or null when it is missing. A missing tool
+ * prints one line per test file (why the tests skip, how to install the tool) — and
+ * with `PERMAFROST_REQUIRE_TOOLS=1` (CI) throws instead, failing the file.
+ *
+ * @param tool The tool: a program name (the Debian package of the same name installs it).
+ * @param who Which tests need it, for the message (the test file's name).
+ * @returns The tool's path, or null.
+ * @throws {Error} when the tool is missing and `PERMAFROST_REQUIRE_TOOLS=1`.
+ */
+export function requireTool(tool: string, who: string): string | null {
+  const path = locate(tool);
+  if (path !== null) return path;
+  const why = `${tool} is not installed (apt-get install -y ${tool})`;
+  if (Deno.env.get("PERMAFROST_REQUIRE_TOOLS") === "1") {
+    throw new Error(`${who} needs ${why}; PERMAFROST_REQUIRE_TOOLS=1 forbids skipping them`);
+  }
+  const line = `SKIPPED: the tests of ${who} that need ${tool}: ${why}`;
+  if (!announced.has(line)) {
+    announced.add(line);
+    Deno.stderr.writeSync(new TextEncoder().encode(line + "\n"));
+  }
+  return null;
+}
