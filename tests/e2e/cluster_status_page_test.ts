@@ -8,26 +8,9 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ClusterClient } from "../../client/cluster_client.ts";
 import { type ServerProcess, spawnLocalMaster, spawnLocalWorker } from "../../cluster/spawn.ts";
+import { requireTool } from "../../internal/_test_utils.ts";
 
-const CANDIDATES = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"];
-
-async function findChromium(): Promise<string | null> {
-  for (const path of CANDIDATES) {
-    if (await Deno.stat(path).then((s) => s.isFile, () => false)) return path;
-  }
-  return null;
-}
-
-const chromium = await findChromium();
-if (chromium === null) {
-  Deno.stderr.writeSync(
-    new TextEncoder().encode(
-      `SKIPPED: cluster status page test: no Chromium at ${
-        CANDIDATES.join(", ")
-      } (apt-get install -y chromium)\n`,
-    ),
-  );
-}
+const chromium = requireTool("chromium", "tests/e2e/cluster_status_page_test.ts");
 
 Deno.test({
   name: "cluster e2e: the status page shows workers and jobs with progress in headless Chromium",
