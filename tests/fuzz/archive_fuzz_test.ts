@@ -69,17 +69,16 @@ Deno.test("ArchiveReader turns every single-bit flip of a small archive into a F
   const path = `${TMP}/small.pf`;
   await writeTestArchive(path, batch, { chunkRows: 16 });
   const good = await Deno.readFile(path);
+  // The check can tell: the undamaged archive reads back exactly.
+  assert.equal(await attempt(path, batch), "same", "the undamaged archive reads back");
   const bad = `${TMP}/small_bad.pf`;
-  let errors = 0;
   for (let at = 0; at < good.length; at++) {
     const b = good.slice();
     b[at]! ^= 1 << (at % 8);
     await Deno.writeFile(bad, b);
     const outcome = await attempt(bad, batch);
     assert.equal(outcome, "format-error", `flip at byte ${at} of ${good.length} was not detected`);
-    errors++;
   }
-  assert.equal(errors, good.length);
 });
 
 Deno.test("ArchiveReader survives random damage and truncation with only typed errors", async (t) => {

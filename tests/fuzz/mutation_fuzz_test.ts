@@ -15,9 +15,9 @@
  *   rewritten nothing can tell forged plain data from real, but the reader must
  *   still never crash, hang or throw anything untyped.
  *
- * Bounded: {@link MUTATIONS} attempts at most, stopping early at {@link BUDGET_MS};
- * each attempt must finish within {@link ATTEMPT_LIMIT_MS}. The PRNG is seeded, so a
- * failure names a mutation that reproduces.
+ * Bounded: exactly {@link MUTATIONS} attempts, each of which must finish within
+ * {@link ATTEMPT_LIMIT_MS}. The PRNG is seeded, so every run tries the same mutations and
+ * a failure names one that reproduces.
  */
 import assert from "node:assert/strict";
 import type { Batch } from "../../format/column.ts";
@@ -39,14 +39,10 @@ import {
 const TMP = ".tmp/fuzz_mutation";
 await Deno.mkdir(TMP, { recursive: true });
 
-/** Most mutations tried (over all archives). */
-const MUTATIONS = 3000;
-/** Wall-clock budget of the whole run; the loop stops early past it. */
-const BUDGET_MS = 25_000;
+/** Mutations tried (over all archives): a count, so every run tries the same ones. */
+const MUTATIONS = 1500;
 /** Longest one attempt may take. */
 const ATTEMPT_LIMIT_MS = 5_000;
-/** Fewest mutations that must have run, however slow the machine. */
-const MIN_MUTATIONS = 600;
 
 const KEY = Uint8Array.from({ length: 32 }, (_, i) => 255 - i);
 const KEK = Uint8Array.from({ length: 32 }, (_, i) => i ^ 0x5a);
@@ -246,10 +242,9 @@ function mutate(
 Deno.test("ArchiveReader answers thousands of random mutations of real archives with typed errors only", async () => {
   const all = await subjects();
   const rand = prng(20240601);
-  const started = performance.now();
   const tally = new Map<string, number>();
-  let done = 0;
-  for (; done < MUTATIONS && performance.now() - started < BUDGET_MS; done++) {
+  let tried = 0;
+  for (let done = 0; done < MUTATIONS; done++) {
     const s = all[done % all.length]!;
     const kind = Math.floor(rand() * 7);
     let mutated: { bytes: Uint8Array; resealed: boolean };
@@ -258,6 +253,7 @@ Deno.test("ArchiveReader answers thousands of random mutations of real archives 
     } catch {
       continue; // a mutation so broken that resealing could not parse it: nothing to test
     }
+    tried++;
     const path = `${TMP}/m_${s.name}.pf`;
     await Deno.writeFile(path, mutated.bytes);
     const outcome = await attempt(path, s.batch).catch((err) => {
@@ -277,7 +273,8 @@ Deno.test("ArchiveReader answers thousands of random mutations of real archives 
       assert.equal(outcome, "format-error", `mutation ${done} (kind ${kind}) was not detected`);
     }
   }
-  assert.ok(done >= MIN_MUTATIONS, `only ${done} mutations in ${BUDGET_MS} ms`);
+  // Mutations that resealing could not parse are skipped: most must still have run.
+  assert.ok(tried >= MUTATIONS * 0.9, `only ${tried} of ${MUTATIONS} mutations could be tried`);
   // Every encrypted subject saw resealed damage and refused it.
   for (const s of all.filter((x) => x.encrypted)) {
     assert.ok((tally.get(`${s.name}/resealed/format-error`) ?? 0) > 0, s.name);
