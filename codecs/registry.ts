@@ -21,6 +21,18 @@ export const CODECS: readonly Codec[] = Object.freeze([zstd, lzma2, zpaq]);
 /** The ids of every registered codec, in the order of {@linkcode CODECS}. Frozen. */
 export const CODEC_IDS: readonly string[] = Object.freeze(CODECS.map((codec) => codec.id));
 
+/** What `auto` is called where a user names a codec: pick one from a sample. */
+export const AUTO_CODEC = "auto";
+
+/**
+ * The codec choices a user may name (`--codec`, a job's `codec`, a zod enum): every
+ * registered codec, then {@linkcode AUTO_CODEC}. Frozen; the one list every parser derives from.
+ */
+export const CODEC_CHOICES: readonly [string, ...string[]] = Object.freeze([
+  ...CODEC_IDS,
+  AUTO_CODEC,
+]) as readonly [string, ...string[]];
+
 const BY_ID: ReadonlyMap<string, Codec> = new Map(CODECS.map((codec) => [codec.id, codec]));
 const BY_CODE: ReadonlyMap<number, Codec> = new Map(CODECS.map((codec) => [codec.code, codec]));
 
