@@ -28,10 +28,7 @@ export const AUTO_CODEC = "auto";
  * The codec choices a user may name (`--codec`, a job's `codec`, a zod enum): every
  * registered codec, then {@linkcode AUTO_CODEC}. Frozen; the one list every parser derives from.
  */
-export const CODEC_CHOICES: readonly [string, ...string[]] = Object.freeze([
-  ...CODEC_IDS,
-  AUTO_CODEC,
-]) as readonly [string, ...string[]];
+export const CODEC_CHOICES: readonly string[] = Object.freeze([...CODEC_IDS, AUTO_CODEC]);
 
 const BY_ID: ReadonlyMap<string, Codec> = new Map(CODECS.map((codec) => [codec.id, codec]));
 const BY_CODE: ReadonlyMap<number, Codec> = new Map(CODECS.map((codec) => [codec.code, codec]));
