@@ -27,15 +27,9 @@ import { ALL_NAMESPACES, type Principal } from "../auth/types.ts";
 import { type ConfinedPath, confinePath, PathError } from "../internal/paths.ts";
 import { PermafrostError } from "../internal/errors.ts";
 import { localBackend } from "./backend.ts";
-import {
-  type Catalog,
-  isPermissionError,
-  type ListOptions,
-  MAX_PAGE,
-  nameFromPath,
-  notAllowed,
-  type RegisterOptions,
-} from "./catalog.ts";
+import type { Catalog } from "./catalog.ts";
+import { type ListOptions, MAX_PAGE, nameFromPath, type RegisterOptions } from "./options.ts";
+import { isPermissionError, notAllowed } from "./_read_errors.ts";
 import { CatalogError } from "./errors.ts";
 import type {
   DatasetDetail,

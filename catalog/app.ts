@@ -66,7 +66,7 @@ import {
   SqlResultSchema,
   StatsSchema,
   VersionQuerySchema,
-} from "./_schemas.ts";
+} from "./_wire_schemas.ts";
 
 /** HTTP status of each catalog error code. */
 export const CATALOG_STATUS_BY_CODE: Readonly<Record<string, ContentfulStatusCode>> = Object.freeze(

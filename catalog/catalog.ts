@@ -1,7 +1,7 @@
 /**
  * `Catalog`: a DuckDB-backed index of archives. Registration reads an archive's
  * header and footer only and records one `datasets` row per version plus one
- * `chunks` row per chunk (see `_schema.ts`); everything else is a query.
+ * `chunks` row per chunk (see `_tables.ts`); everything else is a query.
  *
  * Versions: registering a name again with other content adds a version and keeps
  * the history. Without an explicit version the catalog labels it `v1`, `v2`, ...;
@@ -28,18 +28,22 @@
  * @module
  */
 import type { DuckDBValue } from "@duckdb/node-api";
-import { createHash } from "node:crypto";
-import { basename, isAbsolute, relative, resolve, sep } from "node:path";
+import { isAbsolute, relative, resolve, sep } from "node:path";
 import { PermafrostError } from "../internal/errors.ts";
 import { createLogger, type Logger } from "../internal/log.ts";
 import type { RowRange } from "../format/reader.ts";
-import {
-  ARCHIVE_EXTENSION,
-  type ArchiveBackend,
-  type ArchiveIndex,
-  localBackend,
-} from "./backend.ts";
+import { type ArchiveBackend, type ArchiveIndex, localBackend } from "./backend.ts";
 import { CatalogError } from "./errors.ts";
+import {
+  type CatalogOptions,
+  checkName,
+  type ChunkOptions,
+  type ListOptions,
+  NAME_PATTERN,
+  nameFromPath,
+  paging,
+  type RegisterOptions,
+} from "./options.ts";
 import {
   type CatalogDb,
   type Lane,
@@ -48,132 +52,33 @@ import {
   openCatalogDb,
   toJsonValue,
 } from "./_db.ts";
-import { CATALOG_TABLES, SCHEMA_DDL, SCHEMA_VERSION } from "./_schema.ts";
+import { CATALOG_TABLES, prepareTables } from "./_tables.ts";
+import { catalogStats, costReport, DEFAULT_PARQUET_RATIO, DEFAULT_PRICES } from "./cost.ts";
+import { checkIntegrity } from "./integrity.ts";
+import { chooseVersion, deleteVersions, recordVersion } from "./_record.ts";
+import { searchDatasets } from "./search.ts";
+import { DATASET_COLUMNS, datasetFromRow } from "./_rows.ts";
+import { listChunks, listDatasets, listVersions, notFound } from "./_queries.ts";
+import { isPermissionError, notAllowed, unreadable } from "./_read_errors.ts";
 import { runSandboxedSql } from "./sql_sandbox.ts";
 import type {
   CatalogStats,
-  ChunkColumnStats,
   ChunkRecord,
-  ColumnInfo,
-  CostLine,
   CostReport,
   DatasetDetail,
   DatasetRecord,
-  IntegrityProblem,
   IntegrityReport,
   Page,
   RegisterDirResult,
   RegisterResult,
-  SearchHit,
   SearchResult,
   SqlResult,
-  StatsGroup,
 } from "./types.ts";
-
-/** Thaws an archive (`mod.ts`'s `thaw`), injected so the catalog does not import `mod.ts`. */
-export type ThawFunction = (
-  archivePath: string,
-  outputPath: string,
-  options: { rows?: RowRange; columns?: string[] },
-) => Promise<unknown>;
-
-/** Storage prices, $/GB-month by storage class (cloud object storage list prices). */
-export const DEFAULT_PRICES: Readonly<Record<string, number>> = Object.freeze({
-  standard: 0.023,
-  infrequent: 0.0125,
-  archive: 0.0036,
-  deep_archive: 0.00099,
-});
-
-/** Assumed size of the same data as Snappy Parquet, as a fraction of the raw column bytes. */
-export const DEFAULT_PARQUET_RATIO = 0.35;
-
-/** Bytes in a billing GB. */
-export const GB_BYTES = 2 ** 30;
-
-/** Names and versions: a letter or digit, then letters, digits, `.`, `_`, `-` (128 at most). */
-export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 /** Names whose records `get` keeps in memory (the oldest is dropped past this). */
 const CACHE_NAMES = 10_000;
 
-/** Largest page a list answers. */
-export const MAX_PAGE = 1000;
-
-/** Options of {@link Catalog}. */
-export interface CatalogOptions {
-  /** Where archives are read from (default: local disk). */
-  backend?: ArchiveBackend;
-  /** `mod.ts`'s `thaw`, for {@link Catalog.thaw}. */
-  thaw?: ThawFunction;
-  /** Logger (default: silent). */
-  logger?: Logger;
-  /** Clock (default: `new Date()`). */
-  now?: () => Date;
-  /** When set, only archives under this directory may be registered; relative paths resolve against it. */
-  root?: string;
-  /** $/GB-month by storage class (default {@link DEFAULT_PRICES}); also the classes a dataset may use. */
-  prices?: Readonly<Record<string, number>>;
-  /** Parquet size as a fraction of raw bytes, for `costReport` (default {@link DEFAULT_PARQUET_RATIO}). */
-  parquetRatio?: number;
-  /**
-   * Limits of `sql` (defaults: 5,000 ms, 10,000 rows, 32 MiB of JSON) and the
-   * connections it runs on (default 4: queries that may run at once).
-   */
-  sql?: { timeoutMs?: number; maxRows?: number; maxBytes?: number; connections?: number };
-  /** Read connections (default 4). */
-  readConnections?: number;
-  /** DuckDB memory limit (default `1GB`). */
-  memoryLimit?: string;
-}
-
-/** Options of {@link Catalog.register}. */
-export interface RegisterOptions {
-  /** Dataset name (default: the file name without `.pf`). */
-  name?: string;
-  /** Version label (default: `v<N>`, the next free number). */
-  version?: string;
-  /** Free-text description (default: the header's `metadata.description`). */
-  description?: string;
-  /** Storage class (default `standard`). */
-  storageClass?: string;
-}
-
-/** Options of {@link Catalog.list}. */
-export interface ListOptions {
-  /** Page size (default 100, at most {@link MAX_PAGE}). */
-  limit?: number;
-  /** Items to skip. */
-  offset?: number;
-  /** Only this codec. */
-  codec?: string;
-  /** Only names starting with this prefix. */
-  prefix?: string;
-  /** Only this storage class. */
-  storageClass?: string;
-  /** Every version instead of the latest of each name. */
-  allVersions?: boolean;
-}
-
-/** Options of {@link Catalog.chunks}. */
-export interface ChunkOptions {
-  /** Version (default: latest). */
-  version?: string;
-  /** Page size (default 100, at most {@link MAX_PAGE}). */
-  limit?: number;
-  /** Items to skip. */
-  offset?: number;
-  /** Only chunks overlapping these rows (0-based, half-open). */
-  rows?: RowRange;
-}
-
 const SILENT: Logger = createLogger({ component: "catalog", level: "error", sink: () => {} });
-
-const DATASET_COLUMNS = `name, version, path, rows, columns, schema::VARCHAR AS schema, codec,
-  auto_reason, chunk_rows, chunks, file_bytes, stored_bytes, raw_bytes, format_version,
-  header_sha256, payload_sha256, primary_key, lossy_columns, encrypted,
-  partition::VARCHAR AS partition, metadata::VARCHAR AS metadata, description, storage_class,
-  strftime(registered_at, '%Y-%m-%dT%H:%M:%S.%gZ') AS registered_at`;
 
 /**
  * The catalog.
@@ -281,23 +186,7 @@ export class Catalog {
       throw err;
     });
     try {
-      await db.writer.run(async (c) => {
-        for (const ddl of SCHEMA_DDL) await c.run(ddl);
-        const found = await c.runAndReadAll(
-          "SELECT value FROM catalog_meta WHERE key = 'schema_version'",
-        );
-        const v = found.getRowsJS()[0]?.[0];
-        if (v === undefined) {
-          await c.run("INSERT INTO catalog_meta VALUES ('schema_version', $1)", [
-            String(SCHEMA_VERSION),
-          ]);
-        } else if (Number(v) > SCHEMA_VERSION) {
-          throw new CatalogError(
-            "DB_FAILED",
-            `Cannot open catalog database '${db.path}': it has schema version ${v}, this program reads up to ${SCHEMA_VERSION}`,
-          );
-        }
-      });
+      await db.writer.run((c) => prepareTables(c, db.path));
     } catch (err) {
       await db.close();
       this.#opening = undefined;
@@ -354,31 +243,7 @@ export class Catalog {
    * @returns One page, by name.
    */
   async list(options: ListOptions = {}): Promise<Page<DatasetRecord>> {
-    const { limit, offset } = paging(options);
-    const where: string[] = [];
-    const params: DuckDBValue[] = [];
-    if (!options.allVersions) where.push("rn = 1");
-    if (options.codec !== undefined) {
-      params.push(options.codec);
-      where.push(`codec = $${params.length}`);
-    }
-    if (options.prefix !== undefined) {
-      params.push(options.prefix);
-      where.push(`starts_with(name, $${params.length})`);
-    }
-    if (options.storageClass !== undefined) {
-      params.push(options.storageClass);
-      where.push(`storage_class = $${params.length}`);
-    }
-    const from =
-      `(SELECT *, row_number() OVER (PARTITION BY name ORDER BY seq DESC) AS rn FROM datasets)`;
-    const cond = where.length > 0 ? `WHERE ${where.join(" AND ")}` : "";
-    const total = await this.#read(`SELECT count(*) AS n FROM ${from} ${cond}`, params);
-    const rows = await this.#read(
-      `SELECT ${DATASET_COLUMNS} FROM ${from} ${cond} ORDER BY name, seq DESC LIMIT ${limit} OFFSET ${offset}`,
-      params,
-    );
-    return { items: rows.map(datasetFromRow), total: Number(total[0]?.n ?? 0), limit, offset };
+    return await listDatasets((sql, params) => this.#read(sql, params), options, paging(options));
   }
 
   /**
@@ -439,16 +304,7 @@ export class Catalog {
     name: string,
     options: { limit?: number; offset?: number } = {},
   ): Promise<Page<DatasetRecord>> {
-    const { limit, offset } = paging(options);
-    const total = Number(
-      (await this.#read("SELECT count(*) AS n FROM datasets WHERE name = $1", [name]))[0]?.n ?? 0,
-    );
-    if (total === 0) throw notFound(name);
-    const rows = await this.#read(
-      `SELECT ${DATASET_COLUMNS} FROM datasets WHERE name = $1 ORDER BY seq DESC LIMIT ${limit} OFFSET ${offset}`,
-      [name],
-    );
-    return { items: rows.map(datasetFromRow), total, limit, offset };
+    return await listVersions((sql, params) => this.#read(sql, params), name, paging(options));
   }
 
   /**
@@ -463,35 +319,10 @@ export class Catalog {
     name: string,
     options: ChunkOptions = {},
   ): Promise<Page<ChunkRecord> & { version: string }> {
-    const { limit, offset } = paging(options);
+    const page = paging(options);
     const record = await this.get(name, { version: options.version });
-    const params: DuckDBValue[] = [name, record.version];
-    let cond = "dataset = $1 AND version = $2";
-    if (options.rows) {
-      if (!(options.rows.start >= 0 && options.rows.end >= options.rows.start)) {
-        throw new CatalogError(
-          "INVALID_ARGUMENT",
-          `Invalid row range ${options.rows.start}:${options.rows.end}`,
-        );
-      }
-      params.push(options.rows.start, options.rows.end);
-      cond += " AND row_end > $3 AND row_start < $4";
-    }
-    const total = Number(
-      (await this.#read(`SELECT count(*) AS n FROM chunks WHERE ${cond}`, params))[0]?.n ?? 0,
-    );
-    const rows = await this.#read(
-      `SELECT chunk, row_start, row_end, byte_offset, byte_length, raw_bytes, sha256, stats::VARCHAR AS stats
-       FROM chunks WHERE ${cond} ORDER BY chunk LIMIT ${limit} OFFSET ${offset}`,
-      params,
-    );
-    return {
-      version: record.version,
-      items: rows.map(chunkFromRow),
-      total,
-      limit,
-      offset,
-    };
+    const read = (sql: string, params: DuckDBValue[]) => this.#read(sql, params);
+    return await listChunks(read, name, record.version, options.rows, page);
   }
 
   // -------------------------------------------------------------------------
@@ -564,107 +395,16 @@ export class Catalog {
     const description = options.description ?? header.metadata?.description ?? "";
     const registeredAt = this.#now().toISOString().replace("T", " ").replace("Z", "");
     const outcome = await db.writer.run(async (c) => {
-      const existing = await c.runAndReadAll(
-        "SELECT version, header_sha256, payload_sha256, path FROM datasets WHERE name = $1 ORDER BY seq",
-        [name],
-      );
-      const versions = existing.getRowObjectsJS() as {
-        version: string;
-        header_sha256: string;
-        payload_sha256: string;
-        path: string;
-      }[];
-      const same = (v: (typeof versions)[number]) =>
-        v.header_sha256 === index.header_sha256 && v.payload_sha256 === footer.payload_sha256;
-      let version = options.version;
-      if (version !== undefined) {
-        const found = versions.find((v) => v.version === version);
-        if (found && same(found)) return { created: false, version };
-        if (found) {
-          throw new CatalogError(
-            "CONFLICT",
-            `Dataset '${name}' version '${version}' is already registered with other content (${found.path}); pick another version`,
-          );
-        }
-      } else {
-        const latest = versions.at(-1);
-        if (latest && same(latest) && latest.path === index.path) {
-          return { created: false, version: latest.version };
-        }
-        const used = new Set(versions.map((v) => v.version));
-        let n = versions.length + 1;
-        while (used.has(`v${n}`)) n++;
-        version = `v${n}`;
-      }
-      await c.run("BEGIN TRANSACTION");
-      try {
-        await c.run(
-          `INSERT INTO datasets VALUES ($1, $2, nextval('datasets_seq'), $3, $4, $5,
-            from_json($6, '["VARCHAR"]'), $7::JSON, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-            from_json($19, '["VARCHAR"]'), $20, $21::JSON, $22::JSON, $23, $24, $25::TIMESTAMP)`,
-          [
-            name,
-            version,
-            index.path,
-            footer.rows,
-            index.schema.length,
-            JSON.stringify(index.schema.map((f) => f.name)),
-            JSON.stringify(index.schema.map(columnInfo)),
-            header.codec,
-            header.auto_reason ?? null,
-            header.chunk_rows,
-            footer.chunks.length,
-            index.file_bytes,
-            footer.payload_length,
-            footer.raw_bytes,
-            index.version,
-            index.header_sha256,
-            footer.payload_sha256,
-            header.primary_key ?? null,
-            JSON.stringify(header.lossy_columns ?? []),
-            header.encryption !== null && header.encryption !== undefined,
-            header.partition ? JSON.stringify(header.partition) : null,
-            JSON.stringify(header.metadata ?? {}),
-            description,
-            storageClass,
-            registeredAt,
-          ],
-        );
-        const appender = await c.createAppender("chunks");
-        try {
-          footer.chunks.forEach((chunk, i) => {
-            appender.appendVarchar(name);
-            appender.appendVarchar(version!);
-            appender.appendInteger(i);
-            appender.appendBigInt(BigInt(chunk.row_start));
-            appender.appendBigInt(BigInt(chunk.row_end));
-            appender.appendBigInt(BigInt(chunk.offset));
-            appender.appendBigInt(BigInt(chunk.length));
-            appender.appendBigInt(BigInt(chunk.blocks.reduce((s, b) => s + b.raw_length, 0)));
-            appender.appendVarchar(chunk.sha256);
-            appender.appendVarchar(JSON.stringify(
-              chunk.stats.map((s, j) => ({
-                column: index.schema[j]?.name ?? `#${j}`,
-                min: s.min,
-                max: s.max,
-                null_count: s.null_count,
-              })),
-            ));
-            appender.endRow();
-          });
-          appender.flushSync();
-        } finally {
-          appender.closeSync();
-        }
-        await c.run("COMMIT");
-      } catch (err) {
-        await c.run("ROLLBACK").catch(() => undefined);
-        throw err instanceof PermafrostError ? err : new CatalogError(
-          "DB_FAILED",
-          `Cannot record dataset '${name}': ${message(err)}`,
-          { cause: err },
-        );
-      }
+      const decided = await chooseVersion(c, index, name, options.version);
+      if (!decided.created) return decided;
+      const version = decided.version;
+      await recordVersion(c, index, {
+        name,
+        version,
+        storageClass,
+        description,
+        registeredAt,
+      });
       this.#written(name);
       return { created: true, version };
     });
@@ -741,26 +481,8 @@ export class Catalog {
   ): Promise<{ name: string; removed: string[] }> {
     const db = await this.#db();
     const removed = await db.writer.run(async (c) => {
-      const params: DuckDBValue[] = options.version === undefined
-        ? [name]
-        : [name, options.version];
-      const cond = options.version === undefined ? "name = $1" : "name = $1 AND version = $2";
-      const found =
-        (await c.runAndReadAll(`SELECT version FROM datasets WHERE ${cond} ORDER BY seq`, params))
-          .getRowsJS().map((r) => String(r[0]));
-      if (found.length === 0) throw notFound(name, options.version);
-      await c.run("BEGIN TRANSACTION");
-      try {
-        await c.run(`DELETE FROM chunks WHERE ${cond.replace("name", "dataset")}`, params);
-        await c.run(`DELETE FROM datasets WHERE ${cond}`, params);
-        await c.run("COMMIT");
-        this.#written(name);
-      } catch (err) {
-        await c.run("ROLLBACK").catch(() => undefined);
-        throw new CatalogError("DB_FAILED", `Cannot remove dataset '${name}': ${message(err)}`, {
-          cause: err,
-        });
-      }
+      const found = await deleteVersions(c, name, options.version);
+      this.#written(name);
       return found;
     });
     this.#logger.info("dataset removed", { name, versions: removed });
@@ -785,169 +507,18 @@ export class Catalog {
       "SELECT chunk, byte_offset, byte_length, sha256 FROM chunks WHERE dataset = $1 AND version = $2 ORDER BY chunk",
       [name, record.version],
     );
-    const problems: IntegrityProblem[] = [];
-    const report = (p: IntegrityProblem) => problems.push(p);
-    let checked = 0;
-    let bytes = 0;
-    let size: number | null | undefined;
-    try {
-      size = await this.#backend.size(record.path);
-    } catch (err) {
-      report({
-        kind: "UNREADABLE",
-        chunk: null,
-        expected: null,
-        actual: err instanceof PermafrostError ? err.code : null,
-        message: `Cannot read archive '${record.path}': ${describeReadError(record.path, err)}`,
-      });
-    }
-    if (size === undefined) {
-      // Reported above.
-    } else if (size === null) {
-      report({
-        kind: "MISSING_FILE",
-        chunk: null,
-        expected: record.file_bytes,
-        actual: null,
-        message: `Archive '${record.path}' is missing`,
-      });
-    } else {
-      if (size !== record.file_bytes) {
-        report({
-          kind: "FILE_SIZE",
-          chunk: null,
-          expected: record.file_bytes,
-          actual: size,
-          message:
-            `Archive '${record.path}' is ${size} bytes, the catalog recorded ${record.file_bytes}`,
-        });
-      }
-      let footer: ArchiveIndex | undefined;
-      try {
-        footer = await this.#backend.readIndex(record.path);
-      } catch (err) {
-        report({
-          kind: "UNREADABLE",
-          chunk: null,
-          expected: null,
-          actual: err instanceof PermafrostError ? err.code : null,
-          message: `Cannot read the header and footer of archive '${record.path}'${
-            err instanceof PermafrostError ? ` (${err.code})` : ""
-          }: ${describeReadError(record.path, err)}`,
-        });
-      }
-      if (footer) {
-        if (footer.header_sha256 !== record.header_sha256) {
-          report({
-            kind: "HEADER_HASH",
-            chunk: null,
-            expected: record.header_sha256,
-            actual: footer.header_sha256,
-            message: "The header differs from the one registered",
-          });
-        }
-        if (footer.footer.chunks.length !== chunks.length) {
-          report({
-            kind: "FOOTER_MISMATCH",
-            chunk: null,
-            expected: chunks.length,
-            actual: footer.footer.chunks.length,
-            message:
-              `The file's footer lists ${footer.footer.chunks.length} chunks, the catalog ${chunks.length}`,
-          });
-        }
-      }
-      const payload = createHash("sha256");
-      let handle: Awaited<ReturnType<ArchiveBackend["open"]>> | undefined;
-      try {
-        handle = await this.#backend.open(record.path);
-        for (const row of chunks) {
-          const i = Number(row.chunk);
-          const expected = String(row.sha256);
-          const inFooter = footer?.footer.chunks[i];
-          if (
-            footer && inFooter &&
-            (inFooter.sha256 !== expected || inFooter.offset !== Number(row.byte_offset) ||
-              inFooter.length !== Number(row.byte_length))
-          ) {
-            report({
-              kind: "FOOTER_MISMATCH",
-              chunk: i,
-              expected,
-              actual: inFooter.sha256,
-              message: `Chunk ${i} in the file's footer differs from the catalog's record`,
-            });
-          }
-          let data: Uint8Array;
-          try {
-            data = await handle.read(Number(row.byte_offset), Number(row.byte_length));
-          } catch (err) {
-            report({
-              kind: "READ_FAILED",
-              chunk: i,
-              expected,
-              actual: null,
-              message: `Cannot read chunk ${i} of archive '${record.path}': ${
-                describeReadError(record.path, err)
-              }`,
-            });
-            continue;
-          }
-          const actual = createHash("sha256").update(data).digest("hex");
-          payload.update(data);
-          checked++;
-          bytes += data.length;
-          if (actual !== expected) {
-            report({
-              kind: "CHUNK_HASH",
-              chunk: i,
-              expected,
-              actual,
-              message: `Chunk ${i} hashes to ${actual.slice(0, 12)}…, the catalog recorded ${
-                expected.slice(0, 12)
-              }…`,
-            });
-          }
-        }
-      } catch (err) {
-        report({
-          kind: "READ_FAILED",
-          chunk: null,
-          expected: null,
-          actual: null,
-          message: `Cannot open archive '${record.path}': ${describeReadError(record.path, err)}`,
-        });
-      } finally {
-        handle?.close();
-      }
-      if (checked === chunks.length && chunks.length > 0) {
-        const actual = payload.digest("hex");
-        if (actual !== record.payload_sha256) {
-          report({
-            kind: "PAYLOAD_HASH",
-            chunk: null,
-            expected: record.payload_sha256,
-            actual,
-            message: "The payload hashes to another SHA-256 than the one registered",
-          });
-        }
-      }
-    }
-    const result: IntegrityReport = {
-      name,
-      version: record.version,
-      path: record.path,
-      ok: problems.length === 0,
-      chunks_checked: checked,
-      bytes_checked: bytes,
-      problems,
-      checked_at: this.#now().toISOString(),
-    };
+    const recorded = chunks.map((r) => ({
+      chunk: Number(r.chunk),
+      byte_offset: Number(r.byte_offset),
+      byte_length: Number(r.byte_length),
+      sha256: String(r.sha256),
+    }));
+    const result = await checkIntegrity(name, record, recorded, this.#backend, this.#now());
     if (!result.ok) {
       this.#logger.warn("integrity check failed", {
         name,
         version: record.version,
-        problems: problems.length,
+        problems: result.problems.length,
       });
     }
     return result;
@@ -959,30 +530,7 @@ export class Catalog {
    * @returns The totals.
    */
   async stats(): Promise<CatalogStats> {
-    const group = `count(*) AS versions, coalesce(sum(rows), 0) AS rows,
-      coalesce(sum(raw_bytes), 0) AS raw_bytes, coalesce(sum(stored_bytes), 0) AS stored_bytes`;
-    const [totals] = await this.#read(
-      `SELECT ${group}, count(DISTINCT name) AS datasets, coalesce(sum(chunks), 0) AS chunks,
-        coalesce(sum(file_bytes), 0) AS file_bytes FROM datasets`,
-    );
-    const codecs = await this.#read(
-      `SELECT codec, ${group} FROM datasets GROUP BY codec ORDER BY codec`,
-    );
-    const classes = await this.#read(
-      `SELECT storage_class, ${group} FROM datasets GROUP BY storage_class ORDER BY storage_class`,
-    );
-    const t = totals ?? {};
-    return {
-      datasets: Number(t.datasets ?? 0),
-      ...statsGroup(t),
-      chunks: Number(t.chunks ?? 0),
-      file_bytes: Number(t.file_bytes ?? 0),
-      by_codec: codecs.map((r) => ({ codec: String(r.codec), ...statsGroup(r) })),
-      by_storage_class: classes.map((r) => ({
-        storage_class: String(r.storage_class),
-        ...statsGroup(r),
-      })),
-    };
+    return await catalogStats((sql) => this.#read(sql));
   }
 
   /**
@@ -993,54 +541,7 @@ export class Catalog {
    */
   async costReport(): Promise<CostReport> {
     const ratio = this.#options.parquetRatio ?? DEFAULT_PARQUET_RATIO;
-    const rows = await this.#read(
-      `SELECT storage_class, count(*) AS versions, sum(stored_bytes) AS stored_bytes, sum(raw_bytes) AS raw_bytes
-       FROM datasets GROUP BY storage_class ORDER BY storage_class`,
-    );
-    const money = (bytes: number, price: number | null) =>
-      price === null ? null : significant((bytes / GB_BYTES) * price);
-    const lines: CostLine[] = rows.map((r) => {
-      const price = this.#prices[String(r.storage_class)] ?? null;
-      const stored = Number(r.stored_bytes);
-      const raw = Number(r.raw_bytes);
-      const parquet = Math.round(raw * ratio);
-      return {
-        storage_class: String(r.storage_class),
-        price_per_gb_month: price,
-        versions: Number(r.versions),
-        stored_bytes: stored,
-        raw_bytes: raw,
-        parquet_bytes_estimate: parquet,
-        monthly_cost: money(stored, price),
-        raw_monthly_cost: money(raw, price),
-        parquet_monthly_cost: money(parquet, price),
-      };
-    });
-    const priced = lines.filter((l) => l.price_per_gb_month !== null);
-    const sum = (f: (l: CostLine) => number | null) => priced.reduce((s, l) => s + (f(l) ?? 0), 0);
-    const cost = sum((l) => l.monthly_cost);
-    const raw = sum((l) => l.raw_monthly_cost);
-    const parquet = sum((l) => l.parquet_monthly_cost);
-    const pct = (saved: number, of: number) => (of > 0 ? round((saved / of) * 100, 2) : null);
-    return {
-      currency: "USD",
-      gb_bytes: GB_BYTES,
-      prices: { ...this.#prices },
-      parquet_ratio: ratio,
-      storage_classes: lines,
-      total: {
-        stored_bytes: priced.reduce((s, l) => s + l.stored_bytes, 0),
-        raw_bytes: priced.reduce((s, l) => s + l.raw_bytes, 0),
-        parquet_bytes_estimate: priced.reduce((s, l) => s + l.parquet_bytes_estimate, 0),
-        monthly_cost: significant(cost),
-        raw_monthly_cost: significant(raw),
-        parquet_monthly_cost: significant(parquet),
-        savings_vs_raw: significant(raw - cost),
-        savings_vs_parquet: significant(parquet - cost),
-        savings_vs_raw_pct: pct(raw - cost, raw),
-        savings_vs_parquet_pct: pct(parquet - cost, parquet),
-      },
-    };
+    return await costReport((sql) => this.#read(sql), this.#prices, ratio);
   }
 
   /**
@@ -1060,53 +561,7 @@ export class Catalog {
     q: string,
     options: { limit?: number; offset?: number } = {},
   ): Promise<SearchResult> {
-    const { limit, offset } = paging(options);
-    const terms = [...new Set(q.toLowerCase().split(/\s+/).filter((t) => t !== ""))].slice(0, 8);
-    if (terms.length === 0) throw new CatalogError("INVALID_ARGUMENT", "Search query 'q' is empty");
-    const parts = terms.map((_, i) => {
-      const p = `$${i + 1}`;
-      return `(CASE WHEN lower(name) = ${p} THEN 100 WHEN starts_with(lower(name), ${p}) THEN 60
-          WHEN contains(lower(name), ${p}) THEN 40 ELSE 0 END
-        + CASE WHEN lower(version) = ${p} THEN 30 WHEN contains(lower(version), ${p}) THEN 15 ELSE 0 END
-        + CASE WHEN list_contains(list_transform(column_names, lambda c: lower(c)), ${p}) THEN 25
-          WHEN len(list_filter(column_names, lambda c: contains(lower(c), ${p}))) > 0 THEN 12 ELSE 0 END
-        + CASE WHEN contains(lower(description), ${p}) THEN 8 ELSE 0 END)`;
-    });
-    const scored = `SELECT name, version, description, rows, codec, column_names, seq, ${
-      parts.join(" + ")
-    } AS score
-      FROM datasets`;
-    const best = `SELECT * FROM (${scored}) WHERE score > 0
-      QUALIFY row_number() OVER (PARTITION BY name ORDER BY score DESC, seq DESC) = 1`;
-    const total = Number(
-      (await this.#read(`SELECT count(*) AS n FROM (${best})`, terms))[0]?.n ?? 0,
-    );
-    const rows = await this.#read(
-      `SELECT * FROM (${best}) ORDER BY score DESC, name LIMIT ${limit} OFFSET ${offset}`,
-      terms,
-    );
-    const items: SearchHit[] = rows.map((r) => {
-      const name = String(r.name);
-      const version = String(r.version);
-      const description = String(r.description);
-      const columns = (r.column_names as string[]) ?? [];
-      const matched: string[] = [];
-      const has = (s: string) => terms.some((t) => s.toLowerCase().includes(t));
-      if (has(name)) matched.push("name");
-      if (has(version)) matched.push("version");
-      for (const c of columns) if (has(c)) matched.push(`column:${c}`);
-      if (has(description)) matched.push("description");
-      return {
-        name,
-        version,
-        score: Number(r.score),
-        matched,
-        description,
-        rows: Number(r.rows),
-        codec: String(r.codec),
-      };
-    });
-    return { q, items, total };
+    return await searchDatasets((sql, params) => this.#read(sql, params), q, paging(options));
   }
 
   /**
@@ -1177,196 +632,4 @@ export class Catalog {
     }
     return abs;
   }
-}
-
-// ---------------------------------------------------------------------------
-// helpers
-
-function paging(options: { limit?: number; offset?: number }): { limit: number; offset: number } {
-  const limit = options.limit ?? 100;
-  const offset = options.offset ?? 0;
-  if (!Number.isSafeInteger(limit) || limit < 1 || limit > MAX_PAGE) {
-    throw new CatalogError("INVALID_ARGUMENT", `limit must be 1..${MAX_PAGE}, got ${limit}`);
-  }
-  if (!Number.isSafeInteger(offset) || offset < 0) {
-    throw new CatalogError("INVALID_ARGUMENT", `offset must be a count, got ${offset}`);
-  }
-  return { limit, offset };
-}
-
-function checkName(what: "name" | "version", value: string): void {
-  if (!NAME_PATTERN.test(value)) {
-    throw new CatalogError(
-      "INVALID_ARGUMENT",
-      `Invalid dataset ${what} '${value}': use letters, digits, '.', '_' or '-' (starting with a letter or digit, 128 at most)`,
-    );
-  }
-}
-
-/**
- * The dataset name a path registers under by default: the file name without `.pf`,
- * with characters a name may not hold replaced by `_`.
- *
- * @param path Archive path.
- * @returns The name.
- */
-export function nameFromPath(path: string): string {
-  let base = basename(path);
-  if (base.endsWith(ARCHIVE_EXTENSION)) base = base.slice(0, -ARCHIVE_EXTENSION.length);
-  const clean = base.replace(/[^A-Za-z0-9._-]/g, "_").replace(/^[._-]+/, "").slice(0, 128);
-  return clean === "" ? "dataset" : clean;
-}
-
-function notFound(name: string, version?: string): CatalogError {
-  return new CatalogError(
-    "NOT_FOUND",
-    version === undefined
-      ? `No dataset named '${name}'`
-      : `No version '${version}' of dataset '${name}'`,
-  );
-}
-
-function unreadable(path: string, cause: unknown): CatalogError {
-  if (cause instanceof CatalogError) return cause;
-  if (isPermissionError(cause)) return notAllowed(path, cause);
-  const code = (cause as { code?: unknown })?.code;
-  if (cause instanceof Deno.errors.NotFound || code === "ENOENT") {
-    return new CatalogError("ARCHIVE_UNREADABLE", `Cannot register '${path}': no such file`, {
-      cause,
-      path,
-    });
-  }
-  const why = cause instanceof PermafrostError ? ` (${cause.code})` : "";
-  return new CatalogError(
-    "ARCHIVE_UNREADABLE",
-    `Cannot register '${path}'${why}: ${describeReadError(path, cause)}`,
-    { cause, path },
-  );
-}
-
-/** Why a path may not be read, in the catalog's words. */
-const NOT_ALLOWED_WHY =
-  "this catalog server is not allowed to read it (its process permissions or the file's do not let it)";
-
-/**
- * What went wrong reading an archive, for a message that already names it: without
- * the platform's permission text, and without the reader's own "Cannot read archive
- * '<path>': " prefix.
- */
-function describeReadError(path: string, err: unknown): string {
-  if (isPermissionError(err)) return NOT_ALLOWED_WHY;
-  // The reader shows the bytes it found instead of the magic: for a file that is not
-  // an archive at all (any file the server can read) that would echo its content.
-  if (err instanceof PermafrostError && err.code === "BAD_MAGIC") {
-    return "not a Permafrost archive (it does not start with the archive magic)";
-  }
-  const text = message(err);
-  const prefix = `Cannot read archive '${path}': `;
-  return text.startsWith(prefix) ? text.slice(prefix.length) : text;
-}
-
-/** Whether an error is the platform refusing a read (Deno's permissions, or the file's mode). */
-export function isPermissionError(err: unknown): boolean {
-  const code = (err as { code?: unknown })?.code;
-  return err instanceof Deno.errors.NotCapable || err instanceof Deno.errors.PermissionDenied ||
-    code === "EACCES" || code === "EPERM";
-}
-
-/**
- * The answer to a path this process may not read: names the path and the
- * confinement, never the platform's own text (Deno's asks to rerun with flags).
- *
- * @param path The path as resolved.
- * @param cause The platform's error.
- * @returns A `PATH_NOT_ALLOWED` error.
- */
-export function notAllowed(path: string, cause?: unknown): CatalogError {
-  return new CatalogError(
-    "PATH_NOT_ALLOWED",
-    `Cannot read '${path}': ${NOT_ALLOWED_WHY}; register archives under the server's data roots (--data-roots)`,
-    cause === undefined ? { path } : { path, cause },
-  );
-}
-
-function columnInfo(f: ArchiveIndex["schema"][number]): ColumnInfo {
-  const c: ColumnInfo = { name: f.name, type: f.type, nullable: f.nullable };
-  if (f.unit !== undefined) c.unit = f.unit;
-  if (f.timezone !== undefined) c.timezone = f.timezone;
-  return c;
-}
-
-function parseJson<T>(v: unknown, fallback: T): T {
-  if (typeof v !== "string") return fallback;
-  try {
-    return JSON.parse(v) as T;
-  } catch {
-    return fallback;
-  }
-}
-
-function datasetFromRow(r: Record<string, unknown>): DatasetRecord {
-  const raw = Number(r.raw_bytes);
-  const stored = Number(r.stored_bytes);
-  return {
-    name: String(r.name),
-    version: String(r.version),
-    path: String(r.path),
-    rows: Number(r.rows),
-    columns: Number(r.columns),
-    schema: parseJson<ColumnInfo[]>(r.schema, []),
-    codec: String(r.codec),
-    auto_reason: r.auto_reason === null ? null : String(r.auto_reason),
-    chunk_rows: Number(r.chunk_rows),
-    chunks: Number(r.chunks),
-    file_bytes: Number(r.file_bytes),
-    stored_bytes: stored,
-    raw_bytes: raw,
-    ratio: stored > 0 ? round(raw / stored, 4) : null,
-    format_version: String(r.format_version),
-    header_sha256: String(r.header_sha256),
-    payload_sha256: String(r.payload_sha256),
-    primary_key: r.primary_key === null ? null : String(r.primary_key),
-    lossy_columns: (r.lossy_columns as string[]) ?? [],
-    encrypted: r.encrypted === true,
-    partition: parseJson<Record<string, string> | null>(r.partition, null),
-    metadata: parseJson<Record<string, string>>(r.metadata, {}),
-    description: String(r.description),
-    storage_class: String(r.storage_class),
-    registered_at: String(r.registered_at),
-  };
-}
-
-function chunkFromRow(r: Record<string, unknown>): ChunkRecord {
-  return {
-    chunk: Number(r.chunk),
-    row_start: Number(r.row_start),
-    row_end: Number(r.row_end),
-    offset: Number(r.byte_offset),
-    length: Number(r.byte_length),
-    raw_bytes: Number(r.raw_bytes),
-    sha256: String(r.sha256),
-    stats: parseJson<ChunkColumnStats[]>(r.stats, []),
-  };
-}
-
-function statsGroup(r: Record<string, unknown>): StatsGroup {
-  const raw = Number(r.raw_bytes ?? 0);
-  const stored = Number(r.stored_bytes ?? 0);
-  return {
-    versions: Number(r.versions ?? 0),
-    rows: Number(r.rows ?? 0),
-    raw_bytes: raw,
-    stored_bytes: stored,
-    ratio: stored > 0 ? round(raw / stored, 4) : null,
-  };
-}
-
-/** Money: six significant digits, so tiny test catalogs do not round to 0. */
-function significant(x: number): number {
-  return x === 0 ? 0 : Number(x.toPrecision(6));
-}
-
-function round(x: number, digits: number): number {
-  const f = 10 ** digits;
-  return Math.round(x * f) / f;
 }

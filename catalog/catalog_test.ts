@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { thaw as opsThaw } from "../ops/thaw.ts";
-import { Catalog, nameFromPath } from "./catalog.ts";
+import { Catalog } from "./catalog.ts";
+import { nameFromPath } from "./options.ts";
 import { CatalogError } from "./errors.ts";
 import { createLogger } from "../internal/log.ts";
 import { fakeIndex, logWatch, makeArchive, tempDir, UNINTERRUPTIBLE_SQL } from "./_test_utils.ts";

@@ -32,7 +32,8 @@ import { createLogger, type Logger, type LogLevel } from "../internal/log.ts";
 import { PermafrostError } from "../internal/errors.ts";
 import { stopSignal } from "../internal/stop_signal.ts";
 import { createCatalogApp } from "./app.ts";
-import { Catalog, type CatalogOptions, type ThawFunction } from "./catalog.ts";
+import { Catalog } from "./catalog.ts";
+import type { CatalogOptions, ThawFunction } from "./options.ts";
 import { CATALOG_CONFIG, CATALOG_PORT } from "./config.ts";
 
 /** Options of {@link serveCatalog}. */

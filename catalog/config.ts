@@ -17,7 +17,8 @@ import {
   stringParser,
 } from "../internal/config.ts";
 import { dataRootsParser, JWT_SECRET_SETTING } from "../auth/settings.ts";
-import { DEFAULT_PARQUET_RATIO, DEFAULT_PRICES, NAME_PATTERN } from "./catalog.ts";
+import { NAME_PATTERN } from "./options.ts";
+import { DEFAULT_PARQUET_RATIO, DEFAULT_PRICES } from "./cost.ts";
 import { DEFAULT_SQL_MAX_BYTES } from "./sql_sandbox.ts";
 
 /** Default catalog port. */

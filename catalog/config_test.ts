@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { ConfigError, configMarkdown, loadConfig } from "../internal/config.ts";
 import { CATALOG_CONFIG, pricesParser } from "./config.ts";
-import { DEFAULT_PRICES } from "./catalog.ts";
+import { DEFAULT_PRICES } from "./cost.ts";
 
 Deno.test("pricesParser() reads class=price pairs and refuses others", () => {
   assert.deepEqual(pricesParser().parse("standard=0.023, cold = 0.004"), {

@@ -4,14 +4,16 @@
  *
  * @module
  */
-export { Catalog, DEFAULT_PARQUET_RATIO, DEFAULT_PRICES, nameFromPath } from "./catalog.ts";
+export { Catalog } from "./catalog.ts";
+export { nameFromPath } from "./options.ts";
+export { DEFAULT_PARQUET_RATIO, DEFAULT_PRICES } from "./cost.ts";
 export type {
   CatalogOptions,
   ChunkOptions,
   ListOptions,
   RegisterOptions,
   ThawFunction,
-} from "./catalog.ts";
+} from "./options.ts";
 export { CATALOG_STATUS_BY_CODE, createCatalogApp } from "./app.ts";
 export type { CatalogAppDeps } from "./app.ts";
 export { CATALOG_SERVE_USAGE, runCatalogServe, serveCatalog } from "./cli.ts";

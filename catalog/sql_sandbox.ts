@@ -43,7 +43,7 @@ import type { Logger } from "../internal/log.ts";
 import { CatalogError } from "./errors.ts";
 import { message, type SandboxPool, toJsonValue } from "./_db.ts";
 import type { SqlResult } from "./types.ts";
-import { CATALOG_TABLES } from "./_schema.ts";
+import { CATALOG_TABLES } from "./_tables.ts";
 
 /** Scalar functions user SQL may not call: they read settings or write sequences. */
 export const REFUSED_FUNCTIONS: ReadonlySet<string> = new Set([

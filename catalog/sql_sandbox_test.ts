@@ -4,7 +4,7 @@ import { Catalog } from "./catalog.ts";
 import { CatalogError } from "./errors.ts";
 import { checkPlan } from "./sql_sandbox.ts";
 import { openCatalogDb } from "./_db.ts";
-import { SCHEMA_DDL } from "./_schema.ts";
+import { SCHEMA_DDL } from "./_tables.ts";
 import { fakeIndex, tempDir } from "./_test_utils.ts";
 
 const REFUSED: readonly [string, string][] = [

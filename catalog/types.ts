@@ -1,6 +1,6 @@
 /**
  * The catalog's wire types: what `Catalog` returns and the REST server sends, with
- * snake_case keys (declared once here; `_schemas.ts` mirrors them as zod schemas for
+ * snake_case keys (declared once here; `_wire_schemas.ts` mirrors them as zod schemas for
  * validation and the OpenAPI document, and a type test keeps the two in step).
  *
  * Integers are JSON numbers: every count and byte size here is below 2^53.
@@ -12,14 +12,18 @@
 export interface ColumnInfo {
   /** Column name. */
   name: string;
-  /** Logical type: `int64`, `float64`, `bool`, `timestamp`, `date`, `string`. */
+  /** Logical type: `int64`, `float64`, `bool`, `timestamp`, `date`, `time`, `duration`, `decimal`, `string`, `json`. */
   type: string;
   /** Whether the column may hold nulls. */
   nullable: boolean;
-  /** Tick unit of a timestamp (`s`, `ms`, `us`, `ns`). */
+  /** Tick unit of a timestamp, time or duration (`s`, `ms`, `us`, `ns`). */
   unit?: string;
   /** Timezone of a timestamp, when the source had one. */
   timezone?: string;
+  /** Digits of a decimal. */
+  precision?: number;
+  /** Fraction digits of a decimal. */
+  scale?: number;
 }
 
 /** One registered version of a dataset (a row of the `datasets` table). */

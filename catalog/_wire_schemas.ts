@@ -18,7 +18,7 @@ import type {
   SearchResult,
   SqlResult,
 } from "./types.ts";
-import { MAX_PAGE, NAME_PATTERN } from "./catalog.ts";
+import { MAX_PAGE, NAME_PATTERN } from "./options.ts";
 
 const count = z.number().int().nonnegative();
 const sha256 = z.string().regex(/^[0-9a-f]{64}$/);
@@ -29,6 +29,8 @@ export const ColumnSchema = z.object({
   nullable: z.boolean(),
   unit: z.string().optional(),
   timezone: z.string().optional(),
+  precision: z.number().int().optional(),
+  scale: z.number().int().optional(),
 }).openapi("Column");
 
 export const DatasetSchema = z.object({

@@ -14,6 +14,8 @@
  *
  * @module
  */
+import type { DuckDBConnection } from "@duckdb/node-api";
+import { CatalogError } from "./errors.ts";
 
 /** Schema version this code writes. */
 export const SCHEMA_VERSION = 1;
@@ -79,3 +81,27 @@ export const SCHEMA_DDL: readonly string[] = Object.freeze([
     FROM chunks c,
          unnest(from_json(c.stats, '[{"column":"VARCHAR","min":"VARCHAR","max":"VARCHAR","null_count":"BIGINT"}]')) AS t(s)`,
 ]);
+
+/**
+ * Creates the tables and view when missing and checks the schema version: a database
+ * written by a newer schema is refused rather than misread.
+ *
+ * @param c The writer connection.
+ * @param path The database file, for the message.
+ * @throws {CatalogError} DB_FAILED for a newer schema version.
+ */
+export async function prepareTables(c: DuckDBConnection, path: string): Promise<void> {
+  for (const ddl of SCHEMA_DDL) await c.run(ddl);
+  const found = await c.runAndReadAll(
+    "SELECT value FROM catalog_meta WHERE key = 'schema_version'",
+  );
+  const v = found.getRowsJS()[0]?.[0];
+  if (v === undefined) {
+    await c.run("INSERT INTO catalog_meta VALUES ('schema_version', $1)", [String(SCHEMA_VERSION)]);
+  } else if (Number(v) > SCHEMA_VERSION) {
+    throw new CatalogError(
+      "DB_FAILED",
+      `Cannot open catalog database '${path}': it has schema version ${v}, this program reads up to ${SCHEMA_VERSION}`,
+    );
+  }
+}
