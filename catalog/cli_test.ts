@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { until } from "../internal/_test_utils.ts";
 import { join } from "node:path";
 import { RBACManager } from "../auth/rbac.ts";
 import { openSqliteUserStore } from "../auth/sqlite_store.ts";
@@ -47,9 +48,10 @@ Deno.test("runCatalogServe() answers 0 for --help, 2 for usage errors, 1 for a l
     env: {},
     signal: stop.signal,
   });
-  while (!out.some((l) => l.startsWith("Catalog serving at"))) {
-    await new Promise((r) => setTimeout(r, 10));
-  }
+  await until(
+    "the catalog to say it is serving",
+    () => out.some((l) => l.startsWith("Catalog serving at")),
+  );
   assert.equal(await runCatalogServe(["--db", db, "--port", "0"], { print, env: {} }), 1);
   assert.match(out.pop()!, /already open/);
   stop.abort();

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { until } from "../internal/_test_utils.ts";
 import { join } from "node:path";
 import { tempDir, testCluster, writeCsv } from "../master/_test_utils.ts";
 import { readTaskRows } from "../cluster/task_source.ts";
@@ -103,7 +104,7 @@ Deno.test("ClusterClient.wait() learns the end of a job at once: the master hold
       pollInterval: 20_000,
       signal: AbortSignal.timeout(10_000),
     });
-    await new Promise((r) => setTimeout(r, 50));
+    await until("the first wait request", () => asked.length >= 1);
     assert.equal(asked.length, 1);
     release();
     const job = await waiting;
