@@ -9,7 +9,8 @@
 import * as arrow from "apache-arrow";
 import type { Batch, Schema } from "../format/column.ts";
 import { writeAll } from "./_file.ts";
-import { batchToArrow, schemaToArrow } from "./arrow_table.ts";
+import { batchToArrow } from "./arrow_table.ts";
+import { schemaToArrow } from "./arrow_schema.ts";
 import { checkBatch } from "./_write_text.ts";
 
 /** An arrow-js byte sink that just collects what the writer emits, for us to flush. */

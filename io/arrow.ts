@@ -11,7 +11,8 @@ import * as arrow from "apache-arrow";
 import { type FileHandle, open } from "node:fs/promises";
 import type { Batch, Schema } from "../format/column.ts";
 import { fileSize, readFailed } from "./_file.ts";
-import { batchFromArrow, schemaFromArrow } from "./arrow_table.ts";
+import { batchFromArrow } from "./arrow_table.ts";
+import { schemaFromArrow } from "./arrow_schema.ts";
 import { IoError } from "./errors.ts";
 import { DEFAULT_BATCH_ROWS, type OpenSourceOptions, type Source } from "./types.ts";
 

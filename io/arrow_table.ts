@@ -29,216 +29,28 @@ import * as arrow from "apache-arrow";
 import {
   type Batch,
   type Column,
-  type ColumnType,
   type Field,
   isWideDecimal,
   MAX_DECIMAL_PRECISION,
   type Schema,
-  type TimeUnit,
 } from "../format/column.ts";
-import { fitsPrecision, formatDecimal, readWords, writeWords } from "../format/decimal_value.ts";
-import {
-  formatDate,
-  formatDuration,
-  formatFloat,
-  formatTime,
-  TimestampFormatter,
-} from "./_format.ts";
+import { fitsPrecision, readWords, writeWords } from "../format/decimal_value.ts";
 import { fitsInt64, storeInt64 } from "./_parse.ts";
+import { columnToJson, columnToText, valueJson, valueText } from "./_arrow_text.ts";
+import {
+  arrowType,
+  decimalBits,
+  exactFieldFromArrow,
+  isStringType,
+  schemaFromArrow,
+  schemaToArrow,
+} from "./arrow_schema.ts";
 import { IoError } from "./errors.ts";
 import type { ForcedType } from "./types.ts";
 
-const UNIT_FROM_ARROW: Record<number, TimeUnit> = {
-  [arrow.TimeUnit.SECOND]: "s",
-  [arrow.TimeUnit.MILLISECOND]: "ms",
-  [arrow.TimeUnit.MICROSECOND]: "us",
-  [arrow.TimeUnit.NANOSECOND]: "ns",
-};
-const UNIT_TO_ARROW: Record<TimeUnit, arrow.TimeUnit> = {
-  s: arrow.TimeUnit.SECOND,
-  ms: arrow.TimeUnit.MILLISECOND,
-  us: arrow.TimeUnit.MICROSECOND,
-  ns: arrow.TimeUnit.NANOSECOND,
-};
 const MS_PER_DAY = 86400000n;
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const encoder = new TextEncoder();
-
-/** Arrow's canonical extension name of JSON text in a Utf8 column. */
-export const ARROW_JSON_EXTENSION = "arrow.json";
-const EXTENSION_NAME = "ARROW:extension:name";
-
-/** Whether an Arrow type holds strings (directly or as dictionary values). */
-function isStringType(t: arrow.DataType): boolean {
-  if (
-    arrow.DataType.isUtf8(t) || arrow.DataType.isLargeUtf8(t) || arrow.DataType.isUtf8View(t)
-  ) return true;
-  return arrow.DataType.isDictionary(t) &&
-    (arrow.DataType.isUtf8(t.dictionary) || arrow.DataType.isLargeUtf8(t.dictionary));
-}
-
-/**
- * Maps one Arrow field to the column field that holds its values exactly, or null
- * when no column type does (nested, binary, interval and other types).
- *
- * @param f The Arrow field.
- * @returns The column field, or null.
- */
-export function exactFieldFromArrow(f: arrow.Field): Field | null {
-  const t = f.type;
-  const nullable = f.nullable;
-  const name = f.name;
-  const base = (type: ColumnType): Field => ({ name, type, nullable });
-  if (arrow.DataType.isInt(t)) return base("int64");
-  if (arrow.DataType.isFloat(t)) return base("float64");
-  if (arrow.DataType.isBool(t)) return base("bool");
-  if (arrow.DataType.isDate(t)) return base("date");
-  if (arrow.DataType.isTimestamp(t)) {
-    const unit = UNIT_FROM_ARROW[t.unit] ?? "us";
-    return t.timezone
-      ? { name, type: "timestamp", nullable, unit, timezone: t.timezone }
-      : { name, type: "timestamp", nullable, unit };
-  }
-  if (arrow.DataType.isTime(t)) {
-    const unit = UNIT_FROM_ARROW[t.unit];
-    return unit === undefined ? null : { name, type: "time", nullable, unit };
-  }
-  if (arrow.DataType.isDuration(t)) {
-    const unit = UNIT_FROM_ARROW[t.unit];
-    return unit === undefined ? null : { name, type: "duration", nullable, unit };
-  }
-  if (arrow.DataType.isDecimal(t)) {
-    const ok = t.precision >= 1 && t.precision <= MAX_DECIMAL_PRECISION && t.scale >= 0 &&
-      t.scale <= t.precision && t.bitWidth % 32 === 0 && t.bitWidth >= 32 && t.bitWidth <= 256;
-    return ok ? { name, type: "decimal", nullable, precision: t.precision, scale: t.scale } : null;
-  }
-  if (isStringType(t)) {
-    return base(f.metadata.get(EXTENSION_NAME) === ARROW_JSON_EXTENSION ? "json" : "string");
-  }
-  if (arrow.DataType.isNull(t)) return { name, type: "string", nullable: true };
-  return null;
-}
-
-function unsupported(f: arrow.Field, source: string): IoError {
-  return new IoError(
-    "UNSUPPORTED_TYPE",
-    `Cannot store column '${f.name}' of ${source}: its Arrow type ${f.type} has no exact column type (Permafrost stores integers, floats, booleans, text, JSON, dates, timestamps, times, durations and decimals); force the column to json (each value as JSON text) or string (a text form) to store it converted`,
-    { column: f.name },
-  );
-}
-
-/**
- * Maps one Arrow field to a column field.
- *
- * @param f The Arrow field.
- * @returns The column field.
- * @throws {IoError} UNSUPPORTED_TYPE when no column type holds its values exactly.
- */
-export function fieldFromArrow(f: arrow.Field): Field {
-  const field = exactFieldFromArrow(f);
-  if (field === null) throw unsupported(f, "the Arrow table");
-  return field;
-}
-
-/**
- * Maps an Arrow schema to a column schema, with forced column types: a column may be
- * forced to `string` (a text form of its values) or `json` (its values as JSON), or
- * to its own type.
- *
- * @param schema The Arrow schema.
- * @param types Forced column types by name.
- * @param source What the schema belongs to, for messages (a path).
- * @returns The column schema.
- * @throws {IoError} UNSUPPORTED_TYPE for a column no type holds exactly (unless forced);
- * INVALID_OPTION for a forced type that is impossible or names no column.
- */
-export function schemaFromArrow(
-  schema: arrow.Schema,
-  types: Readonly<Record<string, ForcedType>> = {},
-  source = "the Arrow table",
-): Schema {
-  for (const name of Object.keys(types)) {
-    if (!schema.fields.some((f) => f.name === name)) {
-      throw new IoError(
-        "INVALID_OPTION",
-        `Cannot force the type of column '${name}': ${source} has no such column`,
-        { column: name },
-      );
-    }
-  }
-  return schema.fields.map((f) => {
-    const exact = exactFieldFromArrow(f);
-    const given = Object.hasOwn(types, f.name) ? types[f.name] : undefined;
-    const forced = typeof given === "object" ? given.type : given;
-    if (forced === undefined || forced === exact?.type) {
-      if (exact === null) throw unsupported(f, source);
-      return exact;
-    }
-    if (forced === "string" || forced === "json") {
-      return { name: f.name, type: forced, nullable: f.nullable || arrow.DataType.isNull(f.type) };
-    }
-    throw new IoError(
-      "INVALID_OPTION",
-      `Cannot read column '${f.name}' of ${source} as ${forced}: only string, json${
-        exact ? ` or ${exact.type}` : ""
-      } are possible`,
-      { column: f.name },
-    );
-  });
-}
-
-/**
- * Maps a column field to an Arrow field.
- *
- * @param f The column field.
- * @returns The Arrow field.
- */
-export function fieldToArrow(f: Field): arrow.Field {
-  const metadata = f.type === "json"
-    ? new Map([[EXTENSION_NAME, ARROW_JSON_EXTENSION], ["ARROW:extension:metadata", ""]])
-    : undefined;
-  return new arrow.Field(f.name, arrowType(f), f.nullable, metadata);
-}
-
-function arrowType(f: Field): arrow.DataType {
-  const unit = UNIT_TO_ARROW[f.unit ?? "us"];
-  switch (f.type) {
-    case "int64":
-      return new arrow.Int64();
-    case "float64":
-      return new arrow.Float64();
-    case "bool":
-      return new arrow.Bool();
-    case "date":
-      return new arrow.DateDay();
-    case "timestamp":
-      return new arrow.Timestamp(unit, f.timezone ?? null);
-    case "time":
-      return new arrow.Time(unit, f.unit === "s" || f.unit === "ms" ? 32 : 64);
-    case "duration":
-      return new arrow.Duration(unit);
-    case "decimal":
-      return new arrow.Decimal(f.scale ?? 0, f.precision ?? 38, decimalBits(f));
-    case "string":
-    case "json":
-      return new arrow.Utf8();
-  }
-}
-
-/** Bits of the Arrow decimal a field is written as: 128 up to 38 digits, else 256. */
-function decimalBits(f: Field): 128 | 256 {
-  return (f.precision ?? 38) <= 38 ? 128 : 256;
-}
-
-/**
- * Maps a column schema to an Arrow schema.
- *
- * @param schema The column schema.
- * @returns The Arrow schema.
- */
-export function schemaToArrow(schema: Schema): arrow.Schema {
-  return new arrow.Schema(schema.map(fieldToArrow));
-}
 
 function unpackBits(bits: Uint8Array, off: number, len: number): Uint8Array {
   const out = new Uint8Array(len);
@@ -293,23 +105,6 @@ function decodeStrings(
     out[i] = ascii ? all.slice(s - base, e - base) : utf8.decode(values.subarray(s, e));
   }
   return out;
-}
-
-function jsonText(v: unknown): string {
-  return JSON.stringify(v, (_k, x) => (typeof x === "bigint" ? x.toString() : x)) ?? "null";
-}
-
-/** A text form of any Arrow value (for types without a column type of their own). */
-function valueText(v: unknown): string {
-  if (typeof v === "string") return v;
-  if (v instanceof Uint8Array) {
-    return Array.from(v, (b) => b.toString(16).padStart(2, "0")).join("");
-  }
-  if (typeof v === "object" && v !== null) {
-    const j = (v as { toJSON?: () => unknown }).toJSON;
-    return jsonText(typeof j === "function" ? j.call(v) : v);
-  }
-  return String(v);
 }
 
 function mismatch(field: Field, what: string): IoError {
@@ -451,39 +246,6 @@ function checkJson(values: string[], validity: Uint8Array | null, field: Field):
 }
 
 /**
- * A value of any Arrow type as JSON text: bigints as their digits (exact), non-finite
- * floats as the strings `"NaN"`/`"Infinity"`, bytes as hex strings, rows, structs and
- * maps (`toJSON`) as objects, lists as arrays.
- */
-function valueJson(v: unknown): string {
-  if (v === null || v === undefined) return "null";
-  switch (typeof v) {
-    case "bigint":
-      return v.toString();
-    case "number":
-      return Number.isFinite(v) ? JSON.stringify(v) : JSON.stringify(String(v));
-    case "boolean":
-    case "string":
-      return JSON.stringify(v);
-  }
-  if (v instanceof Uint8Array) return JSON.stringify(valueText(v));
-  if (typeof (v as { toJSON?: unknown }).toJSON === "function") {
-    const plain = (v as { toJSON: () => unknown }).toJSON();
-    if (plain !== v) return valueJson(plain);
-  }
-  if (v instanceof Map) {
-    return "{" + [...v].map(([k, x]) => JSON.stringify(String(k)) + ":" + valueJson(x)).join(",") +
-      "}";
-  }
-  if (typeof (v as Iterable<unknown>)[Symbol.iterator] === "function") {
-    return "[" + Array.from(v as Iterable<unknown>, valueJson).join(",") + "]";
-  }
-  return "{" + Object.entries(v as Record<string, unknown>)
-    .map(([k, x]) => JSON.stringify(k) + ":" + valueJson(x)).join(",") +
-    "}";
-}
-
-/**
  * Converts an Arrow record batch to a batch of `schema`.
  *
  * @param rb The record batch.
@@ -500,78 +262,6 @@ export function batchFromArrow(rb: arrow.RecordBatch, schema: Schema): Batch {
     return f.type === "json" ? columnToJson(col, natural) : columnToText(col, natural);
   });
   return { schema, columns, length: rb.numRows };
-}
-
-/**
- * Renders any column as a string column, using the CSV text forms (see `_format.ts`).
- *
- * @param col The column.
- * @param field Its field (for the timestamp unit and timezone).
- * @returns A string column with the same nulls.
- */
-export function columnToText(col: Column, field: Field): Column {
-  if (col.type === "string") return col;
-  if (col.type === "json") return { type: "string", values: col.values, validity: col.validity };
-  const n = col.values.length;
-  const out = new Array<string>(n);
-  const v = col.validity;
-  const ts = new TimestampFormatter(field.unit ?? "us", false, field.timezone !== undefined);
-  const unit = field.unit ?? "us";
-  for (let i = 0; i < n; i++) {
-    if (v !== null && v[i] === 0) {
-      out[i] = "";
-      continue;
-    }
-    switch (col.type) {
-      case "int64":
-        out[i] = String(col.values[i]);
-        break;
-      case "float64":
-        out[i] = formatFloat(col.values[i] as number, false);
-        break;
-      case "bool":
-        out[i] = col.values[i] ? "true" : "false";
-        break;
-      case "date":
-        out[i] = formatDate(Number(col.values[i]));
-        break;
-      case "timestamp":
-        out[i] = ts.format(col.values[i] as bigint);
-        break;
-      case "time":
-        out[i] = formatTime(col.values[i] as bigint, unit);
-        break;
-      case "duration":
-        out[i] = formatDuration(col.values[i] as bigint, unit);
-        break;
-      case "decimal":
-        out[i] = formatDecimal(col.values[i] as bigint, field.scale ?? 0);
-        break;
-    }
-  }
-  return { type: "string", values: out, validity: v };
-}
-
-/**
- * Renders any column as a json column: numbers, booleans and decimals as JSON
- * numbers or literals (non-finite floats as strings), everything else as JSON
- * strings of its text form.
- */
-function columnToJson(col: Column, field: Field): Column {
-  if (col.type === "json") return col;
-  const text = columnToText(col, field);
-  const values = text.values as string[];
-  const bare = col.type === "int64" || col.type === "bool" || col.type === "decimal" ||
-    col.type === "float64";
-  const out = values.map((s, i) => {
-    if (text.validity !== null && text.validity[i] === 0) return "";
-    if (col.type === "float64") {
-      const x = col.values[i] as number;
-      return Number.isFinite(x) ? String(x) : JSON.stringify(s);
-    }
-    return bare ? s : JSON.stringify(s);
-  });
-  return { type: "json", values: out, validity: col.validity };
 }
 
 /**

@@ -7,7 +7,8 @@
 import assert from "node:assert/strict";
 import * as arrow from "apache-arrow";
 import { cellValue, concatBatches } from "../format/column.ts";
-import { batchesToTable, batchFromArrow, schemaFromArrow, tableToBatches } from "./arrow_table.ts";
+import { batchesToTable, batchFromArrow, tableToBatches } from "./arrow_table.ts";
+import { schemaFromArrow } from "./arrow_schema.ts";
 import { ALL_TYPES, assertSameValues, randomBatch, Rng } from "./_test_utils.ts";
 
 function vec<T extends arrow.DataType>(type: T, values: unknown[]): arrow.Vector<T> {

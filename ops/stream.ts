@@ -13,7 +13,8 @@
  */
 import * as arrow from "apache-arrow";
 import type { Batch, Schema } from "../format/column.ts";
-import { batchFromArrow, schemaFromArrow } from "../io/arrow_table.ts";
+import { batchFromArrow } from "../io/arrow_table.ts";
+import { schemaFromArrow } from "../io/arrow_schema.ts";
 import { OpsError } from "./errors.ts";
 import { freeze, type FreezeOptions, type FreezeSummary } from "./freeze.ts";
 import { freezePartitioned, type PartitionedSummary } from "./partition.ts";
