@@ -1,0 +1,252 @@
+/**
+ * How a command is declared and its command line parsed, in one place for every
+ * command: a {@link Command} names its arguments, every flag it takes (with the
+ * `PERMAFROST_*` settings behind some of them) and an example; {@link parseCommand}
+ * parses with `node:util`'s `parseArgs` (strict: an unknown flag is a usage error
+ * with a "did you mean"); {@link helpText} prints all of it for `--help` and
+ * `permafrost help <command>`.
+ *
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { type ConfigTable, loadConfig, processEnv } from "../internal/config.ts";
+import type { CliIo } from "./io.ts";
+import { UsageError } from "./errors.ts";
+
+/** A flag of a command that no `PERMAFROST_*` setting backs. */
+export interface Flag {
+  /** Name without `--`. */
+  readonly name: string;
+  /** `string` takes a value, `boolean` does not. */
+  readonly type: "string" | "boolean";
+  /** What the value looks like in help (`N`, `START:END`, `a,b`). */
+  readonly value?: string;
+  /** One line of help. */
+  readonly help: string;
+  /** A one-letter alias (`h`). */
+  readonly short?: string;
+}
+
+/** What a command's `run` gets: its positionals, flags and the settings resolved. */
+export interface Parsed<S extends ConfigTable = ConfigTable> {
+  /** Positional arguments. */
+  readonly args: string[];
+  /** Flags by name: strings, `true`/`false` for booleans; absent when not given. */
+  readonly flags: Readonly<Record<string, string | boolean | undefined>>;
+  /** The settings table resolved (flag > environment variable > default). */
+  readonly settings: ReturnType<typeof loadConfig<S>>;
+}
+
+/** One command (`freeze`) or subcommand (`cluster submit`). */
+export interface Command<S extends ConfigTable = ConfigTable> {
+  /** Its words, e.g. `freeze` or `cluster submit`. */
+  readonly name: string;
+  /** One line: what it does. */
+  readonly summary: string;
+  /** Its arguments, e.g. `<source> <archive>`. */
+  readonly usage: string;
+  /** How many positional arguments it takes. */
+  readonly args: { readonly min: number; readonly max: number };
+  /** Flags backed by `PERMAFROST_*` settings. */
+  readonly settings?: S;
+  /** Flags that are not settings. */
+  readonly flags?: readonly Flag[];
+  /** Longer help after the summary. */
+  readonly details?: string;
+  /** Example command lines (at least one). */
+  readonly examples: readonly string[];
+  /** Runs it; returns the exit code. */
+  run(parsed: Parsed<S>, io: CliIo): Promise<number>;
+}
+
+/**
+ * Declares a command (keeps its settings type for `run`).
+ *
+ * @param command The command.
+ * @returns The same command.
+ */
+export function command<S extends ConfigTable>(command: Command<S>): Command<S> {
+  return command;
+}
+
+/** Every flag a command accepts, settings included, plus `--help`. */
+export function allFlags(command: Command): Flag[] {
+  const fromSettings = Object.values(command.settings ?? {}).map((s): Flag => ({
+    name: s.flag.slice(2),
+    type: s.parse.boolean ? "boolean" : "string",
+    value: s.parse.describe,
+    help: s.description,
+  }));
+  return [
+    ...fromSettings,
+    ...(command.flags ?? []),
+    { name: "help", type: "boolean", short: "h", help: "Show this help" },
+  ];
+}
+
+/**
+ * The Levenshtein distance of two short strings.
+ *
+ * @param a One.
+ * @param b The other.
+ * @returns Edits (insertions, deletions, substitutions) from one to the other.
+ */
+export function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(
+        prev[j]! + 1,
+        row[j - 1]! + 1,
+        prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
+      );
+    }
+    prev = row;
+  }
+  return prev[b.length]!;
+}
+
+/**
+ * The closest of `choices` to a mistyped word, when it is close enough to be a typo.
+ *
+ * @param word What was typed.
+ * @param choices What exists.
+ * @returns The suggestion, or undefined.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { didYouMean } from "./command.ts";
+ * assert.equal(didYouMean("fraeze", ["freeze", "thaw"]), "freeze");
+ * assert.equal(didYouMean("xyz", ["freeze", "thaw"]), undefined);
+ * ```
+ */
+export function didYouMean(word: string, choices: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const c of choices) {
+    const d = editDistance(word.toLowerCase(), c.toLowerCase());
+    if (d < bestDistance) {
+      best = c;
+      bestDistance = d;
+    }
+  }
+  return bestDistance <= Math.max(1, Math.floor(word.length / 3)) ? best : undefined;
+}
+
+/**
+ * Parses a command's arguments: `--help` (returned as `help: true`, nothing else
+ * checked), every flag declared, the positional count, then the settings (flag >
+ * `PERMAFROST_*` variable > default).
+ *
+ * @param command The command.
+ * @param argv Its arguments.
+ * @param io For the environment the settings read.
+ * @returns The parse, or `{ help: true }`.
+ * @throws {UsageError} for an unknown flag (with a suggestion), a missing value, a
+ * wrong number of arguments; {ConfigError} for a bad setting.
+ */
+export function parseCommand<S extends ConfigTable>(
+  command: Command<S>,
+  argv: readonly string[],
+  io: Pick<CliIo, "env">,
+): Parsed<S> | { help: true } {
+  const flags = allFlags(command as unknown as Command);
+  const options = Object.fromEntries(
+    flags.map((f) => [f.name, f.short ? { type: f.type, short: f.short } : { type: f.type }]),
+  );
+  let values: Record<string, string | boolean | undefined>;
+  let positionals: string[];
+  try {
+    ({ values, positionals } = parseArgs({
+      args: [...argv],
+      options,
+      strict: true,
+      allowPositionals: true,
+      allowNegative: true,
+    }) as { values: Record<string, string | boolean | undefined>; positionals: string[] });
+  } catch (err) {
+    throw usageFromNode(err, command as unknown as Command, flags);
+  }
+  if (values.help === true) return { help: true };
+  const { min, max } = command.args;
+  if (positionals.length < min || positionals.length > max) {
+    const got = positionals.length === 0 ? "nothing" : positionals.map((a) => `'${a}'`).join(" ");
+    throw new UsageError(`'${command.name}' takes ${command.usage || "no arguments"}, got ${got}`);
+  }
+  const table = command.settings ?? ({} as S);
+  const settingArgs = Object.values(table).flatMap((s) => {
+    const v = values[s.flag.slice(2)];
+    return v === undefined ? [] : v === true ? [s.flag] : [`${s.flag}=${String(v)}`];
+  });
+  const settings = loadConfig(table, { args: settingArgs, env: io.env ?? processEnv(table) });
+  return { args: positionals, flags: values, settings };
+}
+
+function usageFromNode(err: unknown, command: Command, flags: readonly Flag[]): Error {
+  const code = (err as { code?: string })?.code;
+  const text = err instanceof Error ? err.message : String(err);
+  if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
+    const typed = /'(-[^']*)'/.exec(text)?.[1] ?? "";
+    const name = typed.replace(/^-+/, "").split("=")[0]!;
+    const hint = didYouMean(name, flags.map((f) => f.name));
+    return new UsageError(
+      `'${command.name}' has no flag '${typed}'${
+        hint ? `; did you mean --${hint}?` : `; see 'permafrost ${command.name} --help'`
+      }`,
+    );
+  }
+  if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
+    const flag = /'(--?[A-Za-z0-9-]+)/.exec(text)?.[1] ?? "";
+    const f = flags.find((x) => `--${x.name}` === flag || `-${x.short}` === flag);
+    return new UsageError(
+      f?.type === "boolean"
+        ? `${flag} takes no value (it is on when given; --no-${f.name} turns it off)`
+        : `${flag} needs a value${f?.value ? ` (${f.value})` : ""}`,
+    );
+  }
+  return err instanceof Error ? err : new UsageError(text);
+}
+
+/**
+ * The help of a command: usage, what it does, every flag it takes (with the setting's
+ * environment variable and default), and examples.
+ *
+ * @param command The command.
+ * @returns The text.
+ */
+export function helpText(command: Command): string {
+  const rows: [string, string][] = [];
+  for (const s of Object.values(command.settings ?? {})) {
+    const flag = s.parse.boolean ? s.flag : `${s.flag} <${s.parse.describe}>`;
+    const def = s.default === undefined ? "required" : `default ${showDefault(s.default)}`;
+    rows.push([flag, `${s.description} (${s.env}; ${def})`]);
+  }
+  for (const f of command.flags ?? []) {
+    rows.push([
+      f.type === "boolean" ? `--${f.name}` : `--${f.name} <${f.value ?? "value"}>`,
+      f.help,
+    ]);
+  }
+  rows.push(["-h, --help", "Show this help"]);
+  const width = Math.max(...rows.map(([f]) => f.length));
+  const lines = [
+    `Usage: permafrost ${command.name}${command.usage ? ` ${command.usage}` : ""} [options]`,
+    "",
+    command.summary,
+  ];
+  if (command.details) lines.push("", command.details);
+  lines.push("", "Options:", ...rows.map(([f, d]) => `  ${f.padEnd(width)}  ${d}`));
+  lines.push("", "Examples:", ...command.examples.map((e) => `  ${e}`));
+  return lines.join("\n");
+}
+
+function showDefault(v: unknown): string {
+  if (v === "" || v === null) return "none";
+  if (typeof v === "object") {
+    return Object.entries(v as Record<string, unknown>).map(([k, x]) => `${k}=${String(x)}`)
+      .join(",");
+  }
+  return String(v);
+}
