@@ -4,8 +4,10 @@
  * building columns: {@link csvRowBoundaries} (byte offsets every N rows) and
  * {@link readCsvRange} (the rows of one byte range, with a known schema).
  *
- * Dialect: UTF-8 (a leading BOM is skipped; invalid UTF-8 is PARSE_FAILED), a header
- * row, `,` unless `delimiter` says otherwise, LF or CRLF line ends, `"` quoting with
+ * Dialect: UTF-8 (a leading BOM is skipped; invalid UTF-8 is PARSE_FAILED naming the
+ * row and the byte offset), a header row, `,` unless `delimiter` says otherwise, LF,
+ * CRLF or CR line ends (mixed too; a CR inside a quoted field is data; a CR then LF is
+ * always one CRLF, never a line end and a blank line), `"` quoting with
  * `""` escapes; quoted fields may hold delimiters, quotes and newlines. An empty
  * unquoted field is null; `""` is the empty string. A row with a different field
  * count than the header is PARSE_FAILED; blank lines are skipped (except in a
@@ -165,6 +167,7 @@ async function sampleCsv(
       delimiter,
       capacity: ncols + 1,
       path,
+      start: header.dataStart,
       where: (r) => `data row ${r + 1}`,
     });
     let n = 0;
@@ -338,6 +341,7 @@ async function* csvBatches(
       delimiter: options.delimiter,
       capacity: ncols + 1,
       path,
+      start,
       where: (r) => options.where(r + 1),
     });
     let b = new BatchBuilder(schema, options.batchRows);

@@ -1,5 +1,6 @@
 /**
- * JSON-lines sources: one JSON object per line (blank lines skipped, CRLF accepted),
+ * JSON-lines sources: one JSON object per line (blank lines skipped; lines end at LF,
+ * CRLF or a lone CR),
  * streamed into typed column batches.
  *
  * Columns are the union of the keys seen in the first `sampleRows` lines, in
@@ -44,6 +45,7 @@ import {
   timestampTicks,
 } from "./_parse.ts";
 import { IoError } from "./errors.ts";
+import { Utf8Chunks } from "./_utf8.ts";
 import { fieldOf, forcedTimestampType, inferJsonType, type JsonCell } from "./infer.ts";
 import {
   DEFAULT_BATCH_ROWS,
@@ -67,6 +69,7 @@ export interface JsonlBoundaries {
 
 const SCAN_CHUNK = 4 << 20;
 const LF = 10;
+const CR = 13;
 
 function positiveInt(name: string, v: number | undefined, dflt: number): number {
   if (v === undefined) return dflt;
@@ -76,59 +79,79 @@ function positiveInt(name: string, v: number | undefined, dflt: number): number 
   return v;
 }
 
-/** Splits decoded text into lines, fed chunk by chunk. */
+/**
+ * Splits decoded text into lines, fed chunk by chunk. A line ends at LF, CRLF or a
+ * lone CR (JSON text never holds a raw CR inside a string, so a CR outside one is a
+ * line end, never data); a CR at the end of the text waits for the next chunk, so a
+ * CRLF split across chunks is one line end.
+ */
 class LineReader {
   text = "";
   pos = 0;
   final = false;
-  /** Start and end (CR stripped) of the current line. */
+  /** Start and end (line end excluded) of the current line. */
   s = 0;
   e = 0;
   /** Physical lines returned so far. */
   lines = 0;
   readonly #chunks: AsyncIterator<Uint8Array>;
-  readonly #decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
+  readonly #utf8: Utf8Chunks;
   readonly #path: string;
+  /** File offset of the first invalid UTF-8 byte read, -1 while none. */
+  #bad = -1;
+  // Next LF and CR in `text` at or after the last position asked (Infinity: none, -1:
+  // unknown), so text without CR is not searched once per line.
+  #nextLf = -1;
+  #nextCr = -1;
 
-  constructor(chunks: AsyncIterator<Uint8Array>, path: string, keepBom: boolean) {
+  constructor(chunks: AsyncIterator<Uint8Array>, path: string, start: number, keepBom: boolean) {
     this.#chunks = chunks;
     this.#path = path;
-    if (keepBom) this.#decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+    this.#utf8 = new Utf8Chunks(start, keepBom);
   }
 
   async fill(): Promise<void> {
-    const r = await this.#chunks.next();
-    let more: string;
-    try {
-      if (r.done) {
-        more = this.#decoder.decode();
-        this.final = true;
-      } else {
-        more = this.#decoder.decode(r.value, { stream: true });
-      }
-    } catch (cause) {
+    if (this.#bad >= 0) {
       throw new IoError(
         "PARSE_FAILED",
-        `Cannot parse JSON lines '${this.#path}': the bytes after line ${this.lines} are not valid UTF-8`,
-        { path: this.#path, cause },
+        `Cannot parse JSON lines '${this.#path}': line ${
+          this.lines + 1
+        } is not valid UTF-8 (the bad byte is at offset ${this.#bad})`,
+        { path: this.#path, offset: this.#bad },
       );
     }
+    const r = await this.#chunks.next();
+    const { text: more, bad } = this.#utf8.decode(r.done ? undefined : r.value);
+    if (bad >= 0) this.#bad = bad;
+    else if (r.done) this.final = true;
     this.text = this.pos < this.text.length ? this.text.slice(this.pos) + more : more;
     this.pos = 0;
+    this.#nextLf = -1;
+    this.#nextCr = -1;
   }
 
   /** 1 when a line is in `[s, e)`, 0 when more input is needed, -1 at the end. */
   next(): number {
     const text = this.text;
-    if (this.pos >= text.length) return this.final ? -1 : 0;
-    let nl = text.indexOf("\n", this.pos);
-    if (nl < 0) {
+    const n = text.length;
+    const pos = this.pos;
+    if (pos >= n) return this.final ? -1 : 0;
+    if (this.#nextLf !== Infinity && this.#nextLf < pos) this.#nextLf = findChar(text, "\n", pos);
+    if (this.#nextCr !== Infinity && this.#nextCr < pos) this.#nextCr = findChar(text, "\r", pos);
+    let stop = Math.min(this.#nextLf, this.#nextCr);
+    let next: number;
+    if (stop === Infinity) {
       if (!this.final) return 0;
-      nl = text.length;
+      stop = next = n;
+    } else if (text.charCodeAt(stop) === CR) {
+      if (stop + 1 >= n && !this.final) return 0;
+      next = text.charCodeAt(stop + 1) === LF ? stop + 2 : stop + 1;
+    } else {
+      next = stop + 1;
     }
-    this.s = this.pos;
-    this.e = nl > this.pos && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl;
-    this.pos = nl + 1;
+    this.s = pos;
+    this.e = stop;
+    this.pos = next;
     this.lines++;
     return 1;
   }
@@ -140,6 +163,11 @@ class LineReader {
     }
     return true;
   }
+}
+
+function findChar(text: string, c: string, from: number): number {
+  const at = text.indexOf(c, from);
+  return at < 0 ? Infinity : at;
 }
 
 function lineError(path: string, line: number, err: unknown): IoError {
@@ -179,7 +207,7 @@ async function sampleJsonl(
   const sc = new JsonLineScanner();
   const file = await openForRead(path);
   try {
-    const lr = new LineReader(readRange(file, path, 0, bytes), path, false);
+    const lr = new LineReader(readRange(file, path, 0, bytes), path, 0, false);
     let n = 0;
     while (n < rows) {
       const st = lr.next();
@@ -334,7 +362,7 @@ async function* jsonlBatches(
   const sc = new JsonLineScanner();
   const file = await openForRead(path);
   try {
-    const lr = new LineReader(readRange(file, path, start, end), path, options.keepBom);
+    const lr = new LineReader(readRange(file, path, start, end), path, start, options.keepBom);
     let b = new BatchBuilder(schema, options.batchRows);
     let row = 0;
     const mismatch = (c: number, cell: string): IoError => {
@@ -455,6 +483,11 @@ async function* jsonlBatches(
   }
 }
 
+function findByte(buf: Uint8Array, byte: number, from: number): number {
+  const at = buf.indexOf(byte, from);
+  return at < 0 ? Infinity : at;
+}
+
 function blankBytes(buf: Uint8Array, s: number, e: number): boolean {
   for (let i = s; i < e; i++) {
     const c = buf[i];
@@ -483,25 +516,43 @@ export async function jsonlRowBoundaries(
   let inRange = 0;
   // Whether the current line (which may span chunks) has a non-blank byte so far.
   let pending = false;
+  // Whether the last chunk ended with a CR, whose LF (CRLF) may start this one.
+  let crPending = false;
   const file = await openForRead(path);
   try {
     let base = 0;
     for await (const buf of readRange(file, path, 0, bytes, SCAN_CHUNK)) {
       let pos = 0;
+      if (crPending && buf[0] === LF) {
+        pos = 1;
+        if (offsets.length > 1 && offsets[offsets.length - 1] === base) {
+          offsets[offsets.length - 1] = base + 1;
+        }
+      }
+      crPending = false;
+      // Line ends as the reader's: LF, CRLF or a lone CR.
+      let nextLf = -1;
+      let nextCr = -1;
       for (;;) {
-        const nl = buf.indexOf(LF, pos);
-        const stop = nl < 0 ? buf.length : nl + 1;
-        if (!blankBytes(buf, pos, stop)) pending = true;
-        if (nl < 0) break;
+        if (nextLf !== Infinity && nextLf < pos) nextLf = findByte(buf, LF, pos);
+        if (nextCr !== Infinity && nextCr < pos) nextCr = findByte(buf, CR, pos);
+        const t = Math.min(nextLf, nextCr);
+        if (!blankBytes(buf, pos, t === Infinity ? buf.length : t)) pending = true;
+        if (t === Infinity) break;
+        let end = t + 1;
+        if (buf[t] === CR) {
+          if (end === buf.length) crPending = true;
+          else if (buf[end] === LF) end++;
+        }
         if (pending) {
           rows++;
           if (++inRange === every) {
-            offsets.push(base + nl + 1);
+            offsets.push(base + end);
             inRange = 0;
           }
         }
         pending = false;
-        pos = nl + 1;
+        pos = end;
       }
       base += buf.length;
     }
