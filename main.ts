@@ -46,6 +46,7 @@ Commands:
          [--key-file F | --kms local:PATH|aws-kms:KEY|gcp-kms:RESOURCE]   encrypt (AES-256-GCM)
   thaw <archive|dir> <output> [--rows START:END] [--columns a,b] [--where "expr"]
          [--format csv|jsonl|parquet|arrow|xlsx] [--split-sheets] [--key-file F | --kms URI]
+         (<output> '-' is stdout, CSV unless --format; a FIFO or device is written in place)
   append <source> <archive> [--format F] [--threads N]   new chunks, same schema, atomic
   diff <a.pf> <b.pf> [--json] [--exit-code]   chunks unchanged, changed, added, removed
   audit <archive>              JSON on stdout; reads header and footer only
@@ -177,11 +178,11 @@ async function cmdThaw(argv: string[]): Promise<number> {
     ...thawFlagOptions(parsed.flags),
   });
   err(
-    `thawed ${formatCount(summary.rows)} rows to ${summary.path} (${
-      formatBytes(summary.output_bytes)
-    }) in ${summary.seconds.toFixed(2)} s, ${summary.chunks_read} chunk(s) read; ${
-      thawStatsText(summary)
-    }`,
+    `thawed ${formatCount(summary.rows)} rows to ${
+      summary.path === "-" ? "stdout" : summary.path
+    } (${formatBytes(summary.output_bytes)}) in ${
+      summary.seconds.toFixed(2)
+    } s, ${summary.chunks_read} chunk(s) read; ${thawStatsText(summary)}`,
   );
   return 0;
 }

@@ -183,9 +183,9 @@ function micros(ticks: bigint, scale: bigint, field: Field): bigint {
 }
 
 /**
- * Writes batches to a Parquet file at `path` (which must not exist yet).
+ * Writes batches to a Parquet file at `path` (new, or an empty file the caller made).
  *
- * @param path The Parquet file to create.
+ * @param path The Parquet file to write (the caller's temp file, which it renames into place).
  * @param schema The schema.
  * @param batches The rows.
  * @returns Rows written.
@@ -225,10 +225,11 @@ export async function writeParquet(
       appender.closeSync();
     }
     const meta = sqlString(JSON.stringify(schema));
+    // Into `path` itself, not a sibling DuckDB renames: `path` is the caller's locked temp file.
     await conn.run(
       `COPY staging TO ${
         sqlString(path)
-      } (FORMAT parquet, COMPRESSION zstd, KV_METADATA {${PARQUET_SCHEMA_KEY}: ${meta}})`,
+      } (FORMAT parquet, COMPRESSION zstd, USE_TMP_FILE false, KV_METADATA {${PARQUET_SCHEMA_KEY}: ${meta}})`,
     );
   } finally {
     db.close();

