@@ -12,7 +12,7 @@
  * unquoted field is null; `""` is the empty string. A row with a different field
  * count than the header is PARSE_FAILED; blank lines are skipped (except in a
  * one-column file, where a blank line is a null). Duplicate header names are
- * PARSE_FAILED.
+ * PARSE_FAILED; more than `MAX_COLUMNS` (10,000) columns is TOO_MANY_COLUMNS.
  *
  * Types come from `infer.ts` over the first `sampleRows` rows; a later cell that does
  * not fit makes the batch iterator throw SCHEMA_MISMATCH naming the column. Memory is
@@ -41,6 +41,7 @@ import { fieldOf, forcedTimestampType, inferTextType } from "./infer.ts";
 import {
   DEFAULT_BATCH_ROWS,
   DEFAULT_SAMPLE_ROWS,
+  MAX_COLUMNS,
   type OpenSourceOptions,
   type Source,
 } from "./types.ts";
@@ -109,7 +110,7 @@ function positiveInt(name: string, v: number | undefined, dflt: number): number 
  * @param options Dialect.
  * @returns Column names, where the data starts and the file size.
  * @throws {IoError} READ_FAILED when the file cannot be read, PARSE_FAILED when the
- * header is malformed or has duplicate names.
+ * header is malformed or has duplicate names, TOO_MANY_COLUMNS past `MAX_COLUMNS`.
  */
 export async function readCsvHeader(path: string, options: CsvOptions = {}): Promise<CsvHeader> {
   const delimiter = delimiterCode(options);
@@ -129,6 +130,13 @@ export async function readCsvHeader(path: string, options: CsvOptions = {}): Pro
     let st: number;
     while ((st = rr.next()) === NEED_MORE) await rr.fill();
     if (st === END) return { names: [], dataStart: bytes, bytes };
+    if (rr.count > MAX_COLUMNS) {
+      throw new IoError(
+        "TOO_MANY_COLUMNS",
+        `Cannot read CSV '${path}': its header has ${rr.count} columns, more than the ${MAX_COLUMNS} a source may have; split the table into narrower files`,
+        { path },
+      );
+    }
     const names: string[] = [];
     const seen = new Set<string>();
     for (let i = 0; i < rr.count; i++) {
@@ -344,7 +352,7 @@ async function* csvBatches(
       start,
       where: (r) => options.where(r + 1),
     });
-    let b = new BatchBuilder(schema, options.batchRows);
+    let b = new BatchBuilder(schema, options.batchRows, { growable: true });
     let row = 0;
     let dataRows = 0;
     const mismatch = (c: number, cell: string): IoError => {
@@ -373,6 +381,7 @@ async function* csvBatches(
       const starts = rr.starts;
       const ends = rr.ends;
       const flags = rr.flags;
+      b.reserve(row);
       const cols = b.columns;
       for (let c = 0; c < ncols; c++) {
         const col = cols[c]!;
@@ -439,7 +448,7 @@ async function* csvBatches(
       if (row === options.batchRows) {
         b.length = row;
         yield b.finish();
-        b = new BatchBuilder(schema, options.batchRows);
+        b = new BatchBuilder(schema, options.batchRows, { growable: true });
         row = 0;
       }
     }

@@ -9,6 +9,7 @@ import { type Batch, cellValue, concatBatches, type Schema } from "../format/col
 import { csvRowBoundaries, openCsv, readCsvHeader, readCsvRange } from "./csv.ts";
 import { IoError } from "./errors.ts";
 import { writeOutput } from "./output.ts";
+import { MAX_COLUMNS } from "./types.ts";
 import {
   ALL_TYPES,
   assertSameValues,
@@ -374,6 +375,27 @@ Deno.test("openCsv() names the exact row and byte offset of invalid UTF-8", asyn
       assert.match(err.message, new RegExp(`offset ${before.length}\\b`));
       return true;
     });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("readCsvHeader() refuses more than MAX_COLUMNS columns with TOO_MANY_COLUMNS", async () => {
+  const dir = await makeTempDir();
+  try {
+    const header = (n: number) => Array.from({ length: n }, (_, i) => `c${i}`).join(",");
+    await Deno.writeTextFile(`${dir}/max.csv`, `${header(MAX_COLUMNS)}\n`);
+    assert.equal((await readCsvHeader(`${dir}/max.csv`)).names.length, MAX_COLUMNS);
+    const path = `${dir}/wide.csv`;
+    await Deno.writeTextFile(path, `${header(MAX_COLUMNS + 1)}\n`);
+    for (const read of [() => openCsv(path), () => csvRowBoundaries(path, 100)]) {
+      await assert.rejects(read(), (err) => {
+        assert.ok(err instanceof IoError);
+        assert.equal(err.code, "TOO_MANY_COLUMNS");
+        assert.match(err.message, /10001 columns, more than the 10000/);
+        return true;
+      });
+    }
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -13,7 +13,8 @@ export type IoErrorCode =
   | "READ_FAILED"
   | "WRITE_FAILED"
   | "SCHEMA_MISMATCH"
-  | "INVALID_OPTION";
+  | "INVALID_OPTION"
+  | "TOO_MANY_COLUMNS";
 
 /**
  * A source or output failure.

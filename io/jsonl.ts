@@ -4,7 +4,7 @@
  * streamed into typed column batches.
  *
  * Columns are the union of the keys seen in the first `sampleRows` lines, in
- * first-seen order; a missing key or `null` is a null cell. Types (see
+ * first-seen order (at most `MAX_COLUMNS`, 10,000: TOO_MANY_COLUMNS beyond); a missing key or `null` is a null cell. Types (see
  * `inferJsonType`): numbers → int64 (exact, parsed from the source text, never through
  * a double) or float64; booleans → bool; strings that all read as dates or timestamps →
  * date or timestamp; other strings → string; nested objects and arrays → string holding
@@ -50,6 +50,7 @@ import { fieldOf, forcedTimestampType, inferJsonType, type JsonCell } from "./in
 import {
   DEFAULT_BATCH_ROWS,
   DEFAULT_SAMPLE_ROWS,
+  MAX_COLUMNS,
   type OpenSourceOptions,
   type Source,
 } from "./types.ts";
@@ -226,6 +227,13 @@ async function sampleJsonl(
         const key = sc.keys[k] as string;
         let c = index.get(key);
         if (c === undefined) {
+          if (names.length === MAX_COLUMNS) {
+            throw new IoError(
+              "TOO_MANY_COLUMNS",
+              `Cannot read JSON lines '${path}': line ${lr.lines} brings the keys past ${MAX_COLUMNS}, the most columns a source may have; split the table into narrower files`,
+              { path },
+            );
+          }
           c = names.length;
           index.set(key, c);
           names.push(key);
@@ -363,7 +371,7 @@ async function* jsonlBatches(
   const file = await openForRead(path);
   try {
     const lr = new LineReader(readRange(file, path, start, end), path, start, options.keepBom);
-    let b = new BatchBuilder(schema, options.batchRows);
+    let b = new BatchBuilder(schema, options.batchRows, { growable: true });
     let row = 0;
     const mismatch = (c: number, cell: string): IoError => {
       const f = schema[c] as Field;
@@ -391,6 +399,7 @@ async function* jsonlBatches(
         throw lineError(path, lr.lines, err);
       }
       seen.fill(0);
+      b.reserve(row);
       const cols = b.columns;
       for (let k = 0; k < sc.count; k++) {
         const key = sc.keys[k] as string;
@@ -470,7 +479,7 @@ async function* jsonlBatches(
       if (row === options.batchRows) {
         b.length = row;
         yield b.finish();
-        b = new BatchBuilder(schema, options.batchRows);
+        b = new BatchBuilder(schema, options.batchRows, { growable: true });
         row = 0;
       }
     }

@@ -9,6 +9,7 @@ import { type Batch, cellValue, concatBatches } from "../format/column.ts";
 import { IoError } from "./errors.ts";
 import { jsonlRowBoundaries, openJsonl, readJsonlRange } from "./jsonl.ts";
 import { writeOutput } from "./output.ts";
+import { MAX_COLUMNS } from "./types.ts";
 import {
   ALL_TYPES,
   assertSameValues,
@@ -225,6 +226,26 @@ Deno.test("openJsonl() names the exact line and byte offset of invalid UTF-8", a
       assert.equal(err.code, "PARSE_FAILED");
       assert.equal(err.offset, before.length);
       assert.match(err.message, /line 50001 is not valid UTF-8 \(the bad byte is at offset \d+\)/);
+      return true;
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("openJsonl() refuses more than MAX_COLUMNS keys with TOO_MANY_COLUMNS", async () => {
+  const dir = await makeTempDir();
+  try {
+    const path = `${dir}/wide.jsonl`;
+    const half = (from: number) =>
+      JSON.stringify(Object.fromEntries(
+        Array.from({ length: MAX_COLUMNS / 2 }, (_, i) => [`k${from + i}`, i]),
+      ));
+    await Deno.writeTextFile(path, `${half(0)}\n${half(MAX_COLUMNS / 2)}\n{"one":"more"}\n`);
+    await assert.rejects(openJsonl(path), (err) => {
+      assert.ok(err instanceof IoError);
+      assert.equal(err.code, "TOO_MANY_COLUMNS");
+      assert.match(err.message, /line 3 brings the keys past 10000/);
       return true;
     });
   } finally {
