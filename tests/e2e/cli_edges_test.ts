@@ -109,3 +109,16 @@ Deno.test("CLI thaw writes into a FIFO in place", async () => {
     await read.catch(() => {});
   }
 });
+
+Deno.test("CLI thaw refuses a --where nested 3,000 deep in one line, exit 2", async () => {
+  const path = await archive("where");
+  const deep = "(".repeat(3000) + "id = 1" + ")".repeat(3000);
+  const r = await cli("thaw", path, `${TMP}/where.csv`, "--where", deep);
+  assert.equal(r.code, 2, r.stderr);
+  const first = r.stderr.split("\n")[0]!;
+  assert.match(
+    first,
+    /^error: Cannot use --where ".*": it nests .* more than 100 deep.* at character 101$/,
+  );
+  assert.doesNotMatch(r.stderr, /RangeError|    at /);
+});
