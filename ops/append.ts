@@ -25,7 +25,7 @@ import type { Batch, Column, Field, Schema } from "../format/column.ts";
 import { cellValue } from "../format/column.ts";
 import { VERSION_MAJOR, VERSION_MINOR } from "../format/constants.ts";
 import type { ArchiveHeader, ChunkEntry } from "../format/header.ts";
-import { BlockPool, defaultThreads } from "../format/pool.ts";
+import { BlockPool } from "../format/pool.ts";
 import type { FormatWarning } from "../format/predictors/predictor.ts";
 import { ArchiveReader } from "../format/reader.ts";
 import { compareStat } from "../format/stats.ts";
@@ -33,13 +33,19 @@ import { ArchiveWriter, type EncodedChunk } from "../format/writer.ts";
 import { sourceFormatOf } from "../io/source.ts";
 import type { SourceFormat } from "../io/types.ts";
 import { OpsError } from "./errors.ts";
-import { type FreezeSource, openFreezeSource, PrimaryKeyCheck, rechunk } from "./freeze.ts";
+import {
+  checkThreads,
+  type FreezeSource,
+  openFreezeSource,
+  PrimaryKeyCheck,
+  rechunk,
+} from "./freeze.ts";
 
 /** Options of `append`. */
 export interface AppendOptions {
   /** Source format, instead of guessing from the extension. */
   format?: SourceFormat;
-  /** Worker threads encoding blocks (default: one per core; 0 encodes on the calling thread). */
+  /** Worker threads encoding blocks (default: one per core; 0 encodes on the calling thread; at most 4 per core). */
   threads?: number;
   /** Called after each new chunk is written to the temp file. */
   onProgress?: (progress: { rows_added: number; chunks_added: number }) => void;
@@ -102,10 +108,7 @@ export async function append(
   options: AppendOptions = {},
 ): Promise<AppendSummary> {
   const started = performance.now();
-  const threads = options.threads ?? defaultThreads();
-  if (!Number.isSafeInteger(threads) || threads < 0) {
-    throw new OpsError("BAD_OPTION", `Threads must be a non-negative integer, got ${threads}`);
-  }
+  const threads = checkThreads(options.threads);
   const before = await Deno.stat(archive).catch(() => null);
   const reader = await ArchiveReader.open(archive);
   let writer: ArchiveWriter | undefined;

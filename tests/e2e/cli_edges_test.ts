@@ -122,3 +122,26 @@ Deno.test("CLI thaw refuses a --where nested 3,000 deep in one line, exit 2", as
   );
   assert.doesNotMatch(r.stderr, /RangeError|    at /);
 });
+
+Deno.test("CLI freeze and append refuse --threads (or PERMAFROST_THREADS) past 4 per core, exit 2", async () => {
+  await Deno.writeTextFile(`${TMP}/threads.csv`, CSV);
+  const args = ["freeze", `${TMP}/threads.csv`, `${TMP}/threads.pf`];
+  for (
+    const [extra, env] of [[["--threads", "1000"], {}], [[], {
+      PERMAFROST_THREADS: "1000",
+    }]] as const
+  ) {
+    const out = await command([...args, ...extra], env).output();
+    const stderr = new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 2, stderr);
+    assert.match(
+      stderr,
+      /--threads \/ PERMAFROST_THREADS: expected a thread count 0\.\.\d+ .*at most 4 per core/,
+    );
+  }
+  await assert.rejects(Deno.stat(`${TMP}/threads.pf`), Deno.errors.NotFound);
+  const path = await archive("threads-append");
+  const appended = await cli("append", `${TMP}/threads.csv`, path, "--threads", "1000");
+  assert.equal(appended.code, 2, appended.stderr);
+  assert.match(appended.stderr, /Threads must be at most \d+ \(4 per core/);
+});
