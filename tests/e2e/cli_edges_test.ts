@@ -120,7 +120,7 @@ Deno.test("CLI thaw refuses a --where nested 3,000 deep in one line, exit 2", as
     first,
     /^error: Cannot use --where ".*": it nests .* more than 100 deep.* at character 101$/,
   );
-  assert.doesNotMatch(r.stderr, /RangeError|    at /);
+  assert.doesNotMatch(r.stderr, /RangeError|^ {4}at /m);
 });
 
 Deno.test("CLI freeze and append refuse --threads (or PERMAFROST_THREADS) past 4 per core, exit 2", async () => {
