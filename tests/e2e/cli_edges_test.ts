@@ -145,3 +145,51 @@ Deno.test("CLI freeze and append refuse --threads (or PERMAFROST_THREADS) past 4
   assert.equal(appended.code, 2, appended.stderr);
   assert.match(appended.stderr, /Threads must be at most \d+ \(4 per core/);
 });
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
+  for (let i = 0; i < 1200; i++) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  throw new Error(`gave up waiting for ${what}`);
+}
+
+async function temps(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for await (const e of Deno.readDir(dir)) if (e.name.includes(".pf.tmp-")) out.push(e.name);
+  return out;
+}
+
+Deno.test("CLI freeze removes the temp file a SIGKILLed freeze left beside the same archive", async () => {
+  const dir = `${TMP}/killed`;
+  await Deno.remove(dir, { recursive: true }).catch(() => {});
+  await Deno.mkdir(dir, { recursive: true });
+  const rows = Array.from({ length: 400_000 }, (_, i) => `${i},s${i % 5},${i}.5`);
+  await Deno.writeTextFile(`${dir}/big.csv`, `id,s,x\n${rows.join("\n")}\n`);
+  const archive = `${dir}/out.pf`;
+  const child = command(["freeze", `${dir}/big.csv`, archive, "--chunk-rows", "500"]).spawn();
+  try {
+    await until("the freeze to write its temp file", async () => {
+      for (const name of await temps(dir)) {
+        if ((await Deno.stat(`${dir}/${name}`)).size > 0) return name;
+      }
+      return undefined;
+    });
+  } finally {
+    child.kill("SIGKILL");
+    await child.output();
+  }
+  const left = await temps(dir);
+  assert.equal(left.length, 1, "the kill left the temp file");
+  assert.match(left[0]!, /^\.out\.pf\.pf\.tmp-[0-9a-z]+$/);
+  await assert.rejects(Deno.stat(archive), Deno.errors.NotFound);
+  // Untouched for longer than the stale age: what a leftover of a minute ago looks like.
+  const then = new Date(Date.now() - 5 * 60_000);
+  await Deno.utime(`${dir}/${left[0]}`, then, then);
+
+  await Deno.writeTextFile(`${dir}/small.csv`, CSV);
+  const again = await cli("freeze", `${dir}/small.csv`, archive, "--threads", "1");
+  assert.equal(again.code, 0, again.stderr);
+  assert.deepEqual(await temps(dir), []);
+});
