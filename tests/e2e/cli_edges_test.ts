@@ -193,3 +193,48 @@ Deno.test("CLI freeze removes the temp file a SIGKILLed freeze left beside the s
   assert.equal(again.code, 0, again.stderr);
   assert.deepEqual(await temps(dir), []);
 });
+
+Deno.test("CLI thaw warns when a key is given for a plain archive, and --require-encryption refuses it", async () => {
+  const path = await archive("plain");
+  const keyFile = `${TMP}/k.bin`;
+  await Deno.writeFile(keyFile, crypto.getRandomValues(new Uint8Array(32)));
+  const warned = await cli("thaw", path, `${TMP}/plain.csv`, "--key-file", keyFile);
+  assert.equal(warned.code, 0, warned.stderr);
+  const warnings = warned.stderr.split("\n").filter((l) => l.startsWith("warning:"));
+  assert.equal(warnings.length, 1, warned.stderr);
+  assert.match(warnings[0]!, /is not encrypted, so the key given .* was not used/);
+  assert.equal(await Deno.readTextFile(`${TMP}/plain.csv`), CSV);
+
+  const quiet = await cli("thaw", path, `${TMP}/plain2.csv`);
+  assert.doesNotMatch(quiet.stderr, /warning/);
+
+  const out = `${TMP}/refused.csv`;
+  const refused = await cli("thaw", path, out, "--key-file", keyFile, "--require-encryption");
+  assert.equal(refused.code, 1, refused.stderr);
+  assert.match(
+    refused.stderr,
+    /^error: OpsError NOT_ENCRYPTED: Cannot thaw '.*plain\.pf': it is not encrypted/,
+  );
+  await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+
+  await Deno.writeTextFile(`${TMP}/sealed.csv`, CSV);
+  const sealed = await cli(
+    "freeze",
+    `${TMP}/sealed.csv`,
+    `${TMP}/sealed.pf`,
+    "--key-file",
+    keyFile,
+  );
+  assert.equal(sealed.code, 0, sealed.stderr);
+  const ok = await cli(
+    "thaw",
+    `${TMP}/sealed.pf`,
+    "-",
+    "--key-file",
+    keyFile,
+    "--require-encryption",
+  );
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.equal(ok.text, CSV);
+  assert.doesNotMatch(ok.stderr, /warning/);
+});
