@@ -37,7 +37,7 @@ import {
   timestampTicks,
 } from "./_parse.ts";
 import { IoError } from "./errors.ts";
-import { fieldOf, forcedTimestampType, inferTextType } from "./infer.ts";
+import { fieldOf, forcedTimestampType, inferTextType, typeOrigin } from "./infer.ts";
 import {
   DEFAULT_BATCH_ROWS,
   DEFAULT_SAMPLE_ROWS,
@@ -266,7 +266,10 @@ export async function openCsv(path: string, options: OpenSourceOptions = {}): Pr
         delimiter,
         batchRows,
         where: (r) => `data row ${r}`,
-        why: ` (the type was inferred from the first ${sampleRows} rows)`,
+        why: typeOrigin(
+          options.types,
+          ` (the type was inferred from the first ${sampleRows} rows)`,
+        ),
       }),
     close: () => Promise.resolve(),
   };
@@ -295,7 +298,7 @@ export function readCsvRange(
     delimiter,
     batchRows,
     where: (r) => `row ${r} of the byte range starting at ${range.start}`,
-    why: "",
+    why: () => "",
   });
 }
 
@@ -327,7 +330,8 @@ interface BatchOptions {
   delimiter: number;
   batchRows: number;
   where: (row: number) => string;
-  why: string;
+  /** Why a column has its type, for SCHEMA_MISMATCH messages (empty, or starting with a space). */
+  why: (column: string) => string;
 }
 
 /** Streams typed batches of bytes `[start, end)` of a CSV file. */
@@ -362,7 +366,7 @@ async function* csvBatches(
         "SCHEMA_MISMATCH",
         `Cannot read '${shown}' as ${f.type}${
           f.type === "timestamp" ? ` (${f.unit ?? "us"})` : ""
-        } in column '${f.name}' at ${options.where(dataRows + 1)}${options.why}`,
+        } in column '${f.name}' at ${options.where(dataRows + 1)}${options.why(f.name)}`,
         { path, column: f.name },
       );
     };

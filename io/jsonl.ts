@@ -46,7 +46,7 @@ import {
 } from "./_parse.ts";
 import { IoError } from "./errors.ts";
 import { Utf8Chunks } from "./_utf8.ts";
-import { fieldOf, forcedTimestampType, inferJsonType, type JsonCell } from "./infer.ts";
+import { fieldOf, forcedTimestampType, inferJsonType, type JsonCell, typeOrigin } from "./infer.ts";
 import {
   DEFAULT_BATCH_ROWS,
   DEFAULT_SAMPLE_ROWS,
@@ -299,7 +299,10 @@ export async function openJsonl(path: string, options: OpenSourceOptions = {}): 
       jsonlBatches(path, schema, 0, bytes, {
         batchRows,
         where: (line) => `line ${line}`,
-        why: ` (the schema was inferred from the first ${sampleRows} rows)`,
+        why: typeOrigin(
+          options.types,
+          ` (the schema was inferred from the first ${sampleRows} rows)`,
+        ),
         keepBom: false,
       }),
     close: () => Promise.resolve(),
@@ -327,7 +330,7 @@ export function readJsonlRange(
   return jsonlBatches(path, schema, range.start, range.end, {
     batchRows,
     where: (line) => `line ${line} of the byte range starting at ${range.start}`,
-    why: "",
+    why: () => "",
     keepBom: range.start > 0,
   });
 }
@@ -350,7 +353,8 @@ const KIND: Record<ColumnType, number> = {
 interface BatchOptions {
   batchRows: number;
   where: (line: number) => string;
-  why: string;
+  /** Why a column has its type (or the schema its keys), for SCHEMA_MISMATCH messages. */
+  why: (column: string) => string;
   keepBom: boolean;
 }
 
@@ -378,9 +382,9 @@ async function* jsonlBatches(
       const shown = cell.length > 40 ? `${cell.slice(0, 40)}…` : cell;
       return new IoError(
         "SCHEMA_MISMATCH",
-        `Cannot read '${shown}' as ${f.type} in column '${f.name}' at ${
-          options.where(lr.lines)
-        }${options.why}`,
+        `Cannot read '${shown}' as ${f.type} in column '${f.name}' at ${options.where(lr.lines)}${
+          options.why(f.name)
+        }`,
         { path, column: f.name },
       );
     };
@@ -409,7 +413,7 @@ async function* jsonlBatches(
             "SCHEMA_MISMATCH",
             `Cannot read key '${key}' at ${
               options.where(lr.lines)
-            }: it is not a column of the schema${options.why}`,
+            }: it is not a column of the schema${options.why(key)}`,
             { path, column: key },
           );
         }

@@ -10,7 +10,8 @@
  * refused, never carried forward), then the new chunks, then a fresh footer
  * with every hash; then fsync and `rename` over the archive. A crash at any
  * point before the rename leaves the old archive untouched (and a stray
- * `.<name>.pf.tmp-*` file, safe to delete); after it, the new one. A reader
+ * `.<name>.pf.tmp-*` file, which the next write to the archive removes once it is
+ * stale, see `format/writer.ts`); after it, the new one. A reader
  * never sees a half-written archive. The cost is one copy of the archive per
  * append. If the archive changes while the append runs (another append won
  * the race), the append aborts with CONCURRENT_CHANGE instead of losing rows.
@@ -30,6 +31,7 @@ import type { FormatWarning } from "../format/predictors/predictor.ts";
 import { ArchiveReader } from "../format/reader.ts";
 import { compareStat } from "../format/stats.ts";
 import { ArchiveWriter, type EncodedChunk } from "../format/writer.ts";
+import { IoError } from "../io/errors.ts";
 import { sourceFormatOf } from "../io/source.ts";
 import type { SourceFormat } from "../io/types.ts";
 import { OpsError } from "./errors.ts";
@@ -82,7 +84,8 @@ export interface AppendSummary {
  * @param archive The archive to extend.
  * @param options Format, threads, callbacks.
  * @returns Rows and chunks before and after.
- * @throws {OpsError} SCHEMA_MISMATCH listing the differing columns; PRIMARY_KEY for a
+ * @throws {OpsError} SCHEMA_MISMATCH listing the differing columns, or naming a value
+ * that does not fit the archive's type of its column; PRIMARY_KEY for a
  * null or repeated key (also against the keys already stored); BAD_OPTION for an
  * encrypted archive; CONCURRENT_CHANGE when the archive changed meanwhile.
  * {FormatError} when the archive is damaged (nothing is written).
@@ -147,7 +150,12 @@ export async function append(
         chunksAdded++;
         options.onProgress?.({ rows_added: writer!.rows - footer.rows, chunks_added: chunksAdded });
       };
-      for await (const raw of rechunk(schema, opened.batches, header.chunk_rows)) {
+      const rows = rechunk(
+        schema,
+        fromArchiveTypes(opened.batches, source, archive, schema),
+        header.chunk_rows,
+      );
+      for await (const raw of rows) {
         const batch = conform(raw, schema, archive);
         if (keys) await keys.check(batch, footer.rows + added);
         added += batch.length;
@@ -207,6 +215,35 @@ export async function append(
     await writer?.abort();
     pool?.close();
     reader.close();
+  }
+}
+
+/**
+ * Passes the source's batches through, rephrasing a value that does not fit its
+ * column: the type comes from the archive, so the message says so (a reader alone
+ * would blame its type sample).
+ */
+async function* fromArchiveTypes(
+  batches: AsyncIterable<Batch> | Iterable<Batch>,
+  source: FreezeSource,
+  archive: string,
+  schema: Schema,
+): AsyncGenerator<Batch> {
+  try {
+    yield* batches;
+  } catch (err) {
+    const field = err instanceof IoError && err.code === "SCHEMA_MISMATCH"
+      ? schema.find((f) => f.name === err.column)
+      : undefined;
+    if (field === undefined) throw err;
+    const label = typeof source === "string" ? `'${source}'` : "the rows";
+    throw new OpsError(
+      "SCHEMA_MISMATCH",
+      `Cannot append ${label} to '${archive}': column "${field.name}" is ${
+        typeName(field)
+      } in the archive, and the source holds a value that is not: ${(err as IoError).message}`,
+      { path: archive, column: field.name, cause: err },
+    );
   }
 }
 
