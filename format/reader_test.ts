@@ -210,3 +210,33 @@ Deno.test("ArchiveReader.read() round-trips the edge sizes: empty, one row, exac
     });
   }
 });
+
+Deno.test("ArchiveReader.read() and readChunkBytes() name the archive in every error", async () => {
+  const good = `${TMP}/named.pf`;
+  await writeTestArchive(good, randomBatch(ALL_TYPES, 300, 9), { chunkRows: 100 });
+  const bytes = await Deno.readFile(good);
+  const path = `${TMP}/named-damaged.pf`;
+  const reader0 = await ArchiveReader.open(good);
+  const block = reader0.index.footer.chunks[1]!.blocks[2]!;
+  reader0.close();
+  bytes[block.offset + 1]! ^= 0x40;
+  await Deno.writeFile(path, bytes);
+  const reader = await ArchiveReader.open(path);
+  try {
+    const damaged = await rejects(async () => {
+      for await (const _ of reader.read()) { /* drain */ }
+    }, "HASH_MISMATCH");
+    assert.match(damaged.message, /Chunk 1 column .* does not match its SHA-256/);
+    assert.ok(damaged.message.includes(`'${path}'`), damaged.message);
+    assert.deepEqual([damaged.path, damaged.chunk], [path, 1]);
+    const chunk = await rejects(() => reader.readChunkBytes(1), "HASH_MISMATCH");
+    assert.ok(chunk.message.includes(`'${path}'`), chunk.message);
+    const column = await rejects(async () => {
+      for await (const _ of reader.read({ columns: ["nope"] })) { /* drain */ }
+    }, "BAD_ARGUMENT");
+    assert.ok(column.message.includes(`'${path}'`), column.message);
+    assert.equal(column.column, "nope");
+  } finally {
+    reader.close();
+  }
+});
