@@ -9,6 +9,8 @@
  * or TIMESTAMP (s/ms/us). Parquet has no seconds unit and DuckDB widens ms, so the
  * exact schema (units, timezone names) also goes into the key-value metadata
  * `permafrost_schema`, which `parquet.ts` uses to give the columns back their unit.
+ * Column names that differ only in the case of ASCII letters (`a`, `A`) are refused:
+ * DuckDB would rename one.
  *
  * @module
  */
@@ -183,6 +185,27 @@ function micros(ticks: bigint, scale: bigint, field: Field): bigint {
 }
 
 /**
+ * Refuses names DuckDB cannot tell apart: it compares column names ignoring the case
+ * of ASCII letters, and would write the second of `a` and `A` as `A_1` (a silent
+ * rename for every other reader of the file).
+ */
+function checkNames(schema: Schema, path: string): void {
+  const seen = new Map<string, string>();
+  for (const f of schema) {
+    const key = f.name.replace(/[A-Z]/g, (c) => c.toLowerCase());
+    const other = seen.get(key);
+    if (other !== undefined) {
+      throw new IoError(
+        "WRITE_FAILED",
+        `Cannot write columns "${other}" and "${f.name}" to Parquet: the writer (DuckDB) takes column names without regard to case and would rename one; thaw one of them (--columns), or pick another format (csv, jsonl, arrow)`,
+        { path, column: f.name },
+      );
+    }
+    seen.set(key, f.name);
+  }
+}
+
+/**
  * Writes batches to a Parquet file at `path` (new, or an empty file the caller made).
  *
  * @param path The Parquet file to write (the caller's temp file, which it renames into place).
@@ -195,6 +218,7 @@ export async function writeParquet(
   schema: Schema,
   batches: AsyncIterable<Batch> | Iterable<Batch>,
 ): Promise<number> {
+  checkNames(schema, path);
   const dbPath = `${path}.duckdb`;
   const db = await openLockedDuckDB([path], dbPath, STAGING_MEMORY);
   let rows = 0;

@@ -346,3 +346,38 @@ Deno.test("writeOutput() refuses a directory and a link to nothing with WRITE_FA
 Deno.test("outputFormatOf() reads '-' (stdout) as CSV", () => {
   assert.equal(outputFormatOf("-"), "csv");
 });
+
+Deno.test("writeOutput() refuses Parquet columns that differ only in case, naming both", async () => {
+  const dir = await makeTempDir();
+  try {
+    const schema: Schema = [
+      { name: "a", type: "int64", nullable: false },
+      { name: "é", type: "int64", nullable: false },
+      { name: "É", type: "int64", nullable: false },
+      { name: "A", type: "int64", nullable: false },
+    ];
+    const col = { type: "int64" as const, values: BigInt64Array.of(1n), validity: null };
+    const batch: Batch = { schema, length: 1, columns: [col, col, col, col] };
+    await assert.rejects(writeOutput(`${dir}/aA.parquet`, schema, [batch]), (err) => {
+      assert.ok(err instanceof IoError);
+      assert.equal(err.code, "WRITE_FAILED");
+      assert.equal(err.column, "A");
+      assert.match(err.message, /columns "a" and "A" to Parquet/);
+      return true;
+    });
+    assert.deepEqual(await listDir(dir), [], "nothing written, no temp file");
+    const ok = schema.slice(0, 3);
+    await writeOutput(`${dir}/ok.parquet`, ok, [{
+      schema: ok,
+      length: 1,
+      columns: [col, col, col],
+    }]);
+    assert.deepEqual((await readBack(`${dir}/ok.parquet`)).schema.map((f) => f.name), [
+      "a",
+      "é",
+      "É",
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
