@@ -240,3 +240,30 @@ Deno.test("ArchiveReader.read() and readChunkBytes() name the archive in every e
     reader.close();
   }
 });
+
+Deno.test("ArchiveWriter.create() refuses a destination that is not a regular file, and follows a link to one", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ dir: TMP, prefix: "targets-" }));
+  try {
+    const batch = randomBatch(ALL_TYPES, 20, 3);
+    const fifo = `${dir}/pipe`;
+    const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
+    assert.ok(made.success, "mkfifo");
+    await Deno.mkdir(`${dir}/folder`);
+    await Deno.symlink(fifo, `${dir}/link-to-pipe`);
+    for (const target of [fifo, `${dir}/folder`, `${dir}/link-to-pipe`]) {
+      const err = await rejects(() => writeTestArchive(target, batch), "WRITE_FAILED");
+      assert.match(err.message, /is not a regular file/);
+    }
+    assert.ok((await Deno.lstat(fifo)).isFifo);
+    assert.ok((await Deno.lstat(`${dir}/link-to-pipe`)).isSymlink);
+    await Deno.writeTextFile(`${dir}/real.pf`, "old");
+    await Deno.symlink(`${dir}/real.pf`, `${dir}/link.pf`);
+    await writeTestArchive(`${dir}/link.pf`, batch);
+    assert.ok((await Deno.lstat(`${dir}/link.pf`)).isSymlink, "the link is kept");
+    assert.equal((await readAll(`${dir}/real.pf`)).batch.length, 20);
+    const names = [...Deno.readDirSync(dir)].map((e) => e.name).sort();
+    assert.deepEqual(names, ["folder", "link-to-pipe", "link.pf", "pipe", "real.pf"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -7,6 +7,10 @@
  * The writer takes chunks already encoded (`EncodedChunk`), so a local freeze, an
  * append and the cluster's master all lay out bytes the same way.
  *
+ * Only a regular file (or a new path) is replaced; a symbolic link to one is followed
+ * (the file replaced, the link kept), and anything else (`/dev/stdout`, a FIFO, a
+ * directory) is refused rather than renamed over.
+ *
  * Leftovers: the temp file is `.<name>.pf.tmp-<random>` beside the destination, locked
  * (`flock`) while the writer is alive. A process killed mid-write leaves it behind;
  * the next writer of the same destination removes it once it is a regular file
@@ -32,7 +36,7 @@ import type { ArchiveFooter, ArchiveHeader, ChunkEntry, ColumnStats } from "./he
 import { encodeHeader } from "./header.ts";
 import { sha256, sha256Bytes, sha256Hex } from "./_hash.ts";
 import { encodeUtf8 } from "./_bytes.ts";
-import { createTempBeside } from "../internal/temp_files.ts";
+import { createTempBeside, renameTarget } from "../internal/temp_files.ts";
 
 /** One chunk ready to be laid out: its row count, one block per column and stats. */
 export interface EncodedChunk {
@@ -118,16 +122,26 @@ export class ArchiveWriter {
     view.setUint16(10, 0, true);
     view.setUint32(12, headerBytes.length, true);
     const headerSha = sha256Bytes(headerBytes);
+    let target: string | null;
     let file: Deno.FsFile;
     let temp: string;
     try {
-      ({ file, path: temp } = await createTempBeside(path));
+      target = await renameTarget(path);
+      if (target === null) {
+        throw new FormatError(
+          "WRITE_FAILED",
+          `Cannot write archive '${path}': it is not a regular file (a directory, a device, a FIFO, or a link to one or to nothing), which the archive's rename would replace; give a file path`,
+          { path },
+        );
+      }
+      ({ file, path: temp } = await createTempBeside(target));
     } catch (cause) {
+      if (cause instanceof FormatError) throw cause;
       throw writeFailed(path, cause);
     }
     const writer = new ArchiveWriter(
       file,
-      path,
+      target,
       temp,
       PREAMBLE_SIZE + headerBytes.length + HASH_SIZE,
       hex(headerSha),

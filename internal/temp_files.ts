@@ -54,6 +54,32 @@ export function tempPathFor(path: string): string {
 }
 
 /**
+ * Where a file written by temp-and-rename lands: `path` itself when it is a regular
+ * file or does not exist, the file it names when it is a symbolic link to a regular
+ * file (so the link is kept), and null for anything else (a directory, a FIFO, a
+ * device, a link to one or to nothing), which a rename would replace.
+ *
+ * @param path The destination.
+ * @returns The path to rename onto, or null.
+ */
+export async function renameTarget(path: string): Promise<string | null> {
+  let info: Deno.FileInfo;
+  try {
+    info = await Deno.lstat(path);
+  } catch (err) {
+    if (err instanceof Deno.errors.NotFound) return path;
+    throw err;
+  }
+  if (info.isFile) return path;
+  if (!info.isSymlink) return null;
+  try {
+    return (await Deno.stat(path)).isFile ? await Deno.realPath(path) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
  * Removes the stale temp files of `path` (see the module doc), then creates a fresh
  * temp file beside it, open for writing and locked.
  *

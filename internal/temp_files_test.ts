@@ -6,7 +6,12 @@
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { createTempBeside, removeStaleTemps, STALE_TEMP_AGE_MS } from "./temp_files.ts";
+import {
+  createTempBeside,
+  removeStaleTemps,
+  renameTarget,
+  STALE_TEMP_AGE_MS,
+} from "./temp_files.ts";
 
 async function tempDir(): Promise<string> {
   const root = new URL("../.tmp/", import.meta.url).pathname;
@@ -79,6 +84,26 @@ Deno.test("removeStaleTemps() keeps young, locked and foreign files", async () =
       await names(dir),
       [...foreign, ".a.pf.pf.tmp-dir", ".a.pf.pf.tmp-young"].sort(),
     );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("renameTarget() gives a file or a new path, follows a link to a file, and refuses the rest", async () => {
+  const dir = await tempDir();
+  try {
+    await Deno.writeTextFile(join(dir, "file"), "x");
+    await Deno.mkdir(join(dir, "dir"));
+    await Deno.symlink(join(dir, "file"), join(dir, "to-file"));
+    await Deno.symlink(join(dir, "dir"), join(dir, "to-dir"));
+    await Deno.symlink(join(dir, "missing"), join(dir, "to-nothing"));
+    assert.equal(await renameTarget(join(dir, "file")), join(dir, "file"));
+    assert.equal(await renameTarget(join(dir, "new")), join(dir, "new"));
+    assert.equal(await renameTarget(join(dir, "to-file")), await Deno.realPath(join(dir, "file")));
+    for (const n of ["dir", "to-dir", "to-nothing"]) {
+      assert.equal(await renameTarget(join(dir, n)), null, n);
+    }
+    assert.equal(await renameTarget("/dev/null"), null, "a device");
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
