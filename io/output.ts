@@ -26,7 +26,7 @@
  */
 import { dirname, extname, join } from "node:path";
 import type { Batch, Schema } from "../format/column.ts";
-import { createTempBeside, type LockedTemp } from "../internal/temp_files.ts";
+import { createTempBeside, type LockedTemp, renameTarget } from "../internal/temp_files.ts";
 import { type ByteWriter, readRange, removeQuietly, writeAll } from "./_file.ts";
 import { writeArrow } from "./_write_arrow.ts";
 import { writeParquet } from "./_write_parquet.ts";
@@ -194,24 +194,17 @@ async function outputTarget(path: string): Promise<OutputTarget> {
   if (path === STDOUT) return { kind: "stdout" };
   let info: Deno.FileInfo;
   try {
-    info = await Deno.lstat(path);
+    const target = await renameTarget(path);
+    if (target !== null) return { kind: "file", path: target };
+    info = await Deno.stat(path);
   } catch (cause) {
-    if (cause instanceof Deno.errors.NotFound) return { kind: "file", path };
-    throw writeFailed(path, cause);
+    if (!(cause instanceof Deno.errors.NotFound)) throw writeFailed(path, cause);
+    throw new IoError(
+      "WRITE_FAILED",
+      `Cannot write '${path}': it is a symbolic link to nothing that can be opened; write to the file it should name, or remove the link`,
+      { path, cause },
+    );
   }
-  if (info.isSymlink) {
-    try {
-      info = await Deno.stat(path);
-    } catch (cause) {
-      throw new IoError(
-        "WRITE_FAILED",
-        `Cannot write '${path}': it is a symbolic link to nothing that can be opened; write to the file it should name, or remove the link`,
-        { path, cause },
-      );
-    }
-    if (info.isFile) return { kind: "file", path: await Deno.realPath(path) };
-  }
-  if (info.isFile) return { kind: "file", path };
   if (info.isDirectory) {
     throw new IoError(
       "WRITE_FAILED",
