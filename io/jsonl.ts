@@ -33,6 +33,7 @@ import {
   JsonLineScanner,
 } from "./_json_line.ts";
 import { fileSize, openForRead, readRange } from "./_file.ts";
+import { LineReader } from "./_line_reader.ts";
 import {
   bigInt64Text,
   isNaNText,
@@ -45,7 +46,6 @@ import {
   timestampTicks,
 } from "./_parse.ts";
 import { IoError } from "./errors.ts";
-import { Utf8Chunks } from "./_utf8.ts";
 import { fieldOf, forcedTimestampType, inferJsonType, type JsonCell, typeOrigin } from "./infer.ts";
 import {
   DEFAULT_BATCH_ROWS,
@@ -78,97 +78,6 @@ function positiveInt(name: string, v: number | undefined, dflt: number): number 
     throw new IoError("INVALID_OPTION", `Cannot use ${name} '${v}': it must be a positive integer`);
   }
   return v;
-}
-
-/**
- * Splits decoded text into lines, fed chunk by chunk. A line ends at LF, CRLF or a
- * lone CR (JSON text never holds a raw CR inside a string, so a CR outside one is a
- * line end, never data); a CR at the end of the text waits for the next chunk, so a
- * CRLF split across chunks is one line end.
- */
-class LineReader {
-  text = "";
-  pos = 0;
-  final = false;
-  /** Start and end (line end excluded) of the current line. */
-  s = 0;
-  e = 0;
-  /** Physical lines returned so far. */
-  lines = 0;
-  readonly #chunks: AsyncIterator<Uint8Array>;
-  readonly #utf8: Utf8Chunks;
-  readonly #path: string;
-  /** File offset of the first invalid UTF-8 byte read, -1 while none. */
-  #bad = -1;
-  // Next LF and CR in `text` at or after the last position asked (Infinity: none, -1:
-  // unknown), so text without CR is not searched once per line.
-  #nextLf = -1;
-  #nextCr = -1;
-
-  constructor(chunks: AsyncIterator<Uint8Array>, path: string, start: number, keepBom: boolean) {
-    this.#chunks = chunks;
-    this.#path = path;
-    this.#utf8 = new Utf8Chunks(start, keepBom);
-  }
-
-  async fill(): Promise<void> {
-    if (this.#bad >= 0) {
-      throw new IoError(
-        "PARSE_FAILED",
-        `Cannot parse JSON lines '${this.#path}': line ${
-          this.lines + 1
-        } is not valid UTF-8 (the bad byte is at offset ${this.#bad})`,
-        { path: this.#path, offset: this.#bad },
-      );
-    }
-    const r = await this.#chunks.next();
-    const { text: more, bad } = this.#utf8.decode(r.done ? undefined : r.value);
-    if (bad >= 0) this.#bad = bad;
-    else if (r.done) this.final = true;
-    this.text = this.pos < this.text.length ? this.text.slice(this.pos) + more : more;
-    this.pos = 0;
-    this.#nextLf = -1;
-    this.#nextCr = -1;
-  }
-
-  /** 1 when a line is in `[s, e)`, 0 when more input is needed, -1 at the end. */
-  next(): number {
-    const text = this.text;
-    const n = text.length;
-    const pos = this.pos;
-    if (pos >= n) return this.final ? -1 : 0;
-    if (this.#nextLf !== Infinity && this.#nextLf < pos) this.#nextLf = findChar(text, "\n", pos);
-    if (this.#nextCr !== Infinity && this.#nextCr < pos) this.#nextCr = findChar(text, "\r", pos);
-    let stop = Math.min(this.#nextLf, this.#nextCr);
-    let next: number;
-    if (stop === Infinity) {
-      if (!this.final) return 0;
-      stop = next = n;
-    } else if (text.charCodeAt(stop) === CR) {
-      if (stop + 1 >= n && !this.final) return 0;
-      next = text.charCodeAt(stop + 1) === LF ? stop + 2 : stop + 1;
-    } else {
-      next = stop + 1;
-    }
-    this.s = pos;
-    this.e = stop;
-    this.pos = next;
-    this.lines++;
-    return 1;
-  }
-
-  blank(): boolean {
-    for (let i = this.s; i < this.e; i++) {
-      const c = this.text.charCodeAt(i);
-      if (c !== 32 && c !== 9 && c !== 13) return false;
-    }
-    return true;
-  }
-}
-
-function findChar(text: string, c: string, from: number): number {
-  const at = text.indexOf(c, from);
-  return at < 0 ? Infinity : at;
 }
 
 function lineError(path: string, line: number, err: unknown): IoError {
