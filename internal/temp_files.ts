@@ -17,9 +17,9 @@
  * file, was last modified more than {@link STALE_TEMP_AGE_MS} ago (which also covers the
  * instant between creating and locking it) and whose lock nobody holds; with it go the
  * files named after it. Side files whose temp file is gone are stale once that old
- * too. Files of older versions, named `<name>.pf.tmp-<suffix>` (not hidden), follow
- * the same rules. Nothing else is ever touched, and a failure to clean is ignored:
- * cleaning is a courtesy, writing is the job.
+ * too. Nothing else is ever touched (not even the visible `<name>.pf.tmp-*` files of
+ * older versions, which a user may have made their own), and a failure to clean is
+ * ignored: cleaning is a courtesy, writing is the job.
  *
  * Leaf module: imports nothing from the project.
  *
@@ -143,13 +143,11 @@ export async function removeStaleTemps(
 
 /** The temp file `entry` belongs to when it is one of `name`'s, else null. */
 function tempBase(entry: string, name: string): string | null {
-  for (const prefix of [`.${name}${MARK}`, `${name}${MARK}`]) {
-    if (!entry.startsWith(prefix)) continue;
-    const suffix = /^[0-9a-z]+/.exec(entry.slice(prefix.length))?.[0];
-    if (suffix === undefined) continue;
-    if (SIDE_FILES.has(entry.slice(prefix.length + suffix.length))) return prefix + suffix;
-  }
-  return null;
+  const prefix = `.${name}${MARK}`;
+  if (!entry.startsWith(prefix)) return null;
+  const suffix = /^[0-9a-z]+/.exec(entry.slice(prefix.length))?.[0];
+  if (suffix === undefined) return null;
+  return SIDE_FILES.has(entry.slice(prefix.length + suffix.length)) ? prefix + suffix : null;
 }
 
 async function staleGroup(base: string, members: string[], before: number): Promise<boolean> {
