@@ -12,9 +12,10 @@ const CR = 13;
 
 /**
  * Splits decoded text into lines, fed chunk by chunk. A line ends at LF, CRLF or a
- * lone CR (JSON text never holds a raw CR inside a string, so a CR outside one is a
- * line end, never data); a CR at the end of the text waits for the next chunk, so a
- * CRLF split across chunks is one line end.
+ * lone CR: JSON never holds a raw CR inside a string, so no value is cut (a CR used
+ * as whitespace between tokens, which no JSON-lines writer emits, makes the line fail
+ * to parse rather than change a value). A CR at the end of the text waits for the next
+ * chunk, so a CRLF split across chunks is one line end.
  */
 export class LineReader {
   /** Decoded text not yet consumed (plus the current line). */
