@@ -150,6 +150,7 @@ Deno.test("thaw() with requireEncryption refuses a plain archive; a key for one 
   await freeze(csv, plain, { chunkRows: 1000, threads: 0 });
   await freeze(csv, sealed, { chunkRows: 1000, threads: 0, encryption: { key: KEY } });
   const out = join(TMP, "required.csv");
+  await Deno.remove(out).catch(() => {});
   const notEncrypted = (e: unknown) => {
     assert.ok(e instanceof OpsError);
     assert.equal(e.code, "NOT_ENCRYPTED");

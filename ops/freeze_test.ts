@@ -184,6 +184,7 @@ Deno.test("freeze() and append() refuse more than 4 threads per core with BAD_OP
     assert.match(err.message, new RegExp(`at most ${4 * cores} \\(4 per core`));
     return true;
   };
+  await Deno.remove(`${TMP}/threads.pf`).catch(() => {});
   await assert.rejects(freeze(table, `${TMP}/threads.pf`, { threads: 1000 }), refused);
   await assert.rejects(Deno.stat(`${TMP}/threads.pf`), Deno.errors.NotFound);
   await freeze(table, `${TMP}/threads.pf`, { threads: 4 * cores });

@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 
 const TMP = ".tmp/e2e_cli_edges";
+await Deno.remove(TMP, { recursive: true }).catch(() => {});
 await Deno.mkdir(TMP, { recursive: true });
 
 const PERMISSIONS = [
