@@ -14,7 +14,7 @@
  * @module
  */
 import { IoError } from "./errors.ts";
-import { Utf8Chunks } from "./_utf8.ts";
+import { DecodedText } from "./_utf8.ts";
 
 const QUOTE = 34;
 const LF = 10;
@@ -33,13 +33,7 @@ export const END = -1;
  * `flags[i]` is 0 for an unquoted field, 1 for a quoted one and 2 for a quoted one
  * holding doubled quotes (replace `""` with `"` to get its value).
  */
-export class CsvRecordReader {
-  /** Decoded text not yet consumed (plus the current record). */
-  text = "";
-  /** Start of the next record in `text`. */
-  pos = 0;
-  /** Whether all input is in `text`. */
-  final = false;
+export class CsvRecordReader extends DecodedText {
   /** Field starts of the current record. */
   starts: Int32Array;
   /** Field ends of the current record. */
@@ -51,10 +45,6 @@ export class CsvRecordReader {
   /** Records returned so far. */
   records = 0;
   readonly #delim: number;
-  readonly #chunks: AsyncIterator<Uint8Array>;
-  readonly #utf8: Utf8Chunks;
-  /** File offset of the first invalid UTF-8 byte read, -1 while none. */
-  #bad = -1;
   readonly #path: string;
   readonly #growable: boolean;
   readonly #where: (record: number) => string;
@@ -75,8 +65,7 @@ export class CsvRecordReader {
       where: (record: number) => string;
     },
   ) {
-    this.#chunks = chunks;
-    this.#utf8 = new Utf8Chunks(options.start ?? 0, true);
+    super(chunks, options.start ?? 0, true);
     this.#delim = options.delimiter;
     this.#path = options.path;
     this.#growable = options.growable ?? false;
@@ -86,26 +75,14 @@ export class CsvRecordReader {
     this.flags = new Uint8Array(options.capacity);
   }
 
-  /**
-   * Reads and decodes the next chunk onto the unconsumed text. Invalid UTF-8 is
-   * reported once the records before it are consumed, naming the record that holds it.
-   */
-  async fill(): Promise<void> {
-    if (this.#bad >= 0) {
-      throw new IoError(
-        "PARSE_FAILED",
-        `Cannot parse CSV '${this.#path}': ${
-          this.#where(this.records)
-        } is not valid UTF-8 (the bad byte is at offset ${this.#bad})`,
-        { path: this.#path, offset: this.#bad },
-      );
-    }
-    const r = await this.#chunks.next();
-    const { text: more, bad } = this.#utf8.decode(r.done ? undefined : r.value);
-    if (bad >= 0) this.#bad = bad;
-    else if (r.done) this.final = true;
-    this.text = this.pos < this.text.length ? this.text.slice(this.pos) + more : more;
-    this.pos = 0;
+  protected override invalidUtf8(offset: number): IoError {
+    return new IoError(
+      "PARSE_FAILED",
+      `Cannot parse CSV '${this.#path}': ${
+        this.#where(this.records)
+      } is not valid UTF-8 (the bad byte is at offset ${offset})`,
+      { path: this.#path, offset },
+    );
   }
 
   #fail(what: string): IoError {

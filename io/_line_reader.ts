@@ -5,7 +5,7 @@
  * @module
  */
 import { IoError } from "./errors.ts";
-import { Utf8Chunks } from "./_utf8.ts";
+import { DecodedText } from "./_utf8.ts";
 
 const LF = 10;
 const CR = 13;
@@ -17,23 +17,13 @@ const CR = 13;
  * to parse rather than change a value). A CR at the end of the text waits for the next
  * chunk, so a CRLF split across chunks is one line end.
  */
-export class LineReader {
-  /** Decoded text not yet consumed (plus the current line). */
-  text = "";
-  /** Start of the next line in `text`. */
-  pos = 0;
-  /** Whether all input is in `text`. */
-  final = false;
+export class LineReader extends DecodedText {
   /** Start and end (line end excluded) of the current line. */
   s = 0;
   e = 0;
   /** Physical lines returned so far. */
   lines = 0;
-  readonly #chunks: AsyncIterator<Uint8Array>;
-  readonly #utf8: Utf8Chunks;
   readonly #path: string;
-  /** File offset of the first invalid UTF-8 byte read, -1 while none. */
-  #bad = -1;
   // Next LF and CR in `text` at or after the last position asked (Infinity: none, -1:
   // unknown), so text without CR is not searched once per line.
   #nextLf = -1;
@@ -46,28 +36,22 @@ export class LineReader {
    * @param keepBom Keep a leading BOM as U+FEFF (a range that does not start the file).
    */
   constructor(chunks: AsyncIterator<Uint8Array>, path: string, start: number, keepBom: boolean) {
-    this.#chunks = chunks;
+    super(chunks, start, keepBom);
     this.#path = path;
-    this.#utf8 = new Utf8Chunks(start, keepBom);
   }
 
-  /** Reads and decodes the next chunk onto the unconsumed text. */
-  async fill(): Promise<void> {
-    if (this.#bad >= 0) {
-      throw new IoError(
-        "PARSE_FAILED",
-        `Cannot parse JSON lines '${this.#path}': line ${
-          this.lines + 1
-        } is not valid UTF-8 (the bad byte is at offset ${this.#bad})`,
-        { path: this.#path, offset: this.#bad },
-      );
-    }
-    const r = await this.#chunks.next();
-    const { text: more, bad } = this.#utf8.decode(r.done ? undefined : r.value);
-    if (bad >= 0) this.#bad = bad;
-    else if (r.done) this.final = true;
-    this.text = this.pos < this.text.length ? this.text.slice(this.pos) + more : more;
-    this.pos = 0;
+  protected override invalidUtf8(offset: number): IoError {
+    return new IoError(
+      "PARSE_FAILED",
+      `Cannot parse JSON lines '${this.#path}': line ${
+        this.lines + 1
+      } is not valid UTF-8 (the bad byte is at offset ${offset})`,
+      { path: this.#path, offset },
+    );
+  }
+
+  override async fill(): Promise<void> {
+    await super.fill();
     this.#nextLf = -1;
     this.#nextCr = -1;
   }

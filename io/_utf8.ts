@@ -3,10 +3,11 @@
  * invalid bytes are: `TextDecoder` only says that a chunk failed, so a reader could
  * name nothing better than the row it had reached when it read the chunk (up to a
  * megabyte earlier). {@link Utf8Chunks} hands back the valid text before the first
- * invalid byte and that byte's offset in the file, so the reader can parse the rows
- * before it and report the row that holds it.
+ * invalid byte and that byte's offset in the file, and {@link DecodedText}, the base of
+ * the record and line splitters, parses the rows before it and only then reports the
+ * row that holds it.
  *
- * Pure: no I/O.
+ * No I/O of its own: the bytes come from the caller's iterator.
  *
  * @module
  */
@@ -65,6 +66,53 @@ export class Utf8Chunks {
       }).decode(all.subarray(0, valid));
       return { text, bad: at + valid };
     }
+  }
+}
+
+/**
+ * Text decoded from a file's chunks, consumed from the front by a splitter (the CSV
+ * record reader, the JSON-lines line reader). Invalid UTF-8 ends the text just
+ * before the bad byte; the `fill()` after it throws {@link DecodedText.invalidUtf8},
+ * so every record before the bad byte is handed out first and the error can name the
+ * one that holds it.
+ */
+export abstract class DecodedText {
+  /** Decoded text not yet consumed (plus the current record). */
+  text = "";
+  /** Start of the next record in `text`. */
+  pos = 0;
+  /** Whether all input is in `text`. */
+  final = false;
+  readonly #chunks: AsyncIterator<Uint8Array>;
+  readonly #utf8: Utf8Chunks;
+  /** File offset of the first invalid byte read, -1 while none. */
+  #bad = -1;
+
+  /**
+   * @param chunks Raw bytes, in order.
+   * @param start File offset of the first byte.
+   * @param ignoreBom Keep a leading BOM as U+FEFF (true) or drop it (false).
+   */
+  constructor(chunks: AsyncIterator<Uint8Array>, start: number, ignoreBom: boolean) {
+    this.#chunks = chunks;
+    this.#utf8 = new Utf8Chunks(start, ignoreBom);
+  }
+
+  /**
+   * The error for invalid UTF-8 at a file offset, named after the record the
+   * splitter has reached (the one holding the bad byte).
+   */
+  protected abstract invalidUtf8(offset: number): Error;
+
+  /** Reads and decodes the next chunk onto the unconsumed text. */
+  async fill(): Promise<void> {
+    if (this.#bad >= 0) throw this.invalidUtf8(this.#bad);
+    const r = await this.#chunks.next();
+    const { text: more, bad } = this.#utf8.decode(r.done ? undefined : r.value);
+    if (bad >= 0) this.#bad = bad;
+    else if (r.done) this.final = true;
+    this.text = this.pos < this.text.length ? this.text.slice(this.pos) + more : more;
+    this.pos = 0;
   }
 }
 
