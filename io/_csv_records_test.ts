@@ -5,76 +5,23 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { CsvByteScanner, CsvRecordReader, END, NEED_MORE } from "./_csv_records.ts";
+import { CsvByteScanner } from "./_csv_records.ts";
+import { csvRecordEnds, csvRecords } from "./_test_utils.ts";
 import { IoError } from "./errors.ts";
 
 const encoder = new TextEncoder();
 
-async function* chunksOf(parts: (string | Uint8Array)[]): AsyncGenerator<Uint8Array> {
-  for (const p of parts) yield typeof p === "string" ? encoder.encode(p) : p;
-}
-
-/** Every record of `parts` as field values, through `CsvRecordReader`. */
-async function records(parts: (string | Uint8Array)[]): Promise<(string | null)[][]> {
-  const rr = new CsvRecordReader(chunksOf(parts), {
-    delimiter: 44,
-    capacity: 4,
-    growable: true,
-    path: "test.csv",
-    where: (r) => `data row ${r + 1}`,
-  });
-  const out: (string | null)[][] = [];
-  for (;;) {
-    const st = rr.next();
-    if (st === NEED_MORE) {
-      await rr.fill();
-      continue;
-    }
-    if (st === END) return out;
-    const row: (string | null)[] = [];
-    for (let i = 0; i < rr.count; i++) row.push(rr.field(i));
-    out.push(row);
-  }
-}
-
 /** Record ends of `text` through `CsvByteScanner`, fed in buffers cut at `cuts`. */
 function recordEnds(text: string, cuts: number[]): number[] {
-  const bytes = encoder.encode(text);
-  const scanner = new CsvByteScanner(44);
-  const ends: number[] = [];
-  let buf = new Uint8Array(0);
-  let base = 0;
-  let pos = 0;
-  let fed = 0;
-  const bounds = [...cuts, bytes.length];
-  for (;;) {
-    const final = fed >= bounds.length;
-    if (pos >= buf.length && final) return ends;
-    const end = pos >= buf.length ? -1 : scanner.recordEnd(buf, pos, final);
-    if (end < 0) {
-      const from = fed === 0 ? 0 : bounds[fed - 1]!;
-      const more = final ? new Uint8Array(0) : bytes.subarray(from, bounds[fed]);
-      fed++;
-      const next = new Uint8Array(buf.length - pos + more.length);
-      next.set(buf.subarray(pos));
-      next.set(more, buf.length - pos);
-      base += pos;
-      buf = next;
-      pos = 0;
-      scanner.reset();
-      continue;
-    }
-    ends.push(base + end);
-    pos = end;
-  }
+  return csvRecordEnds(encoder.encode(text), cuts);
 }
 
 Deno.test("CsvRecordReader.next() ends records at LF, CRLF and a lone CR", async (t) => {
   await t.step("CR only", async () => {
-    assert.deepEqual(await records(["a,b\r1,2\r3,4\r"]), [["a", "b"], ["1", "2"], ["3", "4"]]);
+    assert.deepEqual(await csvRecords(["a,b\r1,2\r3,4\r"]), [["a", "b"], ["1", "2"], ["3", "4"]]);
   });
   await t.step("mixed line ends, and no line end at the end", async () => {
-    assert.deepEqual(await records(["a,b\n1,2\r\n3,4\r5,6"]), [
+    assert.deepEqual(await csvRecords(["a,b\n1,2\r\n3,4\r5,6"]), [
       ["a", "b"],
       ["1", "2"],
       ["3", "4"],
@@ -84,7 +31,7 @@ Deno.test("CsvRecordReader.next() ends records at LF, CRLF and a lone CR", async
   await t.step(
     "a CR inside a quoted field is data; one after a closing quote ends the record",
     async () => {
-      assert.deepEqual(await records(['a,b\r"x\ry",2\r"q"\r']), [
+      assert.deepEqual(await csvRecords(['a,b\r"x\ry",2\r"q"\r']), [
         ["a", "b"],
         ["x\ry", "2"],
         ["q"],
@@ -92,17 +39,17 @@ Deno.test("CsvRecordReader.next() ends records at LF, CRLF and a lone CR", async
     },
   );
   await t.step("a CRLF split across buffers is one line end, not an empty record", async () => {
-    assert.deepEqual(await records(["a\r", "\nb\r", "\n", "c"]), [["a"], ["b"], ["c"]]);
-    assert.deepEqual(await records(['"a"\r', "\nb"]), [["a"], ["b"]]);
+    assert.deepEqual(await csvRecords(["a\r", "\nb\r", "\n", "c"]), [["a"], ["b"], ["c"]]);
+    assert.deepEqual(await csvRecords(['"a"\r', "\nb"]), [["a"], ["b"]]);
   });
   await t.step(
     "a lone CR at a buffer's end ends its record once the next byte is read",
     async () => {
-      assert.deepEqual(await records(["a\r", "b\r"]), [["a"], ["b"]]);
+      assert.deepEqual(await csvRecords(["a\r", "b\r"]), [["a"], ["b"]]);
     },
   );
   await t.step("blank lines of every kind", async () => {
-    assert.deepEqual(await records(["a\r\r\n\n\rb"]), [["a"], [null], [null], [null], ["b"]]);
+    assert.deepEqual(await csvRecords(["a\r\r\n\n\rb"]), [["a"], [null], [null], [null], ["b"]]);
   });
 });
 
@@ -112,7 +59,7 @@ Deno.test("CsvByteScanner.recordEnd() agrees with CsvRecordReader on every line 
   for (let cut = 0; cut <= text.length; cut++) {
     assert.deepEqual(recordEnds(text, cut === 0 ? [] : [cut]), expected, `cut at ${cut}`);
   }
-  assert.deepEqual((await records([text])).length, expected.length);
+  assert.deepEqual((await csvRecords([text])).length, expected.length);
 });
 
 Deno.test("CsvByteScanner.recordEnd() waits for the byte after a CR at the buffer's end", () => {

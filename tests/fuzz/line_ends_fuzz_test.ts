@@ -10,8 +10,14 @@
 import assert from "node:assert/strict";
 import { type Batch, cellValue, concatBatches, type Schema } from "../../format/column.ts";
 import { csvRowBoundaries, openCsv, readCsvRange } from "../../io/csv.ts";
-import { CsvByteScanner, CsvRecordReader, END, NEED_MORE } from "../../io/_csv_records.ts";
-import { collect, makeTempDir, Rng } from "../../io/_test_utils.ts";
+import {
+  collect,
+  csvRecordEnds,
+  csvRecords,
+  cutBytes,
+  makeTempDir,
+  Rng,
+} from "../../io/_test_utils.ts";
 
 const CASES = 200;
 const LINE_ENDS = ["\r", "\n", "\r\n"];
@@ -64,69 +70,10 @@ function rowsOf(batch: Batch): (string | null)[][] {
   return out;
 }
 
-async function* cutInto(bytes: Uint8Array, cuts: number[]): AsyncGenerator<Uint8Array> {
-  let at = 0;
-  for (const c of [...cuts, bytes.length]) {
-    yield bytes.slice(at, c);
-    at = c;
-  }
-}
-
 function randomCuts(rng: Rng, n: number): number[] {
   const cuts = new Set<number>();
   for (let k = rng.int(6); k > 0; k--) cuts.add(rng.int(n + 1));
   return [...cuts].sort((a, b) => a - b);
-}
-
-/** Records of `bytes` fed in buffers cut at `cuts`, through the record splitter. */
-async function splitRecords(bytes: Uint8Array, cuts: number[]): Promise<(string | null)[][]> {
-  const rr = new CsvRecordReader(cutInto(bytes, cuts), {
-    delimiter: 44,
-    capacity: 2,
-    growable: true,
-    path: "fuzz.csv",
-    where: (r) => `record ${r + 1}`,
-  });
-  const out: (string | null)[][] = [];
-  for (;;) {
-    const st = rr.next();
-    if (st === NEED_MORE) {
-      await rr.fill();
-      continue;
-    }
-    if (st === END) return out;
-    out.push(Array.from({ length: rr.count }, (_, i) => rr.field(i)));
-  }
-}
-
-/** Record ends of `bytes` fed in buffers cut at `cuts`, through the byte scanner. */
-function scanEnds(bytes: Uint8Array, cuts: number[]): number[] {
-  const scanner = new CsvByteScanner(44);
-  const bounds = [...cuts, bytes.length];
-  const ends: number[] = [];
-  let buf = new Uint8Array(0);
-  let base = 0;
-  let pos = 0;
-  let fed = 0;
-  for (;;) {
-    const final = fed >= bounds.length;
-    if (pos >= buf.length && final) return ends;
-    const end = pos >= buf.length ? -1 : scanner.recordEnd(buf, pos, final);
-    if (end >= 0) {
-      ends.push(base + end);
-      pos = end;
-      continue;
-    }
-    const more = final ? new Uint8Array(0) : bytes.subarray(bounds[fed - 1] ?? 0, bounds[fed]);
-    fed++;
-    const next = new Uint8Array(buf.length - pos + more.length);
-    next.set(buf.subarray(pos));
-    next.set(more, buf.length - pos);
-    base += pos;
-    buf = next;
-    pos = 0;
-    scanner.reset();
-  }
 }
 
 Deno.test("CSV round-trips exactly under random mixes of CR, LF and CRLF line ends", async () => {
@@ -140,10 +87,10 @@ Deno.test("CSV round-trips exactly under random mixes of CR, LF and CRLF line en
       const what = `seed ${seed}: ${JSON.stringify(text)}`;
 
       const cuts = randomCuts(rng, bytes.length);
-      assert.deepEqual(await splitRecords(bytes, cuts), [table.names, ...table.rows], what);
-      const ends = scanEnds(bytes, []);
+      assert.deepEqual(await csvRecords(cutBytes(bytes, cuts)), [table.names, ...table.rows], what);
+      const ends = csvRecordEnds(bytes, []);
       assert.equal(ends.length, table.rows.length + 1, what);
-      assert.deepEqual(scanEnds(bytes, cuts), ends, `${what}, cut at ${cuts}`);
+      assert.deepEqual(csvRecordEnds(bytes, cuts), ends, `${what}, cut at ${cuts}`);
 
       const path = `${dir}/fuzz.csv`;
       await Deno.writeFile(path, bytes);
