@@ -73,7 +73,7 @@ Deno.test("CsvByteScanner.recordEnd() waits for the byte after a CR at the buffe
 
 Deno.test("CsvRecordReader.fill() names the record and byte offset of invalid UTF-8", async () => {
   const bad = new Uint8Array([0x78, 0xff, 0x0a]);
-  await assert.rejects(records(["a\nb\nc\n", "d\ne", bad, "f\n"]), (err) => {
+  await assert.rejects(csvRecords(["a\nb\nc\n", "d\ne", bad, "f\n"]), (err) => {
     assert.ok(err instanceof IoError);
     assert.equal(err.code, "PARSE_FAILED");
     assert.equal(err.offset, 10);
