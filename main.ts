@@ -22,6 +22,7 @@ import {
   freezeEncryption,
   runUserCommand,
   thawKeys,
+  unusedKeyWarning,
   USER_COMMANDS,
   USER_USAGE,
 } from "./ops/cli_security.ts";
@@ -48,6 +49,8 @@ Commands:
          [--key-file F | --kms local:PATH|aws-kms:KEY|gcp-kms:RESOURCE]   encrypt (AES-256-GCM)
   thaw <archive|dir> <output> [--rows START:END] [--columns a,b] [--where "expr"]
          [--format csv|jsonl|parquet|arrow|xlsx] [--split-sheets] [--key-file F | --kms URI]
+         [--require-encryption]   refuse an archive that is not encrypted
+         (<output> '-' is stdout, CSV unless --format; a FIFO or device is written in place)
   append <source> <archive> [--format F] [--threads N]   new chunks, same schema, atomic
   diff <a.pf> <b.pf> [--json] [--exit-code]   chunks unchanged, changed, added, removed
   audit <archive>              JSON on stdout; reads header and footer only
@@ -171,6 +174,7 @@ async function cmdThaw(argv: string[]): Promise<number> {
     boolean: [...THAW_BOOLEAN_FLAGS],
   });
   const [archive, output] = positionals(parsed._, 2, "<archive> <output>");
+  const keys = await thawKeys(parsed.flags);
   const summary = await thaw(archive!, output!, {
     rows: parsed.flags.rows === undefined ? undefined : parseRows(String(parsed.flags.rows)),
     columns: parsed.flags.columns === undefined
@@ -178,15 +182,17 @@ async function cmdThaw(argv: string[]): Promise<number> {
       : String(parsed.flags.columns).split(","),
     format: parsed.flags.format as "csv" | "xlsx" | undefined,
     delimiter: parsed.flags.delimiter as string | undefined,
-    keys: await thawKeys(parsed.flags),
+    keys,
     ...thawFlagOptions(parsed.flags),
   });
+  const warning = unusedKeyWarning(archive!, keys, summary.encrypted);
+  if (warning !== null) err(warning);
   err(
-    `thawed ${formatCount(summary.rows)} rows to ${summary.path} (${
-      formatBytes(summary.output_bytes)
-    }) in ${summary.seconds.toFixed(2)} s, ${summary.chunks_read} chunk(s) read; ${
-      thawStatsText(summary)
-    }`,
+    `thawed ${formatCount(summary.rows)} rows to ${
+      summary.path === "-" ? "stdout" : summary.path
+    } (${formatBytes(summary.output_bytes)}) in ${
+      summary.seconds.toFixed(2)
+    } s, ${summary.chunks_read} chunk(s) read; ${thawStatsText(summary)}`,
   );
   return 0;
 }

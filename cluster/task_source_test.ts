@@ -93,6 +93,39 @@ Deno.test("readTaskRows() gives the local freeze's chunks for CSV with quoted ne
   }
 });
 
+Deno.test("readTaskRows() gives the local freeze's chunks for CR-only and mixed line ends", async (t) => {
+  const dir = await tempDir("task-cr-");
+  try {
+    const csv = ["id,note"];
+    const jsonl: string[] = [];
+    for (let i = 0; i < 1000; i++) {
+      csv.push(i % 10 === 0 ? `${i},"quoted\rcr ${i}"` : `${i},n${i}`);
+      jsonl.push(JSON.stringify({ id: i, note: `n\r${i}` }));
+    }
+    const ends = ["\r", "\n", "\r\n"];
+    const files: [string, SourceFormat, string][] = [
+      ["cr.csv", "csv", csv.join("\r") + "\r"],
+      ["mixed.csv", "csv", csv.map((l, i) => l + ends[i % 3]).join("")],
+      ["cr.jsonl", "jsonl", jsonl.join("\r")],
+      ["mixed.jsonl", "jsonl", jsonl.map((l, i) => l + ends[i % 3]).join("")],
+    ];
+    for (const [name, format, text] of files) {
+      await t.step(name, async () => {
+        const path = join(dir, name);
+        await Deno.writeTextFile(path, text);
+        const cluster = await clusterPayload(path, format, 77);
+        assert.equal(cluster.rows, 1000);
+        assert.equal(cluster.tasks, 13);
+        assert.equal(cluster.payload, await localPayload(path, dir, 77));
+        const local = await freeze(path, join(dir, `${name}.pf`), { chunkRows: 77, threads: 0 });
+        assert.equal(local.rows, 1000);
+      });
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("readTaskRows() gives the local freeze's chunks for JSON lines", async () => {
   const dir = await tempDir("task-jsonl-");
   try {

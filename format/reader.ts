@@ -38,6 +38,7 @@ import {
   VERSION_MINOR_TYPES,
 } from "./constants.ts";
 import { FormatError } from "./errors.ts";
+import { type ErrorDetails, PermafrostError } from "../internal/errors.ts";
 import type { ArchiveFooter, ArchiveHeader, ChunkEntry } from "./header.ts";
 import { archiveMinor, decodeFooter, decodeHeader } from "./header.ts";
 import { sha256, sha256Hex } from "./_hash.ts";
@@ -216,6 +217,14 @@ export class ArchiveReader {
    * @throws {FormatError} BAD_ARGUMENT for an unknown column; HASH_MISMATCH or CORRUPT on bad bytes.
    */
   async *read(options: ReadOptions = {}): AsyncGenerator<Batch> {
+    try {
+      yield* this.#read(options);
+    } catch (err) {
+      throw namingArchive(err, this.index.path);
+    }
+  }
+
+  async *#read(options: ReadOptions): AsyncGenerator<Batch> {
     const { schema, footer, header } = this.index;
     const names = options.columns ?? schema.map((f) => f.name);
     const wanted = names.map((name) => {
@@ -392,6 +401,14 @@ export class ArchiveReader {
 
   /** Reads the stored bytes of one chunk (hash-checked). Used by append and the cluster. */
   async readChunkBytes(c: number): Promise<Uint8Array> {
+    try {
+      return await this.#readChunkBytes(c);
+    } catch (err) {
+      throw namingArchive(err, this.index.path);
+    }
+  }
+
+  async #readChunkBytes(c: number): Promise<Uint8Array> {
     const chunk = this.index.footer.chunks[c];
     if (!chunk) {
       throw new FormatError(
@@ -415,6 +432,27 @@ export class ArchiveReader {
       this.#file.close();
     } catch { /* already closed */ }
   }
+}
+
+/**
+ * The same error, with the archive named in its message and `path`: a block or codec
+ * failure deep in a read knows its chunk and column but not the file, and a user
+ * reading several archives needs to know which one is damaged.
+ */
+function namingArchive(err: unknown, path: string): unknown {
+  if (!(err instanceof PermafrostError) || err.message.includes(`'${path}'`)) return err;
+  const Class = err.constructor as new (
+    code: string,
+    message: string,
+    details: ErrorDetails,
+  ) => PermafrostError;
+  return new Class(err.code, `${err.message} (archive '${path}')`, {
+    cause: err,
+    path,
+    ...(err.chunk === undefined ? {} : { chunk: err.chunk }),
+    ...(err.column === undefined ? {} : { column: err.column }),
+    ...(err.offset === undefined ? {} : { offset: err.offset }),
+  });
 }
 
 /**

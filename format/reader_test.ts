@@ -210,3 +210,60 @@ Deno.test("ArchiveReader.read() round-trips the edge sizes: empty, one row, exac
     });
   }
 });
+
+Deno.test("ArchiveReader.read() and readChunkBytes() name the archive in every error", async () => {
+  const good = `${TMP}/named.pf`;
+  await writeTestArchive(good, randomBatch(ALL_TYPES, 300, 9), { chunkRows: 100 });
+  const bytes = await Deno.readFile(good);
+  const path = `${TMP}/named-damaged.pf`;
+  const reader0 = await ArchiveReader.open(good);
+  const block = reader0.index.footer.chunks[1]!.blocks[2]!;
+  reader0.close();
+  bytes[block.offset + 1]! ^= 0x40;
+  await Deno.writeFile(path, bytes);
+  const reader = await ArchiveReader.open(path);
+  try {
+    const damaged = await rejects(async () => {
+      for await (const _ of reader.read()) { /* drain */ }
+    }, "HASH_MISMATCH");
+    assert.match(damaged.message, /Chunk 1 column .* does not match its SHA-256/);
+    assert.ok(damaged.message.includes(`'${path}'`), damaged.message);
+    assert.deepEqual([damaged.path, damaged.chunk], [path, 1]);
+    const chunk = await rejects(() => reader.readChunkBytes(1), "HASH_MISMATCH");
+    assert.ok(chunk.message.includes(`'${path}'`), chunk.message);
+    const column = await rejects(async () => {
+      for await (const _ of reader.read({ columns: ["nope"] })) { /* drain */ }
+    }, "BAD_ARGUMENT");
+    assert.ok(column.message.includes(`'${path}'`), column.message);
+    assert.equal(column.column, "nope");
+  } finally {
+    reader.close();
+  }
+});
+
+Deno.test("ArchiveWriter.create() refuses a destination that is not a regular file, and follows a link to one", async () => {
+  const dir = await Deno.realPath(await Deno.makeTempDir({ dir: TMP, prefix: "targets-" }));
+  try {
+    const batch = randomBatch(ALL_TYPES, 20, 3);
+    const fifo = `${dir}/pipe`;
+    const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
+    assert.ok(made.success, "mkfifo");
+    await Deno.mkdir(`${dir}/folder`);
+    await Deno.symlink(fifo, `${dir}/link-to-pipe`);
+    for (const target of [fifo, `${dir}/folder`, `${dir}/link-to-pipe`]) {
+      const err = await rejects(() => writeTestArchive(target, batch), "WRITE_FAILED");
+      assert.match(err.message, /is not a regular file/);
+    }
+    assert.ok((await Deno.lstat(fifo)).isFifo);
+    assert.ok((await Deno.lstat(`${dir}/link-to-pipe`)).isSymlink);
+    await Deno.writeTextFile(`${dir}/real.pf`, "old");
+    await Deno.symlink(`${dir}/real.pf`, `${dir}/link.pf`);
+    await writeTestArchive(`${dir}/link.pf`, batch);
+    assert.ok((await Deno.lstat(`${dir}/link.pf`)).isSymlink, "the link is kept");
+    assert.equal((await readAll(`${dir}/real.pf`)).batch.length, 20);
+    const names = [...Deno.readDirSync(dir)].map((e) => e.name).sort();
+    assert.deepEqual(names, ["folder", "link-to-pipe", "link.pf", "pipe", "real.pf"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

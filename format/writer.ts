@@ -7,9 +7,18 @@
  * The writer takes chunks already encoded (`EncodedChunk`), so a local freeze, an
  * append and the cluster's master all lay out bytes the same way.
  *
+ * Only a regular file (or a new path) is replaced; a symbolic link to one is followed
+ * (the file replaced, the link kept), and anything else (`/dev/stdout`, a FIFO, a
+ * directory) is refused rather than renamed over.
+ *
+ * Leftovers: the temp file is `.<name>.pf.tmp-<random>` beside the destination, locked
+ * (`flock`) while the writer is alive. A process killed mid-write leaves it behind;
+ * the next writer of the same destination removes it once it is a regular file
+ * untouched for a minute whose lock nobody holds (`internal/temp_files.ts` has the
+ * exact rule), and never touches any other file.
+ *
  * @module
  */
-import { basename, dirname, join } from "node:path";
 import { zstd } from "../codecs/zstd.ts";
 import type { EncodedBlock } from "./block.ts";
 import {
@@ -25,6 +34,7 @@ import type { ArchiveFooter, ArchiveHeader, ChunkEntry, ColumnStats } from "./he
 import { archiveMinor, archiveVersion, encodeHeader } from "./header.ts";
 import { sha256, sha256Bytes, sha256Hex } from "./_hash.ts";
 import { encodeUtf8 } from "./_bytes.ts";
+import { createTempBeside, renameTarget } from "../internal/temp_files.ts";
 
 /** One chunk ready to be laid out: its row count, one block per column and stats. */
 export interface EncodedChunk {
@@ -113,16 +123,26 @@ export class ArchiveWriter {
     view.setUint16(10, 0, true);
     view.setUint32(12, headerBytes.length, true);
     const headerSha = sha256Bytes(headerBytes);
-    const temp = tempPathFor(path);
+    let target: string | null;
     let file: Deno.FsFile;
+    let temp: string;
     try {
-      file = await Deno.open(temp, { write: true, createNew: true });
+      target = await renameTarget(path);
+      if (target === null) {
+        throw new FormatError(
+          "WRITE_FAILED",
+          `Cannot write archive '${path}': it is not a regular file (a directory, a device, a FIFO, or a link to one or to nothing), which the archive's rename would replace; give a file path`,
+          { path },
+        );
+      }
+      ({ file, path: temp } = await createTempBeside(target));
     } catch (cause) {
+      if (cause instanceof FormatError) throw cause;
       throw writeFailed(path, cause);
     }
     const writer = new ArchiveWriter(
       file,
-      path,
+      target,
       temp,
       PREAMBLE_SIZE + headerBytes.length + HASH_SIZE,
       hex(headerSha),
@@ -258,12 +278,6 @@ export class ArchiveWriter {
     }
     this.#offset += bytes.length;
   }
-}
-
-/** A temp path beside `path` that the `.gitignore` pattern `*.pf.tmp-*` covers. */
-export function tempPathFor(path: string): string {
-  const suffix = crypto.randomUUID().slice(0, 8);
-  return join(dirname(path), `.${basename(path)}.pf.tmp-${suffix}`);
 }
 
 function hex(bytes: Uint8Array): string {

@@ -1,6 +1,14 @@
 /**
  * Column builders: typed arrays sized for one batch that the readers fill cell by
- * cell, then hand over as a `Batch` (no copy). Validity is allocated on the first null.
+ * cell, then hand over as a `Batch` (no copy when full). Validity is allocated on the
+ * first null.
+ *
+ * A growable builder (the text readers') starts with room for
+ * {@link BUILDER_CELL_BUDGET} cells over all its columns (at least
+ * {@link MIN_BUILDER_ROWS} rows) and doubles as rows arrive, up to its capacity: a
+ * narrow table gets its whole batch at once, as before, while a wide one no longer
+ * reserves a 65,536-row array per column (~512 kB each) for the handful of rows a
+ * wide file holds.
  *
  * Pure: no I/O.
  *
@@ -22,44 +30,49 @@ const EMPTY_I32 = new Int32Array(0);
 const EMPTY_F64 = new Float64Array(0);
 const EMPTY_U8 = new Uint8Array(0);
 
+/** Cells a growable batch builder reserves up front, over all its columns. */
+export const BUILDER_CELL_BUDGET = 1 << 20;
+/** Rows a growable batch builder reserves up front, however wide. */
+export const MIN_BUILDER_ROWS = 16;
+
 /** One column under construction; readers write straight into its arrays. */
 export class ColumnBuilder {
   /** The column type. */
   readonly type: ColumnType;
   /** Values of int64 / timestamp / date / time / duration columns and 64-bit decimals. */
-  readonly big: BigInt64Array;
+  big: BigInt64Array;
   /** Unscaled values of decimals wider than 64 bits. */
-  readonly wide: bigint[];
+  wide: bigint[];
   /** `big` seen as 32-bit halves (fast stores of safe integers). */
-  readonly i32: Int32Array;
+  i32: Int32Array;
   /** Values of float64 columns. */
-  readonly f64: Float64Array;
+  f64: Float64Array;
   /** Values of bool columns. */
-  readonly u8: Uint8Array;
+  u8: Uint8Array;
   /** Values of string and json columns. */
-  readonly str: string[];
+  str: string[];
   /** Byte-per-row validity, `null` until the first null. */
   validity: Uint8Array | null = null;
-  readonly #capacity: number;
+  #rows: number;
   readonly #wide: boolean;
 
   /**
    * @param field The column's field (its type; a decimal's precision).
-   * @param capacity Rows the batch can hold.
+   * @param rows Rows the arrays hold (see {@link ColumnBuilder.grow}).
    */
-  constructor(field: Pick<Field, "type" | "precision">, capacity: number) {
+  constructor(field: Pick<Field, "type" | "precision">, rows: number) {
     const type = field.type;
     this.type = type;
-    this.#capacity = capacity;
+    this.#rows = rows;
     const wide = isWideDecimal(field);
     this.#wide = wide;
     const bigType = BIGINT_TYPES.has(type) || (type === "decimal" && !wide);
-    this.big = bigType ? new BigInt64Array(capacity) : EMPTY_BIG;
+    this.big = bigType ? new BigInt64Array(rows) : EMPTY_BIG;
     this.i32 = bigType ? new Int32Array(this.big.buffer) : EMPTY_I32;
-    this.wide = wide ? new Array<bigint>(capacity).fill(0n) : [];
-    this.f64 = type === "float64" ? new Float64Array(capacity) : EMPTY_F64;
-    this.u8 = type === "bool" ? new Uint8Array(capacity) : EMPTY_U8;
-    this.str = TEXT_TYPES.has(type) ? new Array<string>(capacity).fill("") : [];
+    this.wide = wide ? new Array<bigint>(rows).fill(0n) : [];
+    this.f64 = type === "float64" ? new Float64Array(rows) : EMPTY_F64;
+    this.u8 = type === "bool" ? new Uint8Array(rows) : EMPTY_U8;
+    this.str = TEXT_TYPES.has(type) ? new Array<string>(rows).fill("") : [];
   }
 
   /** Stores an unscaled decimal at `row` (into `big` or `wide` by the field's precision). */
@@ -68,15 +81,47 @@ export class ColumnBuilder {
     else this.big[row] = unscaled;
   }
 
+  /** Makes the arrays hold `rows` rows, keeping what they hold. */
+  grow(rows: number): void {
+    if (this.big !== EMPTY_BIG) {
+      const big = new BigInt64Array(rows);
+      big.set(this.big);
+      this.big = big;
+      this.i32 = new Int32Array(big.buffer);
+    }
+    if (this.f64 !== EMPTY_F64) {
+      const f64 = new Float64Array(rows);
+      f64.set(this.f64);
+      this.f64 = f64;
+    }
+    if (this.u8 !== EMPTY_U8) {
+      const u8 = new Uint8Array(rows);
+      u8.set(this.u8);
+      this.u8 = u8;
+    }
+    if (this.#wide) {
+      for (let i = this.#rows; i < rows; i++) this.wide.push(0n);
+    }
+    if (TEXT_TYPES.has(this.type)) {
+      for (let i = this.#rows; i < rows; i++) this.str.push("");
+    }
+    if (this.validity !== null) {
+      const v = new Uint8Array(rows).fill(1);
+      v.set(this.validity);
+      this.validity = v;
+    }
+    this.#rows = rows;
+  }
+
   /** Marks `row` null (its value slot stays the type's zero). */
   setNull(row: number): void {
-    if (this.validity === null) this.validity = new Uint8Array(this.#capacity).fill(1);
+    if (this.validity === null) this.validity = new Uint8Array(this.#rows).fill(1);
     this.validity[row] = 0;
   }
 
   /** Hands over the first `length` rows as a column. */
   finish(length: number): Column {
-    const full = length === this.#capacity;
+    const full = length === this.#rows;
     const validity = this.validity === null
       ? null
       : full
@@ -115,17 +160,35 @@ export class BatchBuilder {
   readonly columns: ColumnBuilder[];
   /** Rows the batch can hold. */
   readonly capacity: number;
+  /** Rows the columns' arrays hold now (`capacity` unless growable). */
+  rows: number;
   /** Rows written so far. */
   length = 0;
 
   /**
    * @param schema Fields of the batch.
    * @param capacity Rows the batch can hold.
+   * @param options `growable`: reserve by {@link BUILDER_CELL_BUDGET} and grow on
+   * {@link BatchBuilder.reserve} (default: reserve `capacity` rows at once).
    */
-  constructor(schema: Schema, capacity: number) {
+  constructor(schema: Schema, capacity: number, options: { growable?: boolean } = {}) {
     this.schema = schema;
     this.capacity = capacity;
-    this.columns = schema.map((f: Field) => new ColumnBuilder(f, capacity));
+    this.rows = options.growable
+      ? Math.min(
+        capacity,
+        Math.max(MIN_BUILDER_ROWS, Math.floor(BUILDER_CELL_BUDGET / Math.max(1, schema.length))),
+      )
+      : capacity;
+    this.columns = schema.map((f: Field) => new ColumnBuilder(f, this.rows));
+  }
+
+  /** Makes room for row `row` (below `capacity`) before a reader writes it. */
+  reserve(row: number): void {
+    if (row < this.rows) return;
+    const rows = Math.min(this.capacity, Math.max(row + 1, this.rows * 2));
+    for (const c of this.columns) c.grow(rows);
+    this.rows = rows;
   }
 
   /** Hands over the rows written so far as a batch. */

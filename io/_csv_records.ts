@@ -3,15 +3,18 @@
  * (fields as spans, for reading) and one over raw bytes (record ends only, for cutting
  * a file into row ranges). Both follow the same rules, so a byte range that the byte
  * scanner cuts holds exactly the records the text splitter reads from it:
- * - records end at LF; a CR right before the LF belongs to the terminator;
+ * - records end at LF, CRLF or a lone CR (old Mac files; mixed line ends work too),
+ *   and a CR at the end of a read buffer waits for the next byte, so a CRLF split
+ *   across buffers is one line end, never an extra empty record;
  * - a field starting with `"` is quoted: it runs to the next lone `"`, and `""`
  *   inside stands for one quote; delimiters, CR and LF inside are data;
  * - a `"` inside an unquoted field is data;
- * - after a closing quote only a delimiter, CRLF, LF or the end of input may follow.
+ * - after a closing quote only a delimiter, a line end or the end of input may follow.
  *
  * @module
  */
 import { IoError } from "./errors.ts";
+import { DecodedText } from "./_utf8.ts";
 
 const QUOTE = 34;
 const LF = 10;
@@ -30,13 +33,7 @@ export const END = -1;
  * `flags[i]` is 0 for an unquoted field, 1 for a quoted one and 2 for a quoted one
  * holding doubled quotes (replace `""` with `"` to get its value).
  */
-export class CsvRecordReader {
-  /** Decoded text not yet consumed (plus the current record). */
-  text = "";
-  /** Start of the next record in `text`. */
-  pos = 0;
-  /** Whether all input is in `text`. */
-  final = false;
+export class CsvRecordReader extends DecodedText {
   /** Field starts of the current record. */
   starts: Int32Array;
   /** Field ends of the current record. */
@@ -48,15 +45,14 @@ export class CsvRecordReader {
   /** Records returned so far. */
   records = 0;
   readonly #delim: number;
-  readonly #chunks: AsyncIterator<Uint8Array>;
-  readonly #decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
   readonly #path: string;
   readonly #growable: boolean;
   readonly #where: (record: number) => string;
 
   /**
    * @param chunks Raw bytes, in order.
-   * @param options Delimiter code, field capacity, path and a describer of record positions.
+   * @param options Delimiter code, field capacity, path, the file offset of the first
+   * byte (default 0) and a describer of record positions.
    */
   constructor(
     chunks: AsyncIterator<Uint8Array>,
@@ -65,10 +61,11 @@ export class CsvRecordReader {
       capacity: number;
       growable?: boolean;
       path: string;
+      start?: number;
       where: (record: number) => string;
     },
   ) {
-    this.#chunks = chunks;
+    super(chunks, options.start ?? 0, true);
     this.#delim = options.delimiter;
     this.#path = options.path;
     this.#growable = options.growable ?? false;
@@ -78,28 +75,14 @@ export class CsvRecordReader {
     this.flags = new Uint8Array(options.capacity);
   }
 
-  /** Reads and decodes the next chunk onto the unconsumed text. */
-  async fill(): Promise<void> {
-    const r = await this.#chunks.next();
-    let more: string;
-    try {
-      if (r.done) {
-        more = this.#decoder.decode();
-        this.final = true;
-      } else {
-        more = this.#decoder.decode(r.value, { stream: true });
-      }
-    } catch (cause) {
-      throw new IoError(
-        "PARSE_FAILED",
-        `Cannot parse CSV '${this.#path}': the bytes near ${
-          this.#where(this.records)
-        } are not valid UTF-8`,
-        { path: this.#path, cause },
-      );
-    }
-    this.text = this.pos < this.text.length ? this.text.slice(this.pos) + more : more;
-    this.pos = 0;
+  protected override invalidUtf8(offset: number): IoError {
+    return new IoError(
+      "PARSE_FAILED",
+      `Cannot parse CSV '${this.#path}': ${
+        this.#where(this.records)
+      } is not valid UTF-8 (the bad byte is at offset ${offset})`,
+      { path: this.#path, offset },
+    );
   }
 
   #fail(what: string): IoError {
@@ -174,37 +157,37 @@ export class CsvRecordReader {
           continue;
         }
         if (c === LF) return this.#done(count, i + 1);
-        if (c === CR) {
-          if (i + 1 >= n) {
-            if (!final) return NEED_MORE;
-            return this.#done(count, n);
-          }
-          if (text.charCodeAt(i + 1) === LF) return this.#done(count, i + 2);
-        }
+        if (c === CR) return this.#crEnd(count, i);
         throw this.#fail("unexpected text after a closing quote");
       }
       let j = i;
       while (j < n) {
         const c = text.charCodeAt(j);
-        if (c === d || c === LF) break;
+        if (c === d || c === LF || c === CR) break;
         j++;
       }
       if (j >= n && !final) return NEED_MORE;
-      const atEnd = j >= n || text.charCodeAt(j) === LF;
-      const fe = atEnd && j > i && text.charCodeAt(j - 1) === CR ? j - 1 : j;
       if (store) {
         this.starts[count] = i;
-        this.ends[count] = fe;
+        this.ends[count] = j;
         this.flags[count] = 0;
       }
       count++;
       if (j >= n) return this.#done(count, n);
-      if (!atEnd) {
+      const c = text.charCodeAt(j);
+      if (c === d) {
         i = j + 1;
         continue;
       }
-      return this.#done(count, j + 1);
+      if (c === LF) return this.#done(count, j + 1);
+      return this.#crEnd(count, j);
     }
+  }
+
+  /** Ends the record at the CR at `i`: with the LF after it (CRLF), or alone. */
+  #crEnd(count: number, i: number): number {
+    if (i + 1 >= this.text.length) return this.final ? this.#done(count, i + 1) : NEED_MORE;
+    return this.#done(count, this.text.charCodeAt(i + 1) === LF ? i + 2 : i + 1);
   }
 
   #done(count: number, next: number): number {
@@ -236,7 +219,11 @@ export class CsvRecordReader {
  */
 export class CsvByteScanner {
   readonly #delim: number;
+  // Next quote, LF and CR at or after the last position asked (Infinity: none in the
+  // buffer, -1: unknown), so a buffer without one byte is not searched once per record.
   #nextQuote = -1;
+  #nextLf = -1;
+  #nextCr = -1;
 
   /** @param delimiter Delimiter byte. */
   constructor(delimiter: number) {
@@ -246,22 +233,25 @@ export class CsvByteScanner {
   /** Forgets cached positions (call when the buffer changes). */
   reset(): void {
     this.#nextQuote = -1;
+    this.#nextLf = -1;
+    this.#nextCr = -1;
   }
 
   /**
-   * Returns the index just past the record starting at `pos` (after its LF, or the
-   * buffer's end when `final`), or -1 when the buffer does not hold all of it yet.
+   * Returns the index just past the record starting at `pos` (after its line end, or
+   * the buffer's end when `final`), or -1 when the buffer does not hold all of it yet.
    */
   recordEnd(buf: Uint8Array, pos: number, final: boolean): number {
     const n = buf.length;
-    const nl = buf.indexOf(LF, pos);
+    if (this.#nextLf !== Infinity && this.#nextLf < pos) this.#nextLf = find(buf, LF, pos);
+    if (this.#nextCr !== Infinity && this.#nextCr < pos) this.#nextCr = find(buf, CR, pos);
     if (this.#nextQuote !== Infinity && this.#nextQuote < pos) {
-      const q = buf.indexOf(QUOTE, pos);
-      this.#nextQuote = q < 0 ? Infinity : q;
+      this.#nextQuote = find(buf, QUOTE, pos);
     }
-    if (this.#nextQuote === Infinity || (nl >= 0 && this.#nextQuote > nl)) {
-      if (nl >= 0) return nl + 1;
-      return final ? n : -1;
+    const stop = Math.min(this.#nextLf, this.#nextCr);
+    if (this.#nextQuote > stop) {
+      if (stop === Infinity) return final ? n : -1;
+      return lineEnd(buf, stop, final);
     }
     const d = this.#delim;
     let i = pos;
@@ -287,7 +277,7 @@ export class CsvByteScanner {
       }
       while (i < n) {
         const c = buf[i];
-        if (c === d || c === LF) break;
+        if (c === d || c === LF || c === CR) break;
         i++;
       }
       if (i >= n) return final ? n : -1;
@@ -295,12 +285,24 @@ export class CsvByteScanner {
         i++;
         continue;
       }
-      return i + 1;
+      return lineEnd(buf, i, final);
     }
   }
 }
 
-/** Whether bytes `[s, e)` are a blank line (nothing, or a lone CR, before the LF). */
+function find(buf: Uint8Array, byte: number, from: number): number {
+  const at = buf.indexOf(byte, from);
+  return at < 0 ? Infinity : at;
+}
+
+/** The index past the line end at `i` (LF, CRLF or a lone CR), -1 when a CR ends the buffer. */
+function lineEnd(buf: Uint8Array, i: number, final: boolean): number {
+  if (buf[i] === LF) return i + 1;
+  if (i + 1 >= buf.length) return final ? i + 1 : -1;
+  return buf[i + 1] === LF ? i + 2 : i + 1;
+}
+
+/** Whether bytes `[s, e)` are a blank line (nothing before its LF, CRLF or CR). */
 export function blankRecord(buf: Uint8Array, s: number, e: number): boolean {
   let end = e;
   if (end > s && buf[end - 1] === LF) end--;

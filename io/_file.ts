@@ -1,6 +1,6 @@
 /**
  * File plumbing for the readers and writers: opening with typed errors, reading a
- * byte range in chunks, writing fully, and the temp-file-then-rename dance.
+ * byte range in chunks, writing fully, and removing what a failed write left.
  *
  * @module
  */
@@ -99,26 +99,18 @@ export async function* readRange(
   }
 }
 
+/** Where the writers put bytes: an open file, stdout, or anything that writes like them. */
+export type ByteWriter = Pick<Deno.FsFile, "write">;
+
 /**
  * Writes every byte of `data`, looping over short writes.
  *
- * @param file The open file.
+ * @param file The open file (or stream).
  * @param data Bytes to write.
  */
-export async function writeAll(file: Deno.FsFile, data: Uint8Array): Promise<void> {
+export async function writeAll(file: ByteWriter, data: Uint8Array): Promise<void> {
   let off = 0;
   while (off < data.length) off += await file.write(data.subarray(off));
-}
-
-/**
- * Returns a temp path beside `target` that the `.gitignore` pattern `*.pf.tmp-*` covers.
- *
- * @param target The final path.
- * @returns A fresh sibling path.
- */
-export function tempPathBeside(target: string): string {
-  const rand = crypto.getRandomValues(new Uint32Array(2));
-  return `${target}.pf.tmp-${(rand[0] ?? 0).toString(36)}${(rand[1] ?? 0).toString(36)}`;
 }
 
 /**

@@ -20,6 +20,8 @@ import {
 } from "../format/column.ts";
 import { TICKS_PER_SECOND } from "./_parse.ts";
 
+import { CsvByteScanner, CsvRecordReader, END, NEED_MORE } from "./_csv_records.ts";
+
 const TMP_ROOT = new URL("../.tmp/", import.meta.url);
 
 /**
@@ -311,4 +313,89 @@ export function assertSameValues(actual: Batch, expected: Batch, bitExact: boole
       }
     }
   }
+}
+
+/**
+ * Every record of a CSV text given in pieces (read buffers), through
+ * `CsvRecordReader`, as field values.
+ *
+ * @param parts The bytes (or text), cut where reads would end.
+ * @returns One array of field values per record, the header included.
+ */
+export async function csvRecords(parts: (string | Uint8Array)[]): Promise<(string | null)[][]> {
+  const encoder = new TextEncoder();
+  async function* chunks(): AsyncGenerator<Uint8Array> {
+    for (const p of parts) yield typeof p === "string" ? encoder.encode(p) : p;
+  }
+  const rr = new CsvRecordReader(chunks(), {
+    delimiter: 44,
+    capacity: 2,
+    growable: true,
+    path: "test.csv",
+    where: (r) => `data row ${r + 1}`,
+  });
+  const out: (string | null)[][] = [];
+  for (;;) {
+    const st = rr.next();
+    if (st === NEED_MORE) {
+      await rr.fill();
+      continue;
+    }
+    if (st === END) return out;
+    out.push(Array.from({ length: rr.count }, (_, i) => rr.field(i)));
+  }
+}
+
+/**
+ * The record ends `CsvByteScanner` finds in `bytes` fed in buffers cut at `cuts`, as
+ * `csvRowBoundaries` feeds it.
+ *
+ * @param bytes The CSV bytes.
+ * @param cuts Offsets where one read ends and the next begins, ascending.
+ * @returns The offset just past each record.
+ */
+export function csvRecordEnds(bytes: Uint8Array, cuts: number[]): number[] {
+  const scanner = new CsvByteScanner(44);
+  const bounds = [...cuts, bytes.length];
+  const ends: number[] = [];
+  let buf = new Uint8Array(0);
+  let base = 0;
+  let pos = 0;
+  let fed = 0;
+  for (;;) {
+    const final = fed >= bounds.length;
+    if (pos >= buf.length && final) return ends;
+    const end = pos >= buf.length ? -1 : scanner.recordEnd(buf, pos, final);
+    if (end >= 0) {
+      ends.push(base + end);
+      pos = end;
+      continue;
+    }
+    const more = final ? new Uint8Array(0) : bytes.subarray(bounds[fed - 1] ?? 0, bounds[fed]);
+    fed++;
+    const next = new Uint8Array(buf.length - pos + more.length);
+    next.set(buf.subarray(pos));
+    next.set(more, buf.length - pos);
+    base += pos;
+    buf = next;
+    pos = 0;
+    scanner.reset();
+  }
+}
+
+/**
+ * Cuts bytes into pieces at the given offsets.
+ *
+ * @param bytes The bytes.
+ * @param cuts Ascending offsets.
+ * @returns The pieces (copies).
+ */
+export function cutBytes(bytes: Uint8Array, cuts: number[]): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  let at = 0;
+  for (const c of [...cuts, bytes.length]) {
+    out.push(bytes.slice(at, c));
+    at = c;
+  }
+  return out;
 }

@@ -8,7 +8,7 @@
  */
 import * as arrow from "apache-arrow";
 import type { Batch, Schema } from "../format/column.ts";
-import { writeAll } from "./_file.ts";
+import { type ByteWriter, writeAll } from "./_file.ts";
 import { batchToArrow } from "./arrow_table.ts";
 import { schemaToArrow } from "./arrow_schema.ts";
 import { checkBatch } from "./_write_text.ts";
@@ -25,7 +25,7 @@ class CollectingQueue extends arrow.AsyncByteQueue {
     super.write(value);
   }
 
-  async flushTo(file: Deno.FsFile): Promise<void> {
+  async flushTo(file: ByteWriter): Promise<void> {
     const parts = this.pending;
     this.pending = [];
     for (const p of parts) await writeAll(file, p);
@@ -42,7 +42,7 @@ class CollectingQueue extends arrow.AsyncByteQueue {
  * @returns Rows written.
  */
 export async function writeArrow(
-  file: Deno.FsFile,
+  file: ByteWriter,
   schema: Schema,
   batches: AsyncIterable<Batch> | Iterable<Batch>,
   stream: boolean,

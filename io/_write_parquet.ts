@@ -13,6 +13,8 @@
  * seconds unit and no duration, and DuckDB widens ms, so the exact schema (units,
  * timezone names, duration, json) also goes into the key-value metadata
  * `permafrost_schema`, which `parquet.ts` uses to give the columns back their types.
+ * Column names that differ only in the case of ASCII letters (`a`, `A`) are refused:
+ * DuckDB would rename one.
  *
  * @module
  */
@@ -245,9 +247,30 @@ function micros(ticks: bigint, scale: bigint, field: Field): bigint {
 }
 
 /**
- * Writes batches to a Parquet file at `path` (which must not exist yet).
+ * Refuses names DuckDB cannot tell apart: it compares column names ignoring the case
+ * of ASCII letters, and would write the second of `a` and `A` as `A_1` (a silent
+ * rename for every other reader of the file).
+ */
+function checkNames(schema: Schema, path: string): void {
+  const seen = new Map<string, string>();
+  for (const f of schema) {
+    const key = f.name.replace(/[A-Z]/g, (c) => c.toLowerCase());
+    const other = seen.get(key);
+    if (other !== undefined) {
+      throw new IoError(
+        "WRITE_FAILED",
+        `Cannot write columns "${other}" and "${f.name}" to Parquet: the writer (DuckDB) takes column names without regard to case and would rename one; thaw one of them (--columns), or pick another format (csv, jsonl, arrow)`,
+        { path, column: f.name },
+      );
+    }
+    seen.set(key, f.name);
+  }
+}
+
+/**
+ * Writes batches to a Parquet file at `path` (new, or an empty file the caller made).
  *
- * @param path The Parquet file to create.
+ * @param path The Parquet file to write (the caller's temp file, which it renames into place).
  * @param schema The schema.
  * @param batches The rows.
  * @returns Rows written.
@@ -257,6 +280,7 @@ export async function writeParquet(
   schema: Schema,
   batches: AsyncIterable<Batch> | Iterable<Batch>,
 ): Promise<number> {
+  checkNames(schema, path);
   const dbPath = `${path}.duckdb`;
   const db = await openLockedDuckDB([path], dbPath, STAGING_MEMORY);
   let rows = 0;
@@ -287,10 +311,11 @@ export async function writeParquet(
       appender.closeSync();
     }
     const meta = sqlString(JSON.stringify(schema));
+    // Into `path` itself, not a sibling DuckDB renames: `path` is the caller's locked temp file.
     await conn.run(
       `COPY staging TO ${
         sqlString(path)
-      } (FORMAT parquet, COMPRESSION zstd, KV_METADATA {${PARQUET_SCHEMA_KEY}: ${meta}})`,
+      } (FORMAT parquet, COMPRESSION zstd, USE_TMP_FILE false, KV_METADATA {${PARQUET_SCHEMA_KEY}: ${meta}})`,
     );
   } finally {
     db.close();

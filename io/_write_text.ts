@@ -16,7 +16,7 @@
  * @module
  */
 import type { Batch, Column, Field, Schema } from "../format/column.ts";
-import { writeAll } from "./_file.ts";
+import { type ByteWriter, writeAll } from "./_file.ts";
 import { formatDecimal } from "../format/decimal_value.ts";
 import {
   formatDate,
@@ -36,10 +36,10 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 class ByteSink {
   buf = new Uint8Array(FLUSH_BYTES * 2);
   pos = 0;
-  readonly #file: Deno.FsFile;
+  readonly #file: ByteWriter;
   readonly #digits = new Uint8Array(24);
 
-  constructor(file: Deno.FsFile) {
+  constructor(file: ByteWriter) {
     this.#file = file;
   }
 
@@ -279,7 +279,7 @@ function writeJsonText(sink: ByteSink, s: string): void {
  * @returns Rows written.
  */
 export async function writeCsv(
-  file: Deno.FsFile,
+  file: ByteWriter,
   schema: Schema,
   batches: AsyncIterable<Batch> | Iterable<Batch>,
   delimiter: string,
@@ -331,7 +331,7 @@ export async function writeCsv(
  * @returns Rows written.
  */
 export async function writeJsonl(
-  file: Deno.FsFile,
+  file: ByteWriter,
   schema: Schema,
   batches: AsyncIterable<Batch> | Iterable<Batch>,
 ): Promise<number> {

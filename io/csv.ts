@@ -4,13 +4,15 @@
  * building columns: {@link csvRowBoundaries} (byte offsets every N rows) and
  * {@link readCsvRange} (the rows of one byte range, with a known schema).
  *
- * Dialect: UTF-8 (a leading BOM is skipped; invalid UTF-8 is PARSE_FAILED), a header
- * row, `,` unless `delimiter` says otherwise, LF or CRLF line ends, `"` quoting with
+ * Dialect: UTF-8 (a leading BOM is skipped; invalid UTF-8 is PARSE_FAILED naming the
+ * row and the byte offset), a header row, `,` unless `delimiter` says otherwise, LF,
+ * CRLF or CR line ends (mixed too; a CR inside a quoted field is data; a CR then LF is
+ * always one CRLF, never a line end and a blank line), `"` quoting with
  * `""` escapes; quoted fields may hold delimiters, quotes and newlines. An empty
  * unquoted field is null; `""` is the empty string. A row with a different field
  * count than the header is PARSE_FAILED; blank lines are skipped (except in a
  * one-column file, where a blank line is a null). Duplicate header names are
- * PARSE_FAILED.
+ * PARSE_FAILED; more than `MAX_COLUMNS` (10,000) columns is TOO_MANY_COLUMNS.
  *
  * Types come from `infer.ts` over the first `sampleRows` rows; a later cell that does
  * not fit makes the batch iterator throw SCHEMA_MISMATCH naming the column. Memory is
@@ -35,12 +37,13 @@ import {
   timestampTicks,
 } from "./_parse.ts";
 import { IoError } from "./errors.ts";
-import { fieldOf, forcedTimestampType, forcedType, inferTextType } from "./infer.ts";
+import { fieldOf, forcedTimestampType, forcedType, inferTextType, typeOrigin } from "./infer.ts";
 import { readTypedCell } from "./_typed_cell.ts";
 import {
   DEFAULT_BATCH_ROWS,
   DEFAULT_SAMPLE_ROWS,
   type ForcedType,
+  MAX_COLUMNS,
   type OpenSourceOptions,
   type Source,
 } from "./types.ts";
@@ -109,7 +112,7 @@ function positiveInt(name: string, v: number | undefined, dflt: number): number 
  * @param options Dialect.
  * @returns Column names, where the data starts and the file size.
  * @throws {IoError} READ_FAILED when the file cannot be read, PARSE_FAILED when the
- * header is malformed or has duplicate names.
+ * header is malformed or has duplicate names, TOO_MANY_COLUMNS past `MAX_COLUMNS`.
  */
 export async function readCsvHeader(path: string, options: CsvOptions = {}): Promise<CsvHeader> {
   const delimiter = delimiterCode(options);
@@ -129,6 +132,13 @@ export async function readCsvHeader(path: string, options: CsvOptions = {}): Pro
     let st: number;
     while ((st = rr.next()) === NEED_MORE) await rr.fill();
     if (st === END) return { names: [], dataStart: bytes, bytes };
+    if (rr.count > MAX_COLUMNS) {
+      throw new IoError(
+        "TOO_MANY_COLUMNS",
+        `Cannot read CSV '${path}': its header has ${rr.count} columns, more than the ${MAX_COLUMNS} a source may have; split the table into narrower files`,
+        { path },
+      );
+    }
     const names: string[] = [];
     const seen = new Set<string>();
     for (let i = 0; i < rr.count; i++) {
@@ -167,6 +177,7 @@ async function sampleCsv(
       delimiter,
       capacity: ncols + 1,
       path,
+      start: header.dataStart,
       where: (r) => `data row ${r + 1}`,
     });
     let n = 0;
@@ -257,7 +268,10 @@ export async function openCsv(path: string, options: OpenSourceOptions = {}): Pr
         delimiter,
         batchRows,
         where: (r) => `data row ${r}`,
-        why: ` (the type was inferred from the first ${sampleRows} rows)`,
+        why: typeOrigin(
+          options.types,
+          ` (the type was inferred from the first ${sampleRows} rows)`,
+        ),
       }),
     close: () => Promise.resolve(),
   };
@@ -286,7 +300,7 @@ export function readCsvRange(
     delimiter,
     batchRows,
     where: (r) => `row ${r} of the byte range starting at ${range.start}`,
-    why: "",
+    why: () => "",
   });
 }
 
@@ -330,7 +344,8 @@ interface BatchOptions {
   delimiter: number;
   batchRows: number;
   where: (row: number) => string;
-  why: string;
+  /** Why a column has its type, for SCHEMA_MISMATCH messages (empty, or starting with a space). */
+  why: (column: string) => string;
 }
 
 /** Streams typed batches of bytes `[start, end)` of a CSV file. */
@@ -352,9 +367,10 @@ async function* csvBatches(
       delimiter: options.delimiter,
       capacity: ncols + 1,
       path,
+      start,
       where: (r) => options.where(r + 1),
     });
-    let b = new BatchBuilder(schema, options.batchRows);
+    let b = new BatchBuilder(schema, options.batchRows, { growable: true });
     let row = 0;
     let dataRows = 0;
     const mismatch = (c: number, cell: string): IoError => {
@@ -364,7 +380,7 @@ async function* csvBatches(
         "SCHEMA_MISMATCH",
         `Cannot read '${shown}' as ${f.type}${
           f.type === "timestamp" ? ` (${f.unit ?? "us"})` : ""
-        } in column '${f.name}' at ${options.where(dataRows + 1)}${options.why}`,
+        } in column '${f.name}' at ${options.where(dataRows + 1)}${options.why(f.name)}`,
         { path, column: f.name },
       );
     };
@@ -383,6 +399,7 @@ async function* csvBatches(
       const starts = rr.starts;
       const ends = rr.ends;
       const flags = rr.flags;
+      b.reserve(row);
       const cols = b.columns;
       for (let c = 0; c < ncols; c++) {
         const col = cols[c]!;
@@ -453,7 +470,7 @@ async function* csvBatches(
       if (row === options.batchRows) {
         b.length = row;
         yield b.finish();
-        b = new BatchBuilder(schema, options.batchRows);
+        b = new BatchBuilder(schema, options.batchRows, { growable: true });
         row = 0;
       }
     }

@@ -9,6 +9,7 @@ import { type Batch, cellValue, concatBatches, type Schema } from "../format/col
 import { csvRowBoundaries, openCsv, readCsvHeader, readCsvRange } from "./csv.ts";
 import { IoError } from "./errors.ts";
 import { writeOutput } from "./output.ts";
+import { MAX_COLUMNS } from "./types.ts";
 import {
   ALL_TYPES,
   assertSameValues,
@@ -303,3 +304,99 @@ function existsSync(path: string): boolean {
     return false;
   }
 }
+
+Deno.test("openCsv() reads CR, CRLF and LF line ends, mixed, as csvRowBoundaries cuts them", async (t) => {
+  const dir = await makeTempDir();
+  try {
+    const expected = [[1n, "x"], [2n, "multi\rline"], [3n, null], [4n, "end"]];
+    const files: [string, string][] = [
+      ["CR only", 'a,b\r1,x\r2,"multi\rline"\r3,\r4,end\r'],
+      ["mixed", 'a,b\r\n1,x\r2,"multi\rline"\n3,\r\n\r4,end'],
+    ];
+    for (const [what, text] of files) {
+      await t.step(what, async () => {
+        const path = `${dir}/lines.csv`;
+        await Deno.writeTextFile(path, text);
+        const whole = await readAll(path);
+        assert.deepEqual(whole.schema.map((f) => f.name), ["a", "b"]);
+        assert.deepEqual(rowsOf(whole), expected);
+        const b = await csvRowBoundaries(path, 1);
+        assert.equal(b.rows, 4);
+        const parts: Batch[] = [];
+        for (let i = 0; i + 1 < b.offsets.length; i++) {
+          const range = { start: b.offsets[i]!, end: b.offsets[i + 1]! };
+          parts.push(await collect(whole.schema, readCsvRange(path, whole.schema, range)));
+        }
+        assert.deepEqual(parts.map((p) => p.length), [1, 1, 1, 1]);
+        assertSameValues(concatBatches(whole.schema, parts), whole, true);
+      });
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("openCsv() reads a CRLF that straddles two reads as one line end", async () => {
+  const dir = await makeTempDir();
+  try {
+    // One column, where a blank line is a null row: an extra empty record would show.
+    const path = `${dir}/one.csv`;
+    const head = "v\r\n";
+    const row = "x".repeat(1021) + "\r\n"; // 1,023 bytes: the 1,025th row's CR is byte 2^20 - 1
+    const filler = "y".repeat((1 << 20) - 1 - head.length - 1024 * row.length);
+    const text = head + row.repeat(1024) + filler + "\r\nlast\r\n";
+    assert.equal(text.indexOf("\r\nlast"), (1 << 20) - 1);
+    await Deno.writeTextFile(path, text);
+    const batch = await readAll(path);
+    assert.equal(batch.length, 1026);
+    assert.equal(cellValue(batch.columns[0]!, 1025), "last");
+    assert.equal((await csvRowBoundaries(path, 1000)).rows, 1026);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("openCsv() names the exact row and byte offset of invalid UTF-8", async () => {
+  const dir = await makeTempDir();
+  try {
+    const path = `${dir}/bad.csv`;
+    const lines = ["id,name"];
+    for (let i = 1; i <= 120_000; i++) lines.push(`${i},n${i}`);
+    const before = new TextEncoder().encode(lines.join("\n") + "\n120001,ab");
+    const bytes = new Uint8Array(before.length + 2);
+    bytes.set(before);
+    bytes.set([0xff, 0x0a], before.length);
+    await Deno.writeFile(path, bytes);
+    await assert.rejects(readAll(path), (err) => {
+      assert.ok(err instanceof IoError);
+      assert.equal(err.code, "PARSE_FAILED");
+      assert.equal(err.offset, before.length);
+      assert.match(err.message, /data row 120001 is not valid UTF-8/);
+      assert.match(err.message, new RegExp(`offset ${before.length}\\b`));
+      return true;
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("readCsvHeader() refuses more than MAX_COLUMNS columns with TOO_MANY_COLUMNS", async () => {
+  const dir = await makeTempDir();
+  try {
+    const header = (n: number) => Array.from({ length: n }, (_, i) => `c${i}`).join(",");
+    await Deno.writeTextFile(`${dir}/max.csv`, `${header(MAX_COLUMNS)}\n`);
+    assert.equal((await readCsvHeader(`${dir}/max.csv`)).names.length, MAX_COLUMNS);
+    const path = `${dir}/wide.csv`;
+    await Deno.writeTextFile(path, `${header(MAX_COLUMNS + 1)}\n`);
+    for (const read of [() => openCsv(path), () => csvRowBoundaries(path, 100)]) {
+      await assert.rejects(read(), (err) => {
+        assert.ok(err instanceof IoError);
+        assert.equal(err.code, "TOO_MANY_COLUMNS");
+        assert.match(err.message, /10001 columns, more than the 10000/);
+        return true;
+      });
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -14,7 +14,8 @@ export type IoErrorCode =
   | "WRITE_FAILED"
   | "SCHEMA_MISMATCH"
   | "INVALID_OPTION"
-  | "UNSUPPORTED_TYPE";
+  | "UNSUPPORTED_TYPE"
+  | "TOO_MANY_COLUMNS";
 
 /**
  * A source or output failure.

@@ -271,3 +271,20 @@ export function forcedType(
   }
   return t;
 }
+
+/**
+ * Says why a column has its type: given by the caller (`types`), or inferred.
+ *
+ * @param types Forced types by column name.
+ * @param inferred The text for an inferred column.
+ * @returns The describer.
+ */
+export function typeOrigin(
+  types: Record<string, unknown> | undefined,
+  inferred: string,
+): (column: string) => string {
+  return (column) =>
+    types !== undefined && Object.hasOwn(types, column)
+      ? " (the column's type was given, not inferred)"
+      : inferred;
+}

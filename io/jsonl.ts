@@ -1,17 +1,18 @@
 /**
- * JSON-lines sources: one JSON object per line (blank lines skipped, CRLF accepted),
+ * JSON-lines sources: one JSON object per line (blank lines skipped; lines end at LF,
+ * CRLF or a lone CR),
  * streamed into typed column batches.
  *
  * Columns are the union of the keys seen in the first `sampleRows` lines, in
- * first-seen order; a missing key or `null` is a null cell (both thaw as `null`). Types
- * (see `inferJsonType`): numbers → int64 (exact, parsed from the source text, never
- * through a double) or float64 (when every number's text is exactly a double); booleans
- * → bool; strings that all read as dates or timestamps → date or timestamp; other
- * strings → string; everything else — nested objects and arrays, columns mixing kinds,
- * numbers no int64 or float64 holds exactly, strings with lone surrogates → json,
- * holding each value's source text verbatim (key order, spacing inside, escapes). A
- * key repeated within one object is refused (PARSE_FAILED): which value it means is
- * not defined.
+ * first-seen order (at most `MAX_COLUMNS`, 10,000: TOO_MANY_COLUMNS beyond); a missing
+ * key or `null` is a null cell (both thaw as `null`). Types (see `inferJsonType`):
+ * numbers → int64 (exact, parsed from the source text, never through a double) or
+ * float64 (when every number's text is exactly a double); booleans → bool; strings that
+ * all read as dates or timestamps → date or timestamp; other strings → string;
+ * everything else — nested objects and arrays, columns mixing kinds, numbers no int64
+ * or float64 holds exactly, strings with lone surrogates → json, holding each value's
+ * source text verbatim (key order, spacing inside, escapes). A key repeated within one
+ * object is refused (PARSE_FAILED): which value it means is not defined.
  *
  * A later line whose value does not fit its column, or that has a key the sample never
  * saw, makes the batch iterator throw SCHEMA_MISMATCH naming the column; `types` can
@@ -35,6 +36,7 @@ import {
   JsonLineScanner,
 } from "./_json_line.ts";
 import { fileSize, openForRead, readRange } from "./_file.ts";
+import { LineReader } from "./_line_reader.ts";
 import {
   bigInt64Text,
   isNaNText,
@@ -47,12 +49,20 @@ import {
   timestampTicks,
 } from "./_parse.ts";
 import { IoError } from "./errors.ts";
-import { fieldOf, forcedTimestampType, forcedType, inferJsonType, type JsonCell } from "./infer.ts";
+import {
+  fieldOf,
+  forcedTimestampType,
+  forcedType,
+  inferJsonType,
+  type JsonCell,
+  typeOrigin,
+} from "./infer.ts";
 import { readTypedCell } from "./_typed_cell.ts";
 import {
   DEFAULT_BATCH_ROWS,
   DEFAULT_SAMPLE_ROWS,
   type ForcedType,
+  MAX_COLUMNS,
   type OpenSourceOptions,
   type Source,
 } from "./types.ts";
@@ -72,6 +82,7 @@ export interface JsonlBoundaries {
 
 const SCAN_CHUNK = 4 << 20;
 const LF = 10;
+const CR = 13;
 
 function positiveInt(name: string, v: number | undefined, dflt: number): number {
   if (v === undefined) return dflt;
@@ -79,72 +90,6 @@ function positiveInt(name: string, v: number | undefined, dflt: number): number 
     throw new IoError("INVALID_OPTION", `Cannot use ${name} '${v}': it must be a positive integer`);
   }
   return v;
-}
-
-/** Splits decoded text into lines, fed chunk by chunk. */
-class LineReader {
-  text = "";
-  pos = 0;
-  final = false;
-  /** Start and end (CR stripped) of the current line. */
-  s = 0;
-  e = 0;
-  /** Physical lines returned so far. */
-  lines = 0;
-  readonly #chunks: AsyncIterator<Uint8Array>;
-  readonly #decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false });
-  readonly #path: string;
-
-  constructor(chunks: AsyncIterator<Uint8Array>, path: string, keepBom: boolean) {
-    this.#chunks = chunks;
-    this.#path = path;
-    if (keepBom) this.#decoder = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-  }
-
-  async fill(): Promise<void> {
-    const r = await this.#chunks.next();
-    let more: string;
-    try {
-      if (r.done) {
-        more = this.#decoder.decode();
-        this.final = true;
-      } else {
-        more = this.#decoder.decode(r.value, { stream: true });
-      }
-    } catch (cause) {
-      throw new IoError(
-        "PARSE_FAILED",
-        `Cannot parse JSON lines '${this.#path}': the bytes after line ${this.lines} are not valid UTF-8`,
-        { path: this.#path, cause },
-      );
-    }
-    this.text = this.pos < this.text.length ? this.text.slice(this.pos) + more : more;
-    this.pos = 0;
-  }
-
-  /** 1 when a line is in `[s, e)`, 0 when more input is needed, -1 at the end. */
-  next(): number {
-    const text = this.text;
-    if (this.pos >= text.length) return this.final ? -1 : 0;
-    let nl = text.indexOf("\n", this.pos);
-    if (nl < 0) {
-      if (!this.final) return 0;
-      nl = text.length;
-    }
-    this.s = this.pos;
-    this.e = nl > this.pos && text.charCodeAt(nl - 1) === 13 ? nl - 1 : nl;
-    this.pos = nl + 1;
-    this.lines++;
-    return 1;
-  }
-
-  blank(): boolean {
-    for (let i = this.s; i < this.e; i++) {
-      const c = this.text.charCodeAt(i);
-      if (c !== 32 && c !== 9 && c !== 13) return false;
-    }
-    return true;
-  }
 }
 
 function lineError(path: string, line: number, err: unknown): IoError {
@@ -184,7 +129,7 @@ async function sampleJsonl(
   const sc = new JsonLineScanner();
   const file = await openForRead(path);
   try {
-    const lr = new LineReader(readRange(file, path, 0, bytes), path, false);
+    const lr = new LineReader(readRange(file, path, 0, bytes), path, 0, false);
     let n = 0;
     while (n < rows) {
       const st = lr.next();
@@ -203,6 +148,13 @@ async function sampleJsonl(
         const key = sc.keys[k] as string;
         let c = index.get(key);
         if (c === undefined) {
+          if (names.length === MAX_COLUMNS) {
+            throw new IoError(
+              "TOO_MANY_COLUMNS",
+              `Cannot read JSON lines '${path}': line ${lr.lines} brings the keys past ${MAX_COLUMNS}, the most columns a source may have; split the table into narrower files`,
+              { path },
+            );
+          }
           c = names.length;
           index.set(key, c);
           names.push(key);
@@ -268,7 +220,10 @@ export async function openJsonl(path: string, options: OpenSourceOptions = {}): 
       jsonlBatches(path, schema, 0, bytes, {
         batchRows,
         where: (line) => `line ${line}`,
-        why: ` (the schema was inferred from the first ${sampleRows} rows)`,
+        why: typeOrigin(
+          options.types,
+          ` (the schema was inferred from the first ${sampleRows} rows)`,
+        ),
         keepBom: false,
       }),
     close: () => Promise.resolve(),
@@ -296,7 +251,7 @@ export function readJsonlRange(
   return jsonlBatches(path, schema, range.start, range.end, {
     batchRows,
     where: (line) => `line ${line} of the byte range starting at ${range.start}`,
-    why: "",
+    why: () => "",
     keepBom: range.start > 0,
   });
 }
@@ -325,7 +280,8 @@ const KIND: Record<ColumnType, number> = {
 interface BatchOptions {
   batchRows: number;
   where: (line: number) => string;
-  why: string;
+  /** Why a column has its type (or the schema its keys), for SCHEMA_MISMATCH messages. */
+  why: (column: string) => string;
   keepBom: boolean;
 }
 
@@ -345,17 +301,17 @@ async function* jsonlBatches(
   const sc = new JsonLineScanner();
   const file = await openForRead(path);
   try {
-    const lr = new LineReader(readRange(file, path, start, end), path, options.keepBom);
-    let b = new BatchBuilder(schema, options.batchRows);
+    const lr = new LineReader(readRange(file, path, start, end), path, start, options.keepBom);
+    let b = new BatchBuilder(schema, options.batchRows, { growable: true });
     let row = 0;
     const mismatch = (c: number, cell: string): IoError => {
       const f = schema[c] as Field;
       const shown = cell.length > 40 ? `${cell.slice(0, 40)}…` : cell;
       return new IoError(
         "SCHEMA_MISMATCH",
-        `Cannot read '${shown}' as ${f.type} in column '${f.name}' at ${
-          options.where(lr.lines)
-        }${options.why}`,
+        `Cannot read '${shown}' as ${f.type} in column '${f.name}' at ${options.where(lr.lines)}${
+          options.why(f.name)
+        }`,
         { path, column: f.name },
       );
     };
@@ -374,6 +330,7 @@ async function* jsonlBatches(
         throw lineError(path, lr.lines, err);
       }
       seen.fill(0);
+      b.reserve(row);
       const cols = b.columns;
       for (let k = 0; k < sc.count; k++) {
         const key = sc.keys[k] as string;
@@ -383,7 +340,7 @@ async function* jsonlBatches(
             "SCHEMA_MISMATCH",
             `Cannot read key '${key}' at ${
               options.where(lr.lines)
-            }: it is not a column of the schema${options.why}`,
+            }: it is not a column of the schema${options.why(key)}`,
             { path, column: key },
           );
         }
@@ -480,7 +437,7 @@ async function* jsonlBatches(
       if (row === options.batchRows) {
         b.length = row;
         yield b.finish();
-        b = new BatchBuilder(schema, options.batchRows);
+        b = new BatchBuilder(schema, options.batchRows, { growable: true });
         row = 0;
       }
     }
@@ -491,6 +448,11 @@ async function* jsonlBatches(
   } finally {
     file.close();
   }
+}
+
+function findByte(buf: Uint8Array, byte: number, from: number): number {
+  const at = buf.indexOf(byte, from);
+  return at < 0 ? Infinity : at;
 }
 
 function blankBytes(buf: Uint8Array, s: number, e: number): boolean {
@@ -521,25 +483,43 @@ export async function jsonlRowBoundaries(
   let inRange = 0;
   // Whether the current line (which may span chunks) has a non-blank byte so far.
   let pending = false;
+  // Whether the last chunk ended with a CR, whose LF (CRLF) may start this one.
+  let crPending = false;
   const file = await openForRead(path);
   try {
     let base = 0;
     for await (const buf of readRange(file, path, 0, bytes, SCAN_CHUNK)) {
       let pos = 0;
+      if (crPending && buf[0] === LF) {
+        pos = 1;
+        if (offsets.length > 1 && offsets[offsets.length - 1] === base) {
+          offsets[offsets.length - 1] = base + 1;
+        }
+      }
+      crPending = false;
+      // Line ends as the reader's: LF, CRLF or a lone CR.
+      let nextLf = -1;
+      let nextCr = -1;
       for (;;) {
-        const nl = buf.indexOf(LF, pos);
-        const stop = nl < 0 ? buf.length : nl + 1;
-        if (!blankBytes(buf, pos, stop)) pending = true;
-        if (nl < 0) break;
+        if (nextLf !== Infinity && nextLf < pos) nextLf = findByte(buf, LF, pos);
+        if (nextCr !== Infinity && nextCr < pos) nextCr = findByte(buf, CR, pos);
+        const t = Math.min(nextLf, nextCr);
+        if (!blankBytes(buf, pos, t === Infinity ? buf.length : t)) pending = true;
+        if (t === Infinity) break;
+        let end = t + 1;
+        if (buf[t] === CR) {
+          if (end === buf.length) crPending = true;
+          else if (buf[end] === LF) end++;
+        }
         if (pending) {
           rows++;
           if (++inRange === every) {
-            offsets.push(base + nl + 1);
+            offsets.push(base + end);
             inRange = 0;
           }
         }
         pending = false;
-        pos = nl + 1;
+        pos = end;
       }
       base += buf.length;
     }

@@ -9,6 +9,7 @@ import { type Batch, cellValue, concatBatches } from "../format/column.ts";
 import { IoError } from "./errors.ts";
 import { jsonlRowBoundaries, openJsonl, readJsonlRange } from "./jsonl.ts";
 import { writeOutput } from "./output.ts";
+import { MAX_COLUMNS } from "./types.ts";
 import {
   ALL_TYPES,
   assertSameValues,
@@ -155,6 +156,97 @@ Deno.test("jsonlRowBoundaries() cuts ranges whose rows concatenate to the whole 
       const b = await jsonlRowBoundaries(SAMPLE, 3);
       assert.equal(b.rows, 4);
       assert.equal(b.offsets.length, 3);
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("openJsonl() reads CR, CRLF and LF line ends, mixed, as jsonlRowBoundaries cuts them", async (t) => {
+  const dir = await makeTempDir();
+  try {
+    const files: [string, string][] = [
+      ["CR only", '{"a":1,"b":"x"}\r{"a":2,"b":"y\\rz"}\r\r{"a":3}\r'],
+      ["mixed", '{"a":1,"b":"x"}\r\n{"a":2,"b":"y\\rz"}\r\n\r{"a":3}\n'],
+    ];
+    for (const [what, text] of files) {
+      await t.step(what, async () => {
+        const path = `${dir}/lines.jsonl`;
+        await Deno.writeTextFile(path, text);
+        const whole = await readAll(path);
+        assert.deepEqual(rowsOf(whole), [
+          { a: 1n, b: "x" },
+          { a: 2n, b: "y\rz" },
+          { a: 3n, b: null },
+        ]);
+        const b = await jsonlRowBoundaries(path, 1);
+        assert.equal(b.rows, 3);
+        const parts: Batch[] = [];
+        for (let i = 0; i + 1 < b.offsets.length; i++) {
+          const range = { start: b.offsets[i]!, end: b.offsets[i + 1]! };
+          parts.push(await collect(whole.schema, readJsonlRange(path, whole.schema, range)));
+        }
+        assert.deepEqual(parts.map((p) => p.length), [1, 1, 1]);
+        assertSameValues(concatBatches(whole.schema, parts), whole, true);
+      });
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("jsonlRowBoundaries() starts a range after the LF of a CRLF that straddles two reads", async () => {
+  const dir = await makeTempDir();
+  try {
+    // The scan reads 4 MiB at a time: put a CRLF's CR at the last byte of the first read.
+    const path = `${dir}/big.jsonl`;
+    const first = `{"s":"${"x".repeat((4 << 20) - 9)}"}`;
+    await Deno.writeTextFile(path, `${first}\r\n{"s":"a"}\r\n{"s":"b"}`);
+    assert.equal(first.length + 1, 4 << 20);
+    const b = await jsonlRowBoundaries(path, 1);
+    assert.deepEqual(b.offsets, [0, first.length + 2, first.length + 13, b.bytes]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("openJsonl() names the exact line and byte offset of invalid UTF-8", async () => {
+  const dir = await makeTempDir();
+  try {
+    const path = `${dir}/bad.jsonl`;
+    const lines: string[] = [];
+    for (let i = 1; i <= 50_000; i++) lines.push(`{"n":${i}}`);
+    const before = new TextEncoder().encode(lines.join("\n") + '\n{"n":"');
+    const bytes = new Uint8Array(before.length + 3);
+    bytes.set(before);
+    bytes.set([0xc3, 0x22, 0x7d], before.length);
+    await Deno.writeFile(path, bytes);
+    await assert.rejects(readAll(path), (err) => {
+      assert.ok(err instanceof IoError);
+      assert.equal(err.code, "PARSE_FAILED");
+      assert.equal(err.offset, before.length);
+      assert.match(err.message, /line 50001 is not valid UTF-8 \(the bad byte is at offset \d+\)/);
+      return true;
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("openJsonl() refuses more than MAX_COLUMNS keys with TOO_MANY_COLUMNS", async () => {
+  const dir = await makeTempDir();
+  try {
+    const path = `${dir}/wide.jsonl`;
+    const half = (from: number) =>
+      JSON.stringify(Object.fromEntries(
+        Array.from({ length: MAX_COLUMNS / 2 }, (_, i) => [`k${from + i}`, i]),
+      ));
+    await Deno.writeTextFile(path, `${half(0)}\n${half(MAX_COLUMNS / 2)}\n{"one":"more"}\n`);
+    await assert.rejects(openJsonl(path), (err) => {
+      assert.ok(err instanceof IoError);
+      assert.equal(err.code, "TOO_MANY_COLUMNS");
+      assert.match(err.message, /line 3 brings the keys past 10000/);
+      return true;
     });
   } finally {
     await Deno.remove(dir, { recursive: true });

@@ -10,17 +10,24 @@
  * | `.arrow` / `.arrows` | `arrow` | `_write_arrow.ts` (IPC file / stream format) |
  * | `.xlsx` | `xlsx` | `xlsx.ts` (own streaming writer; Excel's row and column limits) |
  *
- * Output goes to a temp file beside the target (`<target>.pf.tmp-<random>`, covered by
- * `.gitignore`), renamed over the target only once complete: no half-written file
- * ever carries the final name, and a failure removes the temp file. Every format reads
+ * A regular file (or a new path) is written to a locked temp file beside it
+ * (`.<name>.pf.tmp-<random>`, covered by `.gitignore`; stale ones of a killed process
+ * are removed by the next write, see `internal/temp_files.ts`), fsynced and renamed
+ * over the target only once complete: no half-written file ever carries the final
+ * name, and a failure removes the temp file. A symbolic link to a file is followed (the
+ * file is replaced, the link kept). Anything else is never renamed over: `-` means
+ * stdout (CSV unless a format is given; Arrow in the IPC stream format), and a FIFO or
+ * a device (`/dev/stdout`) is opened and written in place. Parquet, which DuckDB writes
+ * to a seekable file, goes to such a stream through a private temp directory. Every format reads
  * back through `openSource` to the same values (CSV and JSON lines cannot carry NaN
  * payload bits, timestamp units other than us/ns, or a timezone other than UTC).
  *
  * @module
  */
-import { dirname, extname } from "node:path";
+import { dirname, extname, join } from "node:path";
 import type { Batch, Schema } from "../format/column.ts";
-import { removeQuietly, tempPathBeside } from "./_file.ts";
+import { createTempBeside, type LockedTemp, renameTarget } from "../internal/temp_files.ts";
+import { type ByteWriter, readRange, removeQuietly, writeAll } from "./_file.ts";
 import { writeArrow } from "./_write_arrow.ts";
 import { writeParquet } from "./_write_parquet.ts";
 import { writeCsv, writeJsonl } from "./_write_text.ts";
@@ -43,6 +50,9 @@ export const OUTPUT_EXTENSIONS: Readonly<Record<string, OutputFormat>> = Object.
 
 const FORMATS: readonly OutputFormat[] = ["csv", "jsonl", "parquet", "arrow", "xlsx"];
 
+/** The path that means stdout. */
+const STDOUT = "-";
+
 /** Options of {@link writeOutput}. */
 export interface WriteOutputOptions {
   /** Format to write, instead of guessing from the extension. */
@@ -64,7 +74,7 @@ export interface WriteOutputResult {
 }
 
 /**
- * Tells an output's format from its extension.
+ * Tells an output's format from its extension (`-`, stdout, is CSV).
  *
  * @param path A file path.
  * @returns The format.
@@ -78,6 +88,7 @@ export interface WriteOutputResult {
  * ```
  */
 export function outputFormatOf(path: string): OutputFormat {
+  if (path === STDOUT) return "csv";
   const ext = extname(path).toLowerCase();
   const format = Object.hasOwn(OUTPUT_EXTENSIONS, ext) ? OUTPUT_EXTENSIONS[ext] : undefined;
   if (format === undefined) {
@@ -102,17 +113,20 @@ function checkDelimiter(d: string): void {
 }
 
 /**
- * Writes batches to a file, atomically (temp file beside the target, then rename).
+ * Writes batches to a file, atomically (temp file beside the target, then rename), or
+ * straight into a stream: `-` (stdout), a FIFO or a device.
  *
- * @param path The output file (replaced if it exists).
+ * @param path The output file (replaced if it exists; a symbolic link to a file is
+ * followed and the file it names replaced), or `-` for stdout.
  * @param schema The schema of every batch.
  * @param batches The rows, sync or async.
- * @param options `format` (else by extension), `delimiter` (CSV), `arrowStream`.
+ * @param options `format` (else by extension; CSV for `-`), `delimiter` (CSV), `arrowStream`.
  * @returns Rows and bytes written.
  * @throws {IoError} UNKNOWN_FORMAT, INVALID_OPTION, SCHEMA_MISMATCH (a batch that does
- * not match `schema`), WRITE_FAILED (I/O or DuckDB failure, or a value the format cannot
- * hold). Errors thrown by `batches` itself propagate unchanged. On any failure the
- * target is left untouched.
+ * not match `schema`), WRITE_FAILED (I/O or DuckDB failure, a value the format cannot
+ * hold, or a target that is a directory or a link to nothing). Errors thrown by
+ * `batches` itself propagate unchanged. On any failure a file target is left
+ * untouched; a stream keeps what was already written to it.
  *
  * @example Write a CSV file
  * ```ts ignore
@@ -135,43 +149,23 @@ export async function writeOutput(
   }
   const delimiter = options.delimiter ?? ",";
   checkDelimiter(delimiter);
-  const tmp = tempPathBeside(path);
+  const target = await outputTarget(path);
   const sourceErrors = new WeakSet<object>();
   const input = tagErrors(batches, sourceErrors);
-  let rows: number;
+  const spec: WriteSpec = {
+    schema,
+    input,
+    format,
+    delimiter,
+    splitSheets: options.splitSheets,
+    arrowStream: options.arrowStream ??
+      (path === STDOUT || extname(path).toLowerCase() === ".arrows"),
+  };
   try {
-    if (format === "parquet") {
-      rows = await writeParquet(tmp, schema, input);
-      const written = await Deno.open(tmp, { read: true, write: true });
-      try {
-        await written.sync();
-      } finally {
-        written.close();
-      }
-    } else {
-      let file: Deno.FsFile;
-      try {
-        file = await Deno.open(tmp, { write: true, createNew: true });
-      } catch (cause) {
-        throw writeFailed(path, cause);
-      }
-      try {
-        if (format === "csv") rows = await writeCsv(file, schema, input, delimiter);
-        else if (format === "jsonl") rows = await writeJsonl(file, schema, input);
-        else if (format === "xlsx") {
-          rows = await writeXlsx(file, schema, input, { splitSheets: options.splitSheets });
-        } else {
-          const stream = options.arrowStream ?? extname(path).toLowerCase() === ".arrows";
-          rows = await writeArrow(file, schema, input, stream);
-        }
-        await file.sync();
-      } finally {
-        file.close();
-      }
-    }
-    await Deno.rename(tmp, path);
+    return target.kind === "file"
+      ? await writeFile(target.path, spec)
+      : await writeStream(target, spec);
   } catch (err) {
-    await removeQuietly(tmp);
     if (typeof err === "object" && err !== null && sourceErrors.has(err)) throw err;
     if (err instanceof IoError) {
       if (err.path !== undefined) throw err;
@@ -183,8 +177,148 @@ export async function writeOutput(
     }
     throw writeFailed(path, err);
   }
-  const bytes = (await Deno.stat(path)).size;
-  return { rows, bytes };
+}
+
+/** Where an output goes: a regular file (new or replaced) or a stream written in place. */
+type OutputTarget =
+  | { kind: "file"; path: string }
+  | { kind: "stream"; path: string }
+  | { kind: "stdout" };
+
+/**
+ * Classifies an output path. Only a regular file (or a new path) is replaced by
+ * rename: renaming over anything else would replace a FIFO, a device or a link to
+ * one (`/dev/stdout`) with a regular file.
+ */
+async function outputTarget(path: string): Promise<OutputTarget> {
+  if (path === STDOUT) return { kind: "stdout" };
+  let info: Deno.FileInfo;
+  try {
+    const target = await renameTarget(path);
+    if (target !== null) return { kind: "file", path: target };
+    info = await Deno.stat(path);
+  } catch (cause) {
+    if (!(cause instanceof Deno.errors.NotFound)) throw writeFailed(path, cause);
+    throw new IoError(
+      "WRITE_FAILED",
+      `Cannot write '${path}': it is a symbolic link to nothing that can be opened; write to the file it should name, or remove the link`,
+      { path, cause },
+    );
+  }
+  if (info.isDirectory) {
+    throw new IoError(
+      "WRITE_FAILED",
+      `Cannot write '${path}': it is a directory; give a file name (e.g. '${path}/out.csv')`,
+      { path },
+    );
+  }
+  return { kind: "stream", path };
+}
+
+/** What to write, whatever the target. */
+interface WriteSpec {
+  schema: Schema;
+  input: AsyncIterable<Batch>;
+  format: OutputFormat;
+  delimiter: string;
+  splitSheets: boolean | undefined;
+  arrowStream: boolean;
+}
+
+/** Writes a format that streams (every one but Parquet) into `sink`. */
+function writeTo(sink: ByteWriter, spec: WriteSpec): Promise<number> {
+  const { schema, input } = spec;
+  switch (spec.format) {
+    case "csv":
+      return writeCsv(sink, schema, input, spec.delimiter);
+    case "jsonl":
+      return writeJsonl(sink, schema, input);
+    case "xlsx":
+      return writeXlsx(sink, schema, input, { splitSheets: spec.splitSheets });
+    case "arrow":
+      return writeArrow(sink, schema, input, spec.arrowStream);
+    case "parquet":
+      throw new Error("writeTo(): Parquet is written by DuckDB to a path");
+  }
+}
+
+/** Writes a regular file: into a locked temp file beside it, fsynced, then renamed over it. */
+async function writeFile(path: string, spec: WriteSpec): Promise<WriteOutputResult> {
+  let temp: LockedTemp;
+  try {
+    temp = await createTempBeside(path);
+  } catch (cause) {
+    throw writeFailed(path, cause);
+  }
+  let rows: number;
+  try {
+    try {
+      rows = spec.format === "parquet"
+        ? await writeParquet(temp.path, spec.schema, spec.input)
+        : await writeTo(temp.file, spec);
+      await temp.file.sync();
+    } finally {
+      temp.file.close();
+    }
+    await Deno.rename(temp.path, path);
+  } catch (err) {
+    await removeQuietly(temp.path);
+    throw err;
+  }
+  return { rows, bytes: (await Deno.stat(path)).size };
+}
+
+/**
+ * Writes into a stream in place: stdout, or a FIFO or device opened without
+ * truncating. Parquet, which DuckDB writes to a seekable file, is staged in a private
+ * temp directory and copied in.
+ */
+async function writeStream(
+  target: Exclude<OutputTarget, { kind: "file" }>,
+  spec: WriteSpec,
+): Promise<WriteOutputResult> {
+  let file: Deno.FsFile | undefined;
+  if (target.kind === "stream") {
+    try {
+      file = await Deno.open(target.path, { write: true });
+    } catch (cause) {
+      throw writeFailed(target.path, cause);
+    }
+  }
+  const out: ByteWriter = file ?? Deno.stdout;
+  let bytes = 0;
+  const sink: ByteWriter = {
+    write: async (p) => {
+      const n = await out.write(p);
+      bytes += n;
+      return n;
+    },
+  };
+  try {
+    const rows = spec.format === "parquet"
+      ? await stageParquet(sink, spec)
+      : await writeTo(sink, spec);
+    return { rows, bytes };
+  } finally {
+    file?.close();
+  }
+}
+
+async function stageParquet(sink: ByteWriter, spec: WriteSpec): Promise<number> {
+  const dir = await Deno.makeTempDir({ prefix: "permafrost-parquet-" });
+  try {
+    const staged = join(dir, "out.parquet");
+    const rows = await writeParquet(staged, spec.schema, spec.input);
+    const file = await Deno.open(staged, { read: true });
+    try {
+      for await (const chunk of readRange(file, staged, 0, Infinity)) await writeAll(sink, chunk);
+    } finally {
+      file.close();
+    }
+    return rows;
+  } finally {
+    await removeQuietly(dir);
+  }
 }
 
 /** Passes batches through, remembering any error the input itself throws. */

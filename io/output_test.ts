@@ -242,3 +242,145 @@ Deno.test("writeOutput() honours format, delimiter and arrowStream options", asy
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+async function mkfifo(path: string): Promise<void> {
+  const { success } = await new Deno.Command("mkfifo", { args: [path] }).output();
+  assert.ok(success, `mkfifo ${path}`);
+}
+
+/**
+ * Reads everything written into a FIFO (by a `cat` child) while `write` writes it.
+ * A writer that replaced the FIFO instead fails the check, and `cat`, still waiting
+ * for a writer, is killed.
+ */
+async function throughFifo(fifo: string, write: () => Promise<unknown>): Promise<Uint8Array> {
+  const cat = new Deno.Command("cat", { args: [fifo], stdout: "piped", stderr: "null" }).spawn();
+  const out = new Response(cat.stdout).bytes();
+  try {
+    await write();
+    assert.ok((await Deno.lstat(fifo)).isFifo, "the FIFO is still a FIFO");
+    return await out;
+  } finally {
+    try {
+      cat.kill();
+    } catch {
+      // Already exited.
+    }
+    await cat.status;
+    await out.catch(() => {});
+  }
+}
+
+Deno.test("writeOutput() writes into a FIFO, or a link to one, in place, never replacing it", async (t) => {
+  const dir = await makeTempDir();
+  try {
+    const batch = randomBatch(new Rng(11), ALL_TYPES, 40);
+    const fifo = `${dir}/pipe`;
+    await mkfifo(fifo);
+    await Deno.symlink(fifo, `${dir}/link-to-pipe`);
+    for (const [target, format] of [[fifo, "csv"], [`${dir}/link-to-pipe`, "jsonl"]] as const) {
+      await t.step(`${format} into ${target.slice(dir.length + 1)}`, async () => {
+        let result: { rows: number; bytes: number } | undefined;
+        const bytes = await throughFifo(fifo, async () => {
+          result = await writeOutput(target, ALL_TYPES, [batch], { format });
+        });
+        assert.equal(result?.rows, 40);
+        assert.equal(result?.bytes, bytes.length);
+        await Deno.writeFile(`${dir}/copy.${format}`, bytes);
+        assertSameValues(await readBack(`${dir}/copy.${format}`), batch, false);
+        assert.ok((await Deno.lstat(fifo)).isFifo, "still a FIFO");
+        assert.ok((await Deno.lstat(`${dir}/link-to-pipe`)).isSymlink, "still a link");
+      });
+    }
+    await t.step("parquet, staged in a private temp directory", async () => {
+      const bytes = await throughFifo(
+        fifo,
+        () => writeOutput(fifo, ALL_TYPES, [batch], { format: "parquet" }),
+      );
+      await Deno.writeFile(`${dir}/copy.parquet`, bytes);
+      assertSameValues(await readBack(`${dir}/copy.parquet`), batch, true);
+      assert.ok((await Deno.lstat(fifo)).isFifo, "still a FIFO");
+    });
+    assert.deepEqual((await listDir(dir)).filter((n) => n.includes(".pf.tmp-")), []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("writeOutput() replaces the file a link names and keeps the link", async () => {
+  const dir = await makeTempDir();
+  try {
+    const batch = randomBatch(new Rng(12), ALL_TYPES, 10);
+    await Deno.writeTextFile(`${dir}/real.csv`, "old");
+    await Deno.symlink(`${dir}/real.csv`, `${dir}/link.csv`);
+    await writeOutput(`${dir}/link.csv`, ALL_TYPES, [batch]);
+    assert.ok((await Deno.lstat(`${dir}/link.csv`)).isSymlink);
+    assertSameValues(await readBack(`${dir}/real.csv`), batch, false);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("writeOutput() refuses a directory and a link to nothing with WRITE_FAILED", async () => {
+  const dir = await makeTempDir();
+  try {
+    await Deno.mkdir(`${dir}/out.csv`);
+    await Deno.symlink(`${dir}/missing/x.csv`, `${dir}/dangling.csv`);
+    for (
+      const [path, why] of [[`${dir}/out.csv`, /is a directory/], [
+        `${dir}/dangling.csv`,
+        /symbolic link to nothing/,
+      ]] as const
+    ) {
+      await assert.rejects(writeOutput(path, ALL_TYPES, []), (err) => {
+        assert.ok(err instanceof IoError);
+        assert.equal(err.code, "WRITE_FAILED");
+        assert.match(err.message, why);
+        return true;
+      });
+    }
+    assert.ok((await Deno.lstat(`${dir}/dangling.csv`)).isSymlink);
+    assert.ok((await Deno.stat(`${dir}/out.csv`)).isDirectory);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("outputFormatOf() reads '-' (stdout) as CSV", () => {
+  assert.equal(outputFormatOf("-"), "csv");
+});
+
+Deno.test("writeOutput() refuses Parquet columns that differ only in case, naming both", async () => {
+  const dir = await makeTempDir();
+  try {
+    const schema: Schema = [
+      { name: "a", type: "int64", nullable: false },
+      { name: "é", type: "int64", nullable: false },
+      { name: "É", type: "int64", nullable: false },
+      { name: "A", type: "int64", nullable: false },
+    ];
+    const col = { type: "int64" as const, values: BigInt64Array.of(1n), validity: null };
+    const batch: Batch = { schema, length: 1, columns: [col, col, col, col] };
+    await assert.rejects(writeOutput(`${dir}/aA.parquet`, schema, [batch]), (err) => {
+      assert.ok(err instanceof IoError);
+      assert.equal(err.code, "WRITE_FAILED");
+      assert.equal(err.column, "A");
+      assert.match(err.message, /columns "a" and "A" to Parquet/);
+      return true;
+    });
+    assert.deepEqual(await listDir(dir), [], "nothing written, no temp file");
+    const ok = schema.slice(0, 3);
+    await writeOutput(`${dir}/ok.parquet`, ok, [{
+      schema: ok,
+      length: 1,
+      columns: [col, col, col],
+    }]);
+    assert.deepEqual((await readBack(`${dir}/ok.parquet`)).schema.map((f) => f.name), [
+      "a",
+      "é",
+      "É",
+    ]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -15,6 +15,12 @@ export const DEFAULT_BATCH_ROWS = 65536;
 /** Default rows sampled to infer CSV and JSON-lines column types. */
 export const DEFAULT_SAMPLE_ROWS = 10000;
 
+/**
+ * Most columns a CSV or JSON-lines source may have (TOO_MANY_COLUMNS beyond): every
+ * column costs a block, a plan trial and footer statistics in each chunk.
+ */
+export const MAX_COLUMNS = 10_000;
+
 /** An opened source: its schema, and its rows as batches. */
 export interface Source {
   /** Column names and types (inferred for CSV and JSON lines). */

@@ -32,7 +32,7 @@
  */
 import zlib from "node:zlib";
 import type { Batch, Column, Field, Schema } from "../format/column.ts";
-import { writeAll } from "./_file.ts";
+import { type ByteWriter, writeAll } from "./_file.ts";
 import { formatDecimal, parseDecimal } from "../format/decimal_value.ts";
 import { formatDate, formatDuration, formatTime, TimestampFormatter } from "./_format.ts";
 import { TICKS_PER_SECOND } from "./_parse.ts";
@@ -80,7 +80,7 @@ const STYLE_HEADER = 4;
  * column limits; WRITE_FAILED for a cell over 32,767 characters or a part over 4 GiB.
  */
 export async function writeXlsx(
-  file: Deno.FsFile,
+  file: ByteWriter,
   schema: Schema,
   batches: AsyncIterable<Batch>,
   options: XlsxOptions = {},
@@ -388,11 +388,11 @@ interface StreamEntry {
 }
 
 class ZipWriter {
-  readonly #file: Deno.FsFile;
+  readonly #file: ByteWriter;
   #offset = 0;
   readonly #entries: ZipEntry[] = [];
 
-  constructor(file: Deno.FsFile) {
+  constructor(file: ByteWriter) {
     this.#file = file;
   }
 

@@ -10,7 +10,8 @@
  * refused, never carried forward), then the new chunks, then a fresh footer
  * with every hash; then fsync and `rename` over the archive. A crash at any
  * point before the rename leaves the old archive untouched (and a stray
- * `.<name>.pf.tmp-*` file, safe to delete); after it, the new one. A reader
+ * `.<name>.pf.tmp-*` file, which the next write to the archive removes once it is
+ * stale, see `format/writer.ts`); after it, the new one. A reader
  * never sees a half-written archive. The cost is one copy of the archive per
  * append. If the archive changes while the append runs (another append won
  * the race), the append aborts with CONCURRENT_CHANGE instead of losing rows.
@@ -25,22 +26,23 @@ import type { Batch, Column, Field, Schema } from "../format/column.ts";
 import { cellValue, emptyColumn } from "../format/column.ts";
 import { fitsPrecision, formatDecimal, pow10 } from "../format/decimal_value.ts";
 import { type ArchiveHeader, archiveVersion, type ChunkEntry } from "../format/header.ts";
-import { BlockPool, defaultThreads } from "../format/pool.ts";
+import { BlockPool } from "../format/pool.ts";
 import type { FormatWarning } from "../format/predictors/predictor.ts";
 import { ArchiveReader } from "../format/reader.ts";
 import { compareStat } from "../format/stats.ts";
 import { ArchiveWriter, type EncodedChunk } from "../format/writer.ts";
+import { IoError } from "../io/errors.ts";
 import { sourceFormatOf } from "../io/source.ts";
 import type { SourceFormat } from "../io/types.ts";
 import { OpsError } from "./errors.ts";
-import { type FreezeSource, openFreezeSource, PrimaryKeyCheck } from "./freeze.ts";
+import { checkThreads, type FreezeSource, openFreezeSource, PrimaryKeyCheck } from "./freeze.ts";
 import { rechunk } from "../io/chunk_window.ts";
 
 /** Options of `append`. */
 export interface AppendOptions {
   /** Source format, instead of guessing from the extension. */
   format?: SourceFormat;
-  /** Worker threads encoding blocks (default: one per core; 0 encodes on the calling thread). */
+  /** Worker threads encoding blocks (default: one per core; 0 encodes on the calling thread; at most 4 per core). */
   threads?: number;
   /** Called after each new chunk is written to the temp file. */
   onProgress?: (progress: { rows_added: number; chunks_added: number }) => void;
@@ -77,7 +79,8 @@ export interface AppendSummary {
  * @param archive The archive to extend.
  * @param options Format, threads, callbacks.
  * @returns Rows and chunks before and after.
- * @throws {OpsError} SCHEMA_MISMATCH listing the differing columns; PRIMARY_KEY for a
+ * @throws {OpsError} SCHEMA_MISMATCH listing the differing columns, or naming a value
+ * that does not fit the archive's type of its column; PRIMARY_KEY for a
  * null or repeated key (also against the keys already stored); BAD_OPTION for an
  * encrypted archive; CONCURRENT_CHANGE when the archive changed meanwhile.
  * {FormatError} when the archive is damaged (nothing is written).
@@ -103,10 +106,7 @@ export async function append(
   options: AppendOptions = {},
 ): Promise<AppendSummary> {
   const started = performance.now();
-  const threads = options.threads ?? defaultThreads();
-  if (!Number.isSafeInteger(threads) || threads < 0) {
-    throw new OpsError("BAD_OPTION", `Threads must be a non-negative integer, got ${threads}`);
-  }
+  const threads = checkThreads(options.threads);
   const before = await Deno.stat(archive).catch(() => null);
   const reader = await ArchiveReader.open(archive);
   let writer: ArchiveWriter | undefined;
@@ -145,7 +145,12 @@ export async function append(
         chunksAdded++;
         options.onProgress?.({ rows_added: writer!.rows - footer.rows, chunks_added: chunksAdded });
       };
-      for await (const raw of rechunk(schema, opened.batches, header.chunk_rows)) {
+      const rows = rechunk(
+        schema,
+        fromArchiveTypes(opened.batches, source, archive, schema),
+        header.chunk_rows,
+      );
+      for await (const raw of rows) {
         const batch = conform(raw, schema, archive);
         if (keys) await keys.check(batch, footer.rows + added);
         added += batch.length;
@@ -205,6 +210,35 @@ export async function append(
     await writer?.abort();
     pool?.close();
     reader.close();
+  }
+}
+
+/**
+ * Passes the source's batches through, rephrasing a value that does not fit its
+ * column: the type comes from the archive, so the message says so (a reader alone
+ * would blame its type sample).
+ */
+async function* fromArchiveTypes(
+  batches: AsyncIterable<Batch> | Iterable<Batch>,
+  source: FreezeSource,
+  archive: string,
+  schema: Schema,
+): AsyncGenerator<Batch> {
+  try {
+    yield* batches;
+  } catch (err) {
+    const field = err instanceof IoError && err.code === "SCHEMA_MISMATCH"
+      ? schema.find((f) => f.name === err.column)
+      : undefined;
+    if (field === undefined) throw err;
+    const label = typeof source === "string" ? `'${source}'` : "the rows";
+    throw new OpsError(
+      "SCHEMA_MISMATCH",
+      `Cannot append ${label} to '${archive}': column "${field.name}" is ${
+        typeName(field)
+      } in the archive, and the source holds a value that is not: ${(err as IoError).message}`,
+      { path: archive, column: field.name, cause: err },
+    );
   }
 }
 

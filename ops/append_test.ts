@@ -150,3 +150,31 @@ Deno.test("append() to a damaged archive fails naming the chunk and replaces not
   assert.deepEqual(await Deno.readFile(`${TMP}/d.pf`), bytes);
   assert.deepEqual(await tempFiles(), []);
 });
+
+Deno.test("append() of a value that does not fit blames the archive's type, not a type sample", async (t) => {
+  for (const ext of ["csv", "jsonl"]) {
+    await t.step(ext, async () => {
+      const archive = `${TMP}/fixed-${ext}.pf`;
+      await Deno.writeTextFile(`${TMP}/fixed.csv`, "id,n\n1,10\n2,20\n");
+      await freeze(`${TMP}/fixed.csv`, archive, { threads: 0 });
+      const before = (await audit(archive)).payload_sha256;
+      const more = `${TMP}/more-fixed.${ext}`;
+      await Deno.writeTextFile(
+        more,
+        ext === "csv" ? "id,n\n3,30\n4,abc\n" : '{"id":3,"n":30}\n{"id":4,"n":"abc"}\n',
+      );
+      await assert.rejects(append(more, archive, { threads: 0 }), (e) => {
+        assert.ok(e instanceof OpsError, String(e));
+        assert.equal(e.code, "SCHEMA_MISMATCH");
+        assert.equal(e.column, "n");
+        assert.equal(e.path, archive);
+        assert.match(e.message, /column "n" is int64 in the archive/);
+        assert.match(e.message, /'abc'/);
+        assert.match(e.message, /type was given, not inferred/);
+        assert.doesNotMatch(e.message, /first \d+ rows/);
+        return true;
+      });
+      assert.equal((await audit(archive)).payload_sha256, before);
+    });
+  }
+});

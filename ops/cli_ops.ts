@@ -1,7 +1,7 @@
 /**
  * CLI pieces of the dataset operations, for `main.ts` to wire in: the `append`
  * and `diff` commands (each a whole command returning its exit code), the
- * extra flags of `thaw` (`--where`, `--split-sheets`) and `freeze`
+ * extra flags of `thaw` (`--where`, `--split-sheets`, `--require-encryption`) and `freeze`
  * (`--partition-by`), and the text that reports them.
  *
  * Same conventions as `main.ts`: data to stdout, messages and progress to
@@ -40,7 +40,7 @@ export const PROCESS_IO: CliIo = Object.freeze({
 /** Value flags `thaw` gains (for `parseArgs`'s `string`). */
 export const THAW_STRING_FLAGS: readonly string[] = ["where"];
 /** Boolean flags `thaw` gains (for `parseArgs`'s `boolean`). */
-export const THAW_BOOLEAN_FLAGS: readonly string[] = ["split-sheets"];
+export const THAW_BOOLEAN_FLAGS: readonly string[] = ["split-sheets", "require-encryption"];
 /** Value flags `freeze` gains (for `parseArgs`'s `string`). */
 export const FREEZE_STRING_FLAGS: readonly string[] = ["partition-by", "types"];
 
@@ -48,13 +48,13 @@ export const FREEZE_STRING_FLAGS: readonly string[] = ["partition-by", "types"];
  * The `thaw` options the extra flags set.
  *
  * @param flags `parseArgs(...).flags` of a `thaw` command line.
- * @returns `where` and `splitSheets`.
+ * @returns `where`, `splitSheets` and `requireEncryption`.
  * @throws {OpsError} BAD_OPTION for an empty `--where`.
  */
 export function thawFlagOptions(
   flags: Record<string, string | boolean>,
-): Pick<ThawOptions, "where" | "splitSheets"> {
-  const out: Pick<ThawOptions, "where" | "splitSheets"> = {};
+): Pick<ThawOptions, "where" | "splitSheets" | "requireEncryption"> {
+  const out: Pick<ThawOptions, "where" | "splitSheets" | "requireEncryption"> = {};
   if (flags.where !== undefined) {
     const where = String(flags.where);
     if (where.trim() === "") {
@@ -63,6 +63,7 @@ export function thawFlagOptions(
     out.where = where;
   }
   if (flags["split-sheets"] === true) out.splitSheets = true;
+  if (flags["require-encryption"] === true) out.requireEncryption = true;
   return out;
 }
 

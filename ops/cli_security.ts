@@ -7,7 +7,8 @@
  *   Keys come from `--key-file F` (32 raw bytes, or their base64), `PERMAFROST_KEY`
  *   (base64 of 32 bytes), or `--kms` (`local:keys/master.key`,
  *   `aws-kms:<key id, ARN or alias/…>`, `gcp-kms:projects/…/cryptoKeys/…`) with KMS
- *   credentials from the environment only (a flag would show in `ps`).
+ *   credentials from the environment only (a flag would show in `ps`). A key given
+ *   for a plain archive is reported ({@link unusedKeyWarning}).
  * - User commands ({@link runUserCommand}): `add-user`, `list-users`, `remove-user`,
  *   `token`, `service-token`, on the user store file (`--users-db`), for
  *   `main.ts cluster add-user …`. In phase 2 the master owns that file; these commands
@@ -313,6 +314,24 @@ export async function thawKeys(
   else if (r.secrets.key) ring.key = r.secrets.key;
   if (r.config.kms) ring.providers = [await kmsProvider(r.config.kms, r, io)];
   return ring;
+}
+
+/**
+ * The line to warn with when a key was given for an archive that is not encrypted,
+ * so a user who expected encryption learns otherwise.
+ *
+ * @param archive The archive (or dataset directory) read.
+ * @param keys What {@link thawKeys} returned.
+ * @param encrypted Whether the archive was encrypted.
+ * @returns The warning, or null when there is nothing to say.
+ */
+export function unusedKeyWarning(
+  archive: string,
+  keys: KeyRing,
+  encrypted: boolean,
+): string | null {
+  if (encrypted || (keys.key === undefined && (keys.providers ?? []).length === 0)) return null;
+  return `warning: '${archive}' is not encrypted, so the key given (--key-file, --kms or PERMAFROST_KEY) was not used; pass --require-encryption to refuse plain archives`;
 }
 
 async function kmsProvider(uri: KmsUri, r: Resolved, io: SecurityIo): Promise<KeyProvider> {

@@ -7,8 +7,9 @@ import { startFakeAwsKms, startFakeGcpKms } from "../keys/_fake_kms.ts";
 import { ConfigError } from "../internal/config.ts";
 import { freeze } from "./freeze.ts";
 import { audit, peek, verify } from "./inspect.ts";
-import { thaw } from "./thaw.ts";
-import { freezeEncryption, runUserCommand, thawKeys } from "./cli_security.ts";
+import { thaw, thawTable } from "./thaw.ts";
+import { OpsError } from "./errors.ts";
+import { freezeEncryption, runUserCommand, thawKeys, unusedKeyWarning } from "./cli_security.ts";
 
 const TMP = resolve(".tmp/ops_security");
 await Deno.mkdir(TMP, { recursive: true });
@@ -140,6 +141,34 @@ Deno.test("freeze and thaw with a key: round trip, no plaintext, audit and verif
     const plainReport = await audit(plain);
     assert.deepEqual([plainReport.encrypted, plainReport.format_version], [false, "1.3"]);
   });
+});
+
+Deno.test("thaw() with requireEncryption refuses a plain archive; a key for one is reported", async () => {
+  const csv = await sourceCsv();
+  const plain = join(TMP, "plain-required.pf");
+  const sealed = join(TMP, "sealed-required.pf");
+  await freeze(csv, plain, { chunkRows: 1000, threads: 0 });
+  await freeze(csv, sealed, { chunkRows: 1000, threads: 0, encryption: { key: KEY } });
+  const out = join(TMP, "required.csv");
+  await Deno.remove(out).catch(() => {});
+  const notEncrypted = (e: unknown) => {
+    assert.ok(e instanceof OpsError);
+    assert.equal(e.code, "NOT_ENCRYPTED");
+    assert.equal(e.path, plain);
+    assert.match(e.message, /is not encrypted, and encryption is required/);
+    return true;
+  };
+  await assert.rejects(thaw(plain, out, { requireEncryption: true }), notEncrypted);
+  await assert.rejects(thawTable(plain, { requireEncryption: true }), notEncrypted);
+  assert.equal(await exists(out), false);
+  const keys = { key: KEY };
+  const s = await thaw(sealed, out, { keys, requireEncryption: true });
+  assert.deepEqual([s.rows, s.encrypted], [2500, true]);
+  assert.equal(unusedKeyWarning(sealed, keys, s.encrypted), null);
+  const p = await thaw(plain, out, { keys });
+  assert.equal(p.encrypted, false);
+  assert.match(unusedKeyWarning(plain, keys, p.encrypted) ?? "", /^warning: .* is not encrypted/);
+  assert.equal(unusedKeyWarning(plain, {}, false), null, "no key, nothing to say");
 });
 
 Deno.test("freeze --kms local: envelope encryption, edek_size in audit", async () => {

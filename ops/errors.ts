@@ -13,7 +13,8 @@ export type OpsErrorCode =
   | "PRIMARY_KEY"
   | "VERIFY_FAILED"
   | "SCHEMA_MISMATCH"
-  | "CONCURRENT_CHANGE";
+  | "CONCURRENT_CHANGE"
+  | "NOT_ENCRYPTED";
 
 /** Codec names `freeze` accepts: a registry id or `auto`. */
 export type CodecChoiceName = "zstd" | "lzma2" | "zpaq" | "auto" | (string & Record<never, never>);

@@ -47,6 +47,7 @@ import {
 } from "./_parquet_chunks.ts";
 import { freezeBatchRows, rechunk } from "../io/chunk_window.ts";
 import { chooseArchiveCodec, newArchiveHeader } from "../format/new_archive.ts";
+import { MAX_THREADS_PER_CORE, maxThreads } from "./settings.ts";
 
 /** Rows `auto` samples to choose a codec. */
 export { AUTO_SAMPLE_ROWS } from "../format/new_archive.ts";
@@ -71,7 +72,7 @@ export interface FreezeOptions {
   codec?: CodecChoiceName;
   /** Rows per chunk (default 50,000). */
   chunkRows?: number;
-  /** Worker threads encoding blocks, and reading a Parquet file's rows (default: one per core; 0 encodes on the calling thread). */
+  /** Worker threads encoding blocks, and reading a Parquet file's rows (default: one per core; 0 encodes on the calling thread; at most 4 per core). */
   threads?: number;
   /** Float quantization: one level for every float column, or per column. Lossless by default. */
   quantization?: Quantization | Record<string, Quantization>;
@@ -154,11 +155,29 @@ export function freezeSettings(
   if (!Number.isSafeInteger(chunkRows) || chunkRows < 1) {
     throw new OpsError("BAD_OPTION", `Chunk rows must be a positive integer, got ${chunkRows}`);
   }
-  const threads = options.threads ?? defaultThreads();
-  if (!Number.isSafeInteger(threads) || threads < 0) {
-    throw new OpsError("BAD_OPTION", `Threads must be a non-negative integer, got ${threads}`);
+  return { codec, chunkRows, threads: checkThreads(options.threads) };
+}
+
+/**
+ * The thread count a freeze or append runs with: the option's, or one per core.
+ *
+ * @param threads What the caller gave.
+ * @returns The settled count.
+ * @throws {OpsError} BAD_OPTION for a negative or fractional count, or one past
+ * `maxThreads()` (4 per core).
+ */
+export function checkThreads(threads: number | undefined): number {
+  const n = threads ?? defaultThreads();
+  if (!Number.isSafeInteger(n) || n < 0) {
+    throw new OpsError("BAD_OPTION", `Threads must be a non-negative integer, got ${n}`);
   }
-  return { codec, chunkRows, threads };
+  if (n > maxThreads()) {
+    throw new OpsError(
+      "BAD_OPTION",
+      `Threads must be at most ${maxThreads()} (${MAX_THREADS_PER_CORE} per core, ${defaultThreads()} cores here), got ${n}; 0 means one per core`,
+    );
+  }
+  return n;
 }
 
 /**

@@ -5,7 +5,7 @@ import { ALL_TYPES, assertColumnEqual, randomBatch } from "../format/_test_utils
 import { ArchiveReader } from "../format/reader.ts";
 import { concatBatches } from "../format/column.ts";
 import type { Batch } from "../format/column.ts";
-import { audit, freeze, OpsError, thaw, thawTable, verify } from "../mod.ts";
+import { append, audit, freeze, OpsError, thaw, thawTable, verify } from "../mod.ts";
 import type { FormatWarning } from "../mod.ts";
 
 const ZPAQ = requireTool("zpaq", "ops/freeze_test.ts") !== null;
@@ -176,4 +176,20 @@ Deno.test("freeze() refuses bad options before touching the destination", async 
     /positive integer/,
   );
   await assert.rejects(Deno.stat(`${TMP}/x.pf`), Deno.errors.NotFound);
+});
+
+Deno.test("freeze() and append() refuse more than 4 threads per core with BAD_OPTION", async () => {
+  const cores = Math.max(1, navigator.hardwareConcurrency || 1);
+  const table = tableFromArrays({ n: Float64Array.of(1, 2, 3) });
+  const refused = (err: unknown) => {
+    assert.ok(err instanceof OpsError);
+    assert.equal(err.code, "BAD_OPTION");
+    assert.match(err.message, new RegExp(`at most ${4 * cores} \\(4 per core`));
+    return true;
+  };
+  await Deno.remove(`${TMP}/threads.pf`).catch(() => {});
+  await assert.rejects(freeze(table, `${TMP}/threads.pf`, { threads: 1000 }), refused);
+  await assert.rejects(Deno.stat(`${TMP}/threads.pf`), Deno.errors.NotFound);
+  await freeze(table, `${TMP}/threads.pf`, { threads: 4 * cores });
+  await assert.rejects(append(table, `${TMP}/threads.pf`, { threads: 4 * cores + 1 }), refused);
 });

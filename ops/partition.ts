@@ -22,6 +22,12 @@
  * Streaming: rows are routed to per-partition buffers that are cut into chunks
  * of `chunk_rows` and written as they fill, so memory is bounded by
  * (partitions × `chunk_rows`) rows; at most `MAX_PARTITIONS` partitions.
+ *
+ * Failure leaves nothing: a freeze that fails removes its partitions' temp files and
+ * every `col=value` folder it made (and `dir` itself when it made it), so it can be
+ * run again. A freeze that was killed leaves no manifest; the next freeze into the
+ * same directory removes its stale temp files (`internal/temp_files.ts`) and the
+ * `col=value` folders they leave empty, and refuses anything else.
  * Partitions are thawed in manifest order (order of first appearance), each in
  * its own row order.
  *
@@ -43,6 +49,7 @@ import { ArchiveReader, type RowRange } from "../format/reader.ts";
 import { mergeStats } from "../format/stats.ts";
 import { ArchiveWriter, type EncodedChunk } from "../format/writer.ts";
 import { formatDate, formatFloat, TimestampFormatter } from "../io/_format.ts";
+import { createTempBeside, removeStaleTemps } from "../internal/temp_files.ts";
 import { OpsError } from "./errors.ts";
 import {
   type FreezeOptions,
@@ -174,27 +181,40 @@ export async function freezePartitioned(
       "Cannot encrypt a partitioned freeze yet: freeze each partition separately, or drop the partitioning",
     );
   }
-  await prepareDir(dir);
   const opened = await openFreezeSource(source, { ...options, chunkRows });
   const { schema } = opened;
-  const keyIdx = by.map((name) => {
-    const i = schema.findIndex((f) => f.name === name);
-    if (i < 0) {
-      throw new OpsError(
-        "BAD_OPTION",
-        `Cannot partition by "${name}": the source has ${schema.map((f) => f.name).join(", ")}`,
-      );
-    }
-    return i;
-  });
-  const pool = threads > 0 ? new BlockPool(threads) : undefined;
-  const window = pool?.capacity ?? 2;
-  const keys = options.primaryKey === undefined ? null : (() => {
-    if (!schema.some((f) => f.name === options.primaryKey)) {
+  let keyIdx: number[];
+  let madeDir: boolean;
+  try {
+    keyIdx = by.map((name) => {
+      const i = schema.findIndex((f) => f.name === name);
+      if (i < 0) {
+        throw new OpsError(
+          "BAD_OPTION",
+          `Cannot partition by "${name}": the source has ${schema.map((f) => f.name).join(", ")}`,
+        );
+      }
+      return i;
+    });
+    if (options.primaryKey !== undefined && !schema.some((f) => f.name === options.primaryKey)) {
       throw new OpsError("BAD_OPTION", `Primary key "${options.primaryKey}" is not a column`);
     }
-    return new PrimaryKeyCheck(schema, options.primaryKey!);
-  })();
+    madeDir = await prepareDir(dir);
+  } catch (err) {
+    await opened.close();
+    throw err;
+  }
+  // The `col=value` folders this freeze made directly under `dir`, removed on failure.
+  const made = new Set<string>();
+  const clearUp = async () => {
+    for (const d of made) await Deno.remove(d, { recursive: true }).catch(() => {});
+    if (madeDir) await Deno.remove(dir).catch(() => {});
+  };
+  const pool = threads > 0 ? new BlockPool(threads) : undefined;
+  const window = pool?.capacity ?? 2;
+  const keys = options.primaryKey === undefined
+    ? null
+    : new PrimaryKeyCheck(schema, options.primaryKey);
   const warnings: FormatWarning[] = [];
   const warn = (w: FormatWarning) => {
     warnings.push(w);
@@ -233,7 +253,9 @@ export async function freezePartitioned(
         part.autoReason = choice.reason;
       }
       codecById(part.codec);
-      await Deno.mkdir(join(dir, ...part.entry.path.split("/").slice(0, -1)), { recursive: true });
+      const segments = part.entry.path.split("/").slice(0, -1);
+      made.add(join(dir, segments[0]!));
+      await Deno.mkdir(join(dir, ...segments), { recursive: true });
       const h = newArchiveHeader(schema, part.codec, part.autoReason, part.plans, {
         chunkRows,
         primaryKey: options.primaryKey,
@@ -350,9 +372,19 @@ export async function freezePartitioned(
       partitions: order.map((p) => p.entry),
     };
     const manifestPath = join(dir, MANIFEST_NAME);
-    const temp = `${manifestPath}.pf.tmp-${crypto.randomUUID().slice(0, 8)}`;
-    await Deno.writeTextFile(temp, JSON.stringify(manifest, null, 1) + "\n");
-    await Deno.rename(temp, manifestPath);
+    const temp = await createTempBeside(manifestPath);
+    try {
+      try {
+        await temp.file.write(new TextEncoder().encode(JSON.stringify(manifest, null, 1) + "\n"));
+        await temp.file.sync();
+      } finally {
+        temp.file.close();
+      }
+      await Deno.rename(temp.path, manifestPath);
+    } catch (err) {
+      await Deno.remove(temp.path).catch(() => {});
+      throw err;
+    }
     const codecs = [...new Set(order.map((p) => p.codec))];
     return {
       path: dir,
@@ -373,6 +405,7 @@ export async function freezePartitioned(
   } catch (err) {
     for (const part of order) await part.writer?.abort();
     await Promise.allSettled(inflight.map((i) => i.chunk));
+    await clearUp();
     throw err;
   } finally {
     pool?.close();
@@ -380,25 +413,57 @@ export async function freezePartitioned(
   }
 }
 
-async function prepareDir(dir: string): Promise<void> {
+/**
+ * Makes sure `dir` is an empty directory: creates it when missing (returning true),
+ * clears what a killed freeze left in it (see the module doc), and refuses anything else.
+ */
+async function prepareDir(dir: string): Promise<boolean> {
+  let info: Deno.FileInfo;
   try {
-    const info = await Deno.stat(dir);
-    if (!info.isDirectory) {
-      throw new OpsError(
-        "BAD_OPTION",
-        `Cannot write partitions to '${dir}': it is a file, not a directory`,
-      );
-    }
-    for await (const _ of Deno.readDir(dir)) {
-      throw new OpsError(
-        "BAD_OPTION",
-        `Cannot write partitions to '${dir}': the directory is not empty (remove it or pick a new one)`,
-      );
-    }
+    info = await Deno.stat(dir);
   } catch (err) {
     if (!(err instanceof Deno.errors.NotFound)) throw err;
     await Deno.mkdir(dir, { recursive: true });
+    return true;
   }
+  if (!info.isDirectory) {
+    throw new OpsError(
+      "BAD_OPTION",
+      `Cannot write partitions to '${dir}': it is a file, not a directory`,
+    );
+  }
+  const entries = await listDir(dir);
+  if (entries.length > 0 && !entries.some((e) => e.name === MANIFEST_NAME)) {
+    for (const e of entries) {
+      if (e.isDirectory && e.name.includes("=")) await clearLeftovers(join(dir, e.name));
+    }
+    await removeStaleTemps(join(dir, MANIFEST_NAME));
+  }
+  if ((await listDir(dir)).length > 0) {
+    throw new OpsError(
+      "BAD_OPTION",
+      `Cannot write partitions to '${dir}': the directory is not empty (remove it or pick a new one)`,
+    );
+  }
+  return false;
+}
+
+async function listDir(dir: string): Promise<Deno.DirEntry[]> {
+  const out: Deno.DirEntry[] = [];
+  for await (const e of Deno.readDir(dir)) out.push(e);
+  return out;
+}
+
+/**
+ * Removes a killed freeze's stale part temp files under a `col=value` folder, and the
+ * folders that leaves empty.
+ */
+async function clearLeftovers(folder: string): Promise<void> {
+  await removeStaleTemps(join(folder, PART_NAME));
+  for (const e of await listDir(folder)) {
+    if (e.isDirectory && e.name.includes("=")) await clearLeftovers(join(folder, e.name));
+  }
+  await Deno.remove(folder).catch(() => {}); // only when empty: anything else stays
 }
 
 function quantizationOf(schema: Schema, q: FreezeOptions["quantization"]) {

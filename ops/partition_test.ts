@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import type { Batch, Schema } from "../format/column.ts";
+import { STALE_TEMP_AGE_MS } from "../internal/temp_files.ts";
 import { OpsError } from "./errors.ts";
 import { freezePartitioned, MANIFEST_NAME, pathSegment, readManifest } from "./partition.ts";
 import { verify } from "./inspect.ts";
@@ -94,4 +96,86 @@ Deno.test("pathSegment() keeps safe characters and encodes the rest", () => {
   assert.equal(pathSegment(null), "__null__");
   assert.equal(pathSegment(""), "__empty__");
   assert.equal(pathSegment("__null__"), "%5F%5Fnull%5F%5F");
+});
+
+async function tree(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for await (const e of Deno.readDir(dir)) {
+    out.push(e.name);
+    if (e.isDirectory) out.push(...(await tree(`${dir}/${e.name}`)).map((n) => `${e.name}/${n}`));
+  }
+  return out.sort();
+}
+
+const KV: Schema = [
+  { name: "k", type: "string", nullable: true },
+  { name: "v", type: "float64", nullable: true },
+];
+
+function kvBatch(keys: string[]): Batch {
+  return {
+    schema: KV,
+    length: keys.length,
+    columns: [
+      { type: "string", values: keys, validity: null },
+      { type: "float64", values: Float64Array.from(keys, (_, i) => i), validity: null },
+    ],
+  };
+}
+
+Deno.test("freezePartitioned() that fails midway leaves no folders, and runs again", async (t) => {
+  const boom = new Error("disk full");
+  async function* failing(): AsyncGenerator<Batch> {
+    yield kvBatch(["a", "b", "a", "c", "b", "a"]);
+    throw boom;
+  }
+  const options = { partitionBy: ["k"], chunkRows: 2, threads: 0 };
+  await t.step("into a directory it makes", async () => {
+    const dir = `${TMP}/failed-new`;
+    await assert.rejects(
+      freezePartitioned({ schema: KV, batches: failing() }, dir, options),
+      (e) => e === boom,
+    );
+    await assert.rejects(Deno.stat(dir), Deno.errors.NotFound);
+  });
+  await t.step("into an empty directory it was given", async () => {
+    const dir = `${TMP}/failed-given`;
+    await Deno.mkdir(dir);
+    await assert.rejects(
+      freezePartitioned({ schema: KV, batches: failing() }, dir, options),
+      (e) => e === boom,
+    );
+    assert.deepEqual(await tree(dir), []);
+    const s = await freezePartitioned({ schema: KV, batches: [kvBatch(["a", "b"])] }, dir, options);
+    assert.equal(s.rows, 2);
+    assert.equal((await readManifest(dir)).manifest.partitions.length, 2);
+  });
+});
+
+Deno.test("freezePartitioned() clears what a killed freeze left, and nothing else", async () => {
+  const dir = `${TMP}/killed`;
+  const old = new Date(Date.now() - 2 * STALE_TEMP_AGE_MS);
+  const leftover = async (path: string) => {
+    await Deno.mkdir(path.slice(0, path.lastIndexOf("/")), { recursive: true });
+    await Deno.writeTextFile(path, "half an archive");
+    await Deno.utime(path, old, old);
+  };
+  await leftover(`${dir}/k=a/.part.pf.pf.tmp-1abc`);
+  await leftover(`${dir}/k=b/j=1/.part.pf.pf.tmp-2def`);
+  await Deno.mkdir(`${dir}/k=c`);
+  const s = await freezePartitioned({ schema: KV, batches: [kvBatch(["a", "z"])] }, dir, {
+    partitionBy: ["k"],
+    threads: 0,
+  });
+  assert.equal(s.rows, 2);
+  assert.deepEqual(await tree(dir), [MANIFEST_NAME, "k=a", "k=a/part.pf", "k=z", "k=z/part.pf"]);
+
+  const kept = `${TMP}/killed-keep`;
+  await leftover(`${kept}/k=a/.part.pf.pf.tmp-1abc`);
+  await leftover(`${kept}/k=a/notes.txt`);
+  await assert.rejects(
+    freezePartitioned({ schema: KV, batches: [kvBatch(["a"])] }, kept, { partitionBy: ["k"] }),
+    /not empty/,
+  );
+  assert.deepEqual(await tree(kept), ["k=a", "k=a/notes.txt"]);
 });

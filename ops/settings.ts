@@ -4,8 +4,39 @@
  *
  * @module
  */
-import { enumParser, intParser, setting } from "../internal/config.ts";
+import { enumParser, intParser, type Parser, setting } from "../internal/config.ts";
 import { DEFAULT_CHUNK_ROWS } from "../format/constants.ts";
+import { defaultThreads } from "../format/pool.ts";
+
+/** Most threads per logical core a freeze or append may run: more only adds scheduling and memory. */
+export const MAX_THREADS_PER_CORE = 4;
+
+/**
+ * The most threads a freeze or append may run here: {@link MAX_THREADS_PER_CORE} per core.
+ *
+ * @returns The cap.
+ */
+export function maxThreads(): number {
+  return MAX_THREADS_PER_CORE * defaultThreads();
+}
+
+/** `--threads`: 0 (one per core) up to {@link maxThreads}. */
+function threadsParser(): Parser<number> {
+  const max = maxThreads();
+  const describe =
+    `a thread count 0..${max} (0 = one per core; at most ${MAX_THREADS_PER_CORE} per core, and this machine has ${defaultThreads()})`;
+  const int = intParser({ min: 0, max });
+  return {
+    describe,
+    parse(raw) {
+      try {
+        return int.parse(raw);
+      } catch {
+        throw new Error(`expected ${describe}`);
+      }
+    },
+  };
+}
 
 /** Settings of `freeze`. */
 export const FREEZE_SETTINGS = Object.freeze({
@@ -27,7 +58,8 @@ export const FREEZE_SETTINGS = Object.freeze({
     flag: "--threads",
     env: "PERMAFROST_THREADS",
     default: 0,
-    parse: intParser({ min: 0, max: 1024 }),
-    description: "Worker threads (they encode, and decode Parquet sources); 0 = one per core",
+    parse: threadsParser(),
+    description:
+      "Worker threads (they encode, and decode Parquet sources); 0 = one per core; at most 4 per core",
   }),
 });

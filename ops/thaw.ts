@@ -52,6 +52,11 @@ export interface ThawOptions {
    * encrypted archive fails with `KEY_REQUIRED` before any output is created.
    */
   keys?: KeyRing;
+  /**
+   * Refuse an archive that is not encrypted (`NOT_ENCRYPTED`, before any output is
+   * created), e.g. where only encrypted archives may exist.
+   */
+  requireEncryption?: boolean;
 }
 
 /** What `thaw` did. */
@@ -78,6 +83,8 @@ export interface ThawSummary {
   partitions_read: number | null;
   /** Wall-clock seconds. */
   seconds: number;
+  /** Whether the archive was encrypted (false for a partitioned dataset directory). */
+  encrypted: boolean;
 }
 
 /**
@@ -87,7 +94,8 @@ export interface ThawSummary {
  * @param output Output path; format from `options.format` or the extension.
  * @param options Rows, columns, format.
  * @returns Rows and bytes written, chunks and bytes read.
- * @throws {FormatError} HASH_MISMATCH or CORRUPT on damaged bytes (nothing is written); {IoError} on output failures.
+ * @throws {FormatError} HASH_MISMATCH or CORRUPT on damaged bytes (nothing is written); {IoError} on output failures;
+ * {OpsError} NOT_ENCRYPTED for a plain archive with `requireEncryption`.
  */
 export async function thaw(
   archive: string,
@@ -104,7 +112,9 @@ export async function thaw(
   };
   const partitioned = await isPartitionedDir(archive);
   let written: { rows: number; bytes: number };
+  let encrypted = false;
   if (partitioned) {
+    checkEncrypted(archive, false, options);
     const { schema } = await readManifest(archive);
     const out = selectSchema(schema, options.columns);
     written = await writeOutput(output, out, readPartitioned(archive, options, counters), {
@@ -115,6 +125,8 @@ export async function thaw(
   } else {
     const reader = await ArchiveReader.open(archive, { keys: options.keys, requireKey: true });
     try {
+      encrypted = reader.index.header.encryption !== null;
+      checkEncrypted(archive, encrypted, options);
       const schema = selectSchema(reader.index.schema, options.columns);
       if (format === "xlsx" && !options.splitSheets && options.where === undefined) {
         checkSheetRows(reader.index.footer.rows, options.rows);
@@ -140,6 +152,7 @@ export async function thaw(
     partitions_total: partitioned ? counters.partitions_total : null,
     partitions_read: partitioned ? counters.partitions_read : null,
     seconds: (performance.now() - started) / 1000,
+    encrypted,
   };
 }
 
@@ -154,6 +167,7 @@ export async function thawTable(archive: string, options: ThawOptions = {}): Pro
   checkRows(options.rows);
   const batches: Batch[] = [];
   if (await isPartitionedDir(archive)) {
+    checkEncrypted(archive, false, options);
     const { schema } = await readManifest(archive);
     const counters = { ...newCounters(), partitions_total: 0, partitions_read: 0 };
     for await (const b of readPartitioned(archive, options, counters)) batches.push(b);
@@ -161,11 +175,22 @@ export async function thawTable(archive: string, options: ThawOptions = {}): Pro
   }
   const reader = await ArchiveReader.open(archive, { keys: options.keys, requireKey: true });
   try {
+    checkEncrypted(archive, reader.index.header.encryption !== null, options);
     const schema = selectSchema(reader.index.schema, options.columns);
     for await (const b of scanArchive(reader, options)) batches.push(b);
     return batchesToTable(schema, batches);
   } finally {
     reader.close();
+  }
+}
+
+function checkEncrypted(archive: string, encrypted: boolean, options: ThawOptions): void {
+  if (options.requireEncryption && !encrypted) {
+    throw new OpsError(
+      "NOT_ENCRYPTED",
+      `Cannot thaw '${archive}': it is not encrypted, and encryption is required (--require-encryption); thaw it without that flag only if a plain archive is expected`,
+      { path: archive },
+    );
   }
 }
 

@@ -111,12 +111,21 @@ interface Token {
   pos: number;
 }
 
+/**
+ * Deepest nesting of `(` and `not` an expression may have: parsing and evaluation
+ * recurse once per level, so a deeper one is refused with a message, not a stack
+ * overflow.
+ */
+export const MAX_WHERE_DEPTH = 100;
+
 const KEYWORDS = new Set(["and", "or", "not", "in", "is", "null"]);
 const WORD_STOP = new Set([..." \t\r\n()',=<>!\"`"]);
 
 function bad(text: string, message: string, pos?: number): OpsError {
   const where = pos === undefined ? "" : ` at character ${pos + 1}`;
-  return new OpsError("BAD_OPTION", `Cannot use --where "${text}": ${message}${where}`);
+  // A machine-made expression can be huge: its start names it well enough.
+  const shown = text.length > 120 ? `${text.slice(0, 100)}…` : text;
+  return new OpsError("BAD_OPTION", `Cannot use --where "${shown}": ${message}${where}`);
 }
 
 function tokenize(text: string): Token[] {
@@ -205,6 +214,16 @@ export function parseWhere(text: string): WhereNode {
     t?.kind === "word" && t.text.toLowerCase() === kw;
   const endPos = text.length;
   const describe = (t: Token | undefined) => (t ? `'${t.text}'` : "the end");
+  let depth = 0;
+  const nest = (t: Token) => {
+    if (++depth > MAX_WHERE_DEPTH) {
+      throw bad(
+        text,
+        `it nests '(' and 'not' more than ${MAX_WHERE_DEPTH} deep; write it flatter (e.g. with 'in' lists)`,
+        t.pos,
+      );
+    }
+  };
 
   const parseOr = (): WhereNode => {
     const args = [parseAnd()];
@@ -226,11 +245,16 @@ export function parseWhere(text: string): WhereNode {
     const t = peek();
     if (isKw(t, "not")) {
       at++;
-      return { kind: "not", arg: parseUnary() };
+      nest(t!);
+      const arg = parseUnary();
+      depth--;
+      return { kind: "not", arg };
     }
     if (t?.kind === "(") {
       at++;
+      nest(t);
       const inner = parseOr();
+      depth--;
       const close = peek();
       if (close?.kind !== ")") {
         throw bad(
@@ -380,13 +404,16 @@ export function compileWhere(where: string | WhereNode, schema: Schema): Compile
   const text = typeof where === "string" ? where : "(expression)";
   const tree = typeof where === "string" ? parseWhere(where) : where;
   const used = new Set<number>();
-  const bind = (n: WhereNode): Bound => {
+  const bind = (n: WhereNode, depth: number): Bound => {
+    if (depth > MAX_WHERE_DEPTH) {
+      throw bad(text, `it nests more than ${MAX_WHERE_DEPTH} deep; write it flatter`);
+    }
     switch (n.kind) {
       case "and":
       case "or":
-        return { kind: n.kind, args: n.args.map(bind) };
+        return { kind: n.kind, args: n.args.map((a) => bind(a, depth + 1)) };
       case "not":
-        return { kind: "not", arg: bind(n.arg) };
+        return { kind: "not", arg: bind(n.arg, depth + 1) };
       default: {
         const col = schema.findIndex((f) => f.name === n.column);
         if (col < 0) {
@@ -419,7 +446,7 @@ export function compileWhere(where: string | WhereNode, schema: Schema): Compile
       }
     }
   };
-  const root = bind(tree);
+  const root = bind(tree, 0);
   const columns = [...used].sort((a, b) => a - b).map((i) => schema[i]!.name);
   const types = schema.map((f) => f.type);
   return {

@@ -8,7 +8,7 @@ import { OpsError } from "./errors.ts";
 import { freeze } from "./freeze.ts";
 import { thaw, thawTable } from "./thaw.ts";
 import { newCounters, scanArchive } from "./_scan.ts";
-import { compileWhere, parseWhere } from "./where.ts";
+import { compileWhere, MAX_WHERE_DEPTH, parseWhere, type WhereNode } from "./where.ts";
 
 const TMP = ".tmp/ops_where";
 await Deno.mkdir(TMP, { recursive: true });
@@ -379,4 +379,34 @@ Deno.test("thaw() with where on a primary key reads one chunk (point lookup by m
   assert.equal(s.chunks_read, 1);
   assert.equal(s.chunks_skipped, 19);
   assert.equal(await Deno.readTextFile(`${TMP}/one.jsonl`), '{"order_id":16000,"amount":53.5}\n');
+});
+
+Deno.test("parseWhere() refuses nesting past MAX_WHERE_DEPTH with a one-line BAD_OPTION", async (t) => {
+  const schema: Schema = [{ name: "x", type: "int64", nullable: true }];
+  await t.step("at the limit, parentheses and not both work", () => {
+    const deep = "(".repeat(MAX_WHERE_DEPTH / 2) + "x = 1" + ")".repeat(MAX_WHERE_DEPTH / 2);
+    compileWhere("not ".repeat(MAX_WHERE_DEPTH / 2) + deep, schema);
+  });
+  const cases: [string, string, number][] = [
+    ["3,000 parentheses", "(".repeat(3000) + "x = 1" + ")".repeat(3000), MAX_WHERE_DEPTH + 1],
+    ["3,000 nots", "not ".repeat(3000) + "x = 1", 4 * MAX_WHERE_DEPTH + 1],
+  ];
+  for (const [what, text, at] of cases) {
+    await t.step(what, () => {
+      assert.throws(() => parseWhere(text), (err) => {
+        assert.ok(err instanceof OpsError, String(err));
+        assert.equal(err.code, "BAD_OPTION");
+        assert.ok(!err.message.includes("\n"), "one line");
+        assert.ok(err.message.length < 300, "does not repeat the whole expression's tail");
+        assert.match(err.message, new RegExp(`more than ${MAX_WHERE_DEPTH} deep`));
+        assert.match(err.message, new RegExp(`at character ${at}\\b`));
+        return true;
+      });
+    });
+  }
+  await t.step("a tree built by hand", () => {
+    let node: WhereNode = { kind: "null", column: "x", negated: false };
+    for (let i = 0; i < 5000; i++) node = { kind: "not", arg: node };
+    assert.throws(() => compileWhere(node, schema), { code: "BAD_OPTION" });
+  });
 });
