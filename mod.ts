@@ -64,6 +64,7 @@ export type {
 } from "./format/column.ts";
 export type { ColumnStats } from "./format/header.ts";
 export type { ForcedType, SourceFormat } from "./io/types.ts";
+export { SOURCE_FORMATS } from "./io/types.ts";
 export type { OutputFormat } from "./io/output.ts";
 export type { CodecChoiceName, OpsErrorCode } from "./ops/errors.ts";
 export type { FormatErrorCode } from "./format/errors.ts";

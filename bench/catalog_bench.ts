@@ -8,7 +8,7 @@
  * uncached path (`?version=v1`, first read of each name, one DuckDB query each).
  *
  * The catalog is filled in-process (1,000 versions described in memory), then served
- * by a real `catalog/cli.ts` process, so the load generator (this process: 32
+ * by a real `main.ts catalog serve` process, so the load generator (this process: 32
  * `fetch` loops over keep-alive connections) does not share the server's event
  * loop. A warm-up precedes the measured run. Prints one markdown table row.
  *
@@ -50,7 +50,9 @@ const child = new Deno.Command(Deno.execPath(), {
     `--allow-write=${dir}`,
     "--allow-ffi",
     "--allow-env=PERMAFROST_*",
-    "catalog/cli.ts",
+    "main.ts",
+    "catalog",
+    "serve",
     "--db",
     db,
     "--port",

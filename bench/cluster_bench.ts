@@ -1,5 +1,5 @@
 /**
- * Cluster benchmarks, with real processes (`cluster/spawn.ts`): a master and N
+ * Cluster benchmarks, with real processes (`cli/spawn.ts`): a master and N
  * workers on this machine, a job submitted through `ClusterClient`, timed from
  * submission to DONE (process start-up excluded), then everything torn down.
  *
@@ -17,7 +17,7 @@
 import { join } from "node:path";
 import { ClusterClient } from "../client/cluster_client.ts";
 import type { JobCodec } from "../client/types.ts";
-import { type ServerProcess, spawnLocalMaster, spawnLocalWorker } from "../cluster/spawn.ts";
+import { type ServerProcess, spawnLocalMaster, spawnLocalWorker } from "../cli/spawn.ts";
 
 const CACHE = new URL("./.cache/", import.meta.url).pathname;
 

@@ -16,8 +16,8 @@ export type {
 } from "./options.ts";
 export { CATALOG_STATUS_BY_CODE, createCatalogApp } from "./app.ts";
 export type { CatalogAppDeps } from "./app.ts";
-export { CATALOG_SERVE_USAGE, runCatalogServe, serveCatalog } from "./cli.ts";
-export type { CatalogServer, ServeCatalogOptions } from "./cli.ts";
+export { serveCatalog } from "./server.ts";
+export type { CatalogServer, ServeCatalogOptions } from "./server.ts";
 export { CATALOG_CONFIG, CATALOG_PORT } from "./config.ts";
 export type { CatalogConfig } from "./config.ts";
 export { localBackend } from "./backend.ts";

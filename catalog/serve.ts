@@ -14,7 +14,7 @@ import { loadConfig, processEnv } from "../internal/config.ts";
 import { createLogger } from "../internal/log.ts";
 import { createCatalogApp } from "./app.ts";
 import { Catalog } from "./catalog.ts";
-import { catalogSecurity } from "./cli.ts";
+import { catalogSecurity } from "./server.ts";
 import { CATALOG_CONFIG } from "./config.ts";
 
 const { host: _host, port: _port, ...SERVE_CONFIG } = CATALOG_CONFIG;

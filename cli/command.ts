@@ -85,26 +85,29 @@ export function allFlags(command: Command): Flag[] {
 }
 
 /**
- * The Levenshtein distance of two short strings.
+ * The edit distance of two short strings, counting a swap of two neighbours as one
+ * edit (optimal string alignment), so `--prot` is one edit from `--port`.
  *
  * @param a One.
  * @param b The other.
- * @returns Edits (insertions, deletions, substitutions) from one to the other.
+ * @returns Insertions, deletions, substitutions and adjacent swaps from one to the other.
  */
 export function editDistance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  const d: number[][] = Array.from(
+    { length: a.length + 1 },
+    (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   for (let i = 1; i <= a.length; i++) {
-    const row = [i];
     for (let j = 1; j <= b.length; j++) {
-      row[j] = Math.min(
-        prev[j]! + 1,
-        row[j - 1]! + 1,
-        prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1),
-      );
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        best = Math.min(best, d[i - 2]![j - 2]! + 1);
+      }
+      d[i]![j] = best;
     }
-    prev = row;
   }
-  return prev[b.length]!;
+  return d[a.length]![b.length]!;
 }
 
 /**
@@ -160,7 +163,7 @@ export function parseCommand<S extends ConfigTable>(
   let positionals: string[];
   try {
     ({ values, positionals } = parseArgs({
-      args: [...argv],
+      args: joinNegativeValues(argv, flags),
       options,
       strict: true,
       allowPositionals: true,
@@ -184,6 +187,29 @@ export function parseCommand<S extends ConfigTable>(
   return { args: positionals, flags: values, settings };
 }
 
+/**
+ * `--rows -5` as `--rows=-5`: `parseArgs` takes a value that starts with a dash for a
+ * flag only in the `=` form, and a negative number is plainly a value (which the
+ * flag's own check then judges).
+ */
+function joinNegativeValues(argv: readonly string[], flags: readonly Flag[]): string[] {
+  const takesValue = new Set(flags.filter((f) => f.type === "string").map((f) => `--${f.name}`));
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const next = argv[i + 1];
+    if (arg === "--") {
+      out.push(...argv.slice(i));
+      break;
+    }
+    if (takesValue.has(arg) && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i++;
+    } else out.push(arg);
+  }
+  return out;
+}
+
 function usageFromNode(err: unknown, command: Command, flags: readonly Flag[]): Error {
   const code = (err as { code?: string })?.code;
   const text = err instanceof Error ? err.message : String(err);
@@ -200,9 +226,14 @@ function usageFromNode(err: unknown, command: Command, flags: readonly Flag[]): 
   if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
     const flag = /'(--?[A-Za-z0-9-]+)/.exec(text)?.[1] ?? "";
     const f = flags.find((x) => `--${x.name}` === flag || `-${x.short}` === flag);
+    if (f?.type === "boolean") {
+      return new UsageError(
+        `${flag} takes no value (it is on when given; --no-${f.name} turns it off)`,
+      );
+    }
     return new UsageError(
-      f?.type === "boolean"
-        ? `${flag} takes no value (it is on when given; --no-${f.name} turns it off)`
+      /ambiguous/.test(text)
+        ? `${flag} is followed by something that looks like a flag; if it is the value, write ${flag}=VALUE`
         : `${flag} needs a value${f?.value ? ` (${f.value})` : ""}`,
     );
   }
@@ -217,29 +248,67 @@ function usageFromNode(err: unknown, command: Command, flags: readonly Flag[]): 
  * @returns The text.
  */
 export function helpText(command: Command): string {
-  const rows: [string, string][] = [];
+  const rows: { flag: string; lines: string[] }[] = [];
   for (const s of Object.values(command.settings ?? {})) {
-    const flag = s.parse.boolean ? s.flag : `${s.flag} <${s.parse.describe}>`;
+    const placeholder = settingPlaceholder(s.parse.describe);
+    const accepts = s.parse.boolean || !SAYS_MORE.has(placeholder) ||
+        /^an? (non-empty )?string$/.test(s.parse.describe)
+      ? ""
+      : `: ${s.parse.describe}`;
     const def = s.default === undefined ? "required" : `default ${showDefault(s.default)}`;
-    rows.push([flag, `${s.description} (${s.env}; ${def})`]);
+    rows.push({
+      flag: s.parse.boolean ? s.flag : `${s.flag} <${placeholder}>`,
+      lines: [`${s.description}${accepts}`, `[${s.env}; ${def}]`],
+    });
   }
   for (const f of command.flags ?? []) {
-    rows.push([
-      f.type === "boolean" ? `--${f.name}` : `--${f.name} <${f.value ?? "value"}>`,
-      f.help,
-    ]);
+    rows.push({
+      flag: f.type === "boolean" ? `--${f.name}` : `--${f.name} <${f.value ?? "VALUE"}>`,
+      lines: [f.help],
+    });
   }
-  rows.push(["-h, --help", "Show this help"]);
-  const width = Math.max(...rows.map(([f]) => f.length));
+  rows.push({ flag: "-h, --help", lines: ["Show this help"] });
   const lines = [
     `Usage: permafrost ${command.name}${command.usage ? ` ${command.usage}` : ""} [options]`,
     "",
     command.summary,
   ];
-  if (command.details) lines.push("", command.details);
-  lines.push("", "Options:", ...rows.map(([f, d]) => `  ${f.padEnd(width)}  ${d}`));
+  if (command.details) lines.push("", ...wrap(command.details, 88));
+  lines.push("", "Options:");
+  for (const row of rows) {
+    lines.push(`  ${row.flag}`, ...row.lines.flatMap((l) => wrap(l, 82)).map((l) => `      ${l}`));
+  }
   lines.push("", "Examples:", ...command.examples.map((e) => `  ${e}`));
   return lines.join("\n");
+}
+
+/** Placeholders whose parser's description says more than the placeholder does. */
+const SAYS_MORE: ReadonlySet<string> = new Set(["N", "VALUE", "DURATION"]);
+
+/** The short placeholder of a setting's value: `zstd|lzma2`, `N`, `PORT`, `URL`, `PATH`. */
+function settingPlaceholder(describe: string): string {
+  const choices = /^one of (.+)$/.exec(describe);
+  if (choices) return choices[1]!.split(", ").join("|");
+  if (/^an? (integer|number|thread count)/.test(describe)) return "N";
+  if (/^a port/.test(describe)) return "PORT";
+  if (/URL/.test(describe)) return "URL";
+  if (/path/.test(describe)) return "PATH";
+  if (/^seconds/.test(describe)) return "DURATION";
+  return "VALUE";
+}
+
+/** Splits text into lines of at most `width` characters, at spaces. */
+function wrap(text: string, width: number): string[] {
+  const out: string[] = [];
+  let line = "";
+  for (const word of text.split(/\s+/)) {
+    if (line !== "" && line.length + 1 + word.length > width) {
+      out.push(line);
+      line = word;
+    } else line = line === "" ? word : `${line} ${word}`;
+  }
+  if (line !== "") out.push(line);
+  return out;
 }
 
 function showDefault(v: unknown): string {

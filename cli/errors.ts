@@ -21,20 +21,15 @@ const USAGE_CODES: ReadonlySet<string> = new Set(["BAD_OPTION", "BAD_CONFIG", "U
  * The exit code of a failure, and the line(s) to print for it.
  *
  * @param err What a command threw.
- * @param command The command (`freeze`, `cluster submit`), for the help hint.
+ * @param command The command (`freeze`, `cluster submit`) for the help hint; empty
+ * when the words named no command (the message says where to look).
  * @returns The exit code and the text.
  */
 export function describeFailure(err: unknown, command: string): { code: number; text: string } {
-  if (err instanceof UsageError) {
-    return { code: 2, text: `error: ${err.message}\n(see 'permafrost ${command} --help')` };
-  }
+  const hint = command === "" ? "" : `\n(see 'permafrost ${command} --help')`;
+  if (err instanceof UsageError) return { code: 2, text: `error: ${err.message}${hint}` };
   if (err instanceof ConfigError || (err instanceof PermafrostError && USAGE_CODES.has(err.code))) {
-    return {
-      code: 2,
-      text: `error: ${err.message} [${
-        (err as PermafrostError).code
-      }]\n(see 'permafrost ${command} --help')`,
-    };
+    return { code: 2, text: `error: ${err.message} [${(err as PermafrostError).code}]${hint}` };
   }
   if (err instanceof PermafrostError) {
     return { code: 1, text: `error: ${err.message} [${err.code}]` };

@@ -71,3 +71,21 @@ export function captureIo(extra: Partial<Omit<CliIo, "out" | "err">> = {}): Capt
     progress: extra.progress ?? { write: () => {}, isTerminal: false },
   };
 }
+
+/**
+ * Moves into the directory the user typed the command in, when a task runner started
+ * us elsewhere: `deno task` (and npm) run the command in the project's directory and
+ * say where the user was in `INIT_CWD`, so `deno task cli freeze trips.csv t.pf`
+ * reads `trips.csv` from the user's directory, as the installed command does. Only
+ * when the variable may be read (no permission prompt) and names a directory.
+ */
+export function enterCallerDirectory(): void {
+  if (Deno.permissions.querySync({ name: "env", variable: "INIT_CWD" }).state !== "granted") return;
+  const dir = Deno.env.get("INIT_CWD");
+  if (!dir) return;
+  try {
+    if (Deno.statSync(dir).isDirectory) Deno.chdir(dir);
+  } catch {
+    // A stale or unreadable INIT_CWD: stay where we are.
+  }
+}

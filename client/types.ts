@@ -20,8 +20,12 @@ export type WorkerStatus = "idle" | "busy" | "offline";
 /** What a running job is doing: reading its source's layout, freezing chunks, or writing the archive. */
 export type JobPhase = "preparing" | "freezing" | "writing" | "finished";
 
-/** Codecs a job accepts: a registry id or `auto`. */
-export type JobCodec = "zstd" | "lzma2" | "zpaq" | "auto";
+/**
+ * A codec a job names: a registered codec's id (`zstd`, `lzma2`, `zpaq`) or `auto`.
+ * A string here because the client does not load the codecs; the master checks it
+ * against the registry's `CODEC_CHOICES` and answers 400 naming them.
+ */
+export type JobCodec = string;
 
 /** Source formats (by extension when not given). */
 export type JobSourceFormat = "csv" | "jsonl" | "parquet" | "arrow";

@@ -53,6 +53,13 @@ export const MAX_FOOTER_SIZE = 256 * 1024 * 1024;
 /** Default rows per chunk. */
 export const DEFAULT_CHUNK_ROWS = 50_000;
 
+/**
+ * Most rows a writer puts in one chunk, for a local freeze and a cluster job alike: a
+ * chunk is the unit a freeze holds in memory, a worker sends in one request and a slice
+ * reads. A writer's limit, not a reader's: a reader takes any count the footer proves.
+ */
+export const MAX_CHUNK_ROWS = 10_000_000;
+
 /** Footer encoding flag in the tail: bit 0 set = footer JSON is zstd-compressed. */
 export const FOOTER_FLAG_ZSTD = 1;
 

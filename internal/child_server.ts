@@ -56,7 +56,7 @@ export async function spawnChildServer(
   options: ChildServerOptions,
 ): Promise<ChildServer> {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...options.permissions, script, ...args],
+    args: ["run", "-q", ...options.permissions, script, ...args],
     env: options.env,
     cwd: options.cwd,
     stdin: "null",

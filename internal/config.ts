@@ -430,40 +430,6 @@ function parseOne(s: Setting<unknown>, raw: string, from: string): unknown {
 }
 
 /**
- * The settings of a server command (`master`, `worker`, `catalog serve`), or the exit
- * code it ends with before starting: `--help` / `-h` prints the usage (0); a bad or
- * missing setting prints why, then the usage (2).
- *
- * @param table The command's settings.
- * @param args Its arguments.
- * @param cli Its name and usage, where messages go, and the environment (default: the
- * process's variables the table names).
- * @returns The settings, or the exit code.
- */
-export function serverConfig<T extends ConfigTable>(
-  table: T,
-  args: readonly string[],
-  cli: {
-    command: string;
-    usage: string;
-    print: (line: string) => void;
-    env?: ConfigSources["env"];
-  },
-): ConfigOf<T> | number {
-  if (args.includes("--help") || args.includes("-h")) {
-    cli.print(cli.usage);
-    return 0;
-  }
-  try {
-    return loadConfig(table, { args, env: cli.env ?? processEnv(table) });
-  } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    cli.print(`${cli.command}: ${err.message}\n\n${cli.usage}`);
-    return 2;
-  }
-}
-
-/**
  * Reads the environment variables a table names (and only those) from the process.
  * A variable the process may not read (no `--allow-env` grant for it) counts as
  * unset: the permission state is queried first, so this never prompts.
@@ -507,24 +473,6 @@ export function configMarkdown(table: ConfigTable): string {
     );
   }
   return lines.join("\n");
-}
-
-/**
- * Renders a table as help text for `--help`.
- *
- * @param table The settings.
- * @returns Lines `  --flag  (ENV, default X)  description`.
- */
-export function configHelp(table: ConfigTable): string {
-  const rows = Object.values(table).map((s) => {
-    const flag = s.parse.boolean ? s.flag : `${s.flag} <${s.parse.describe}>`;
-    const def = s.default === undefined
-      ? "required"
-      : `default ${showDefault(s.default) || "none"}`;
-    return [flag, `${s.description} (${s.env}; ${def})`] as const;
-  });
-  const width = Math.max(0, ...rows.map(([f]) => f.length));
-  return rows.map(([f, d]) => `  ${f.padEnd(width)}  ${d}`).join("\n");
 }
 
 function showDefault(v: unknown): string {

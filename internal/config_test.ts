@@ -2,7 +2,6 @@ import assert from "node:assert/strict";
 import {
   boolParser,
   ConfigError,
-  configHelp,
   configMarkdown,
   enumParser,
   intParser,
@@ -12,7 +11,6 @@ import {
   pathParser,
   portParser,
   processEnv,
-  serverConfig,
   setting,
   stringParser,
   urlParser,
@@ -224,31 +222,11 @@ Deno.test("processEnv() reads only the table's PERMAFROST_* variables", () => {
   for (const k of Object.keys(env)) assert.ok(k.startsWith("PERMAFROST_T_"));
 });
 
-Deno.test("configMarkdown() and configHelp() list every setting", () => {
+Deno.test("configMarkdown() lists every setting", () => {
   const md = configMarkdown(TABLE);
   for (const s of Object.values(TABLE)) {
     assert.ok(md.includes(`\`${s.flag}\``));
     assert.ok(md.includes(`\`${s.env}\``));
   }
   assert.ok(md.includes("(required)"));
-  const help = configHelp(TABLE);
-  assert.ok(help.includes("--port <a port 0..65535>"));
-  assert.ok(help.includes("--verbose "));
-});
-
-Deno.test("serverConfig() gives the settings, or prints the usage and exits 0 on --help and 2 on a bad setting", () => {
-  const printed: string[] = [];
-  const cli = { command: "demo", usage: "Usage: demo", print: (l: string) => printed.push(l) };
-  const config = serverConfig(TABLE, ["--port", "9000", "--db", "x.db"], { ...cli, env: {} });
-  assert.ok(typeof config === "object");
-  assert.equal(config.port, 9000);
-  assert.deepEqual(printed, []);
-  assert.equal(serverConfig(TABLE, ["-h"], cli), 0);
-  assert.deepEqual(printed, ["Usage: demo"]);
-  const bad = { PERMAFROST_T_PORT: "nope", PERMAFROST_T_DB: "x.db" };
-  assert.equal(serverConfig(TABLE, [], { ...cli, env: bad }), 2);
-  assert.match(
-    printed[1]!,
-    /^demo: Invalid value 'nope' from PERMAFROST_T_PORT .*\n\nUsage: demo$/s,
-  );
 });

@@ -21,10 +21,10 @@ import { openCsv } from "./csv.ts";
 import { IoError } from "./errors.ts";
 import { openJsonl } from "./jsonl.ts";
 import { openParquet } from "./parquet.ts";
-import type { OpenSourceOptions, Source, SourceFormat } from "./types.ts";
+import { type OpenSourceOptions, type Source, SOURCE_FORMATS, type SourceFormat } from "./types.ts";
 
 export type { OpenSourceOptions, Source, SourceFormat } from "./types.ts";
-export { DEFAULT_BATCH_ROWS, DEFAULT_SAMPLE_ROWS } from "./types.ts";
+export { DEFAULT_BATCH_ROWS, DEFAULT_SAMPLE_ROWS, SOURCE_FORMATS } from "./types.ts";
 
 /**
  * The type a column falls back to when a value beyond the inference sample does not
@@ -47,8 +47,6 @@ export const SOURCE_EXTENSIONS: Readonly<Record<string, SourceFormat>> = Object.
   ".arrow": "arrow",
   ".arrows": "arrow",
 });
-
-const FORMATS: readonly SourceFormat[] = ["csv", "jsonl", "parquet", "arrow"];
 
 /**
  * Tells a source's format from its extension.
@@ -115,7 +113,7 @@ export function openSource(path: string, options: OpenSourceOptions = {}): Promi
       default:
         throw new IoError(
           "UNKNOWN_FORMAT",
-          `Cannot read format '${format}': known formats are ${FORMATS.join(", ")}`,
+          `Cannot read format '${format}': known formats are ${SOURCE_FORMATS.join(", ")}`,
           { path },
         );
     }

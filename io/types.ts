@@ -1,13 +1,18 @@
 /**
- * The shapes every source reader returns and accepts: `Source`, `SourceFormat` and
- * `OpenSourceOptions`. Types only; `source.ts` re-exports them.
+ * The shapes every source reader returns and accepts: `Source`, `SourceFormat` (with
+ * the list `SOURCE_FORMATS`) and `OpenSourceOptions`. Types and that list only; `source.ts` re-exports them.
  *
  * @module
  */
 import type { Batch, ColumnType, Field, Schema } from "../format/column.ts";
 
-/** The source formats `openSource` reads. */
-export type SourceFormat = "csv" | "jsonl" | "parquet" | "arrow";
+/** The source formats `openSource` reads (the one list: CLI, master and worker check against it). */
+export const SOURCE_FORMATS: readonly ["csv", "jsonl", "parquet", "arrow"] = Object.freeze(
+  ["csv", "jsonl", "parquet", "arrow"] as const,
+);
+
+/** A source format `openSource` reads. */
+export type SourceFormat = (typeof SOURCE_FORMATS)[number];
 
 /** Default rows per batch. */
 export const DEFAULT_BATCH_ROWS = 65536;

@@ -5,7 +5,7 @@
  * read the source itself).
  *
  * The app owns no state: {@link createMasterApp} gets the master and a logger, so
- * tests drive it through `app.request()` and `serve.ts` / `cluster/cli.ts` put it
+ * tests drive it through `app.request()` and `serve.ts` / `cli/servers.ts` put it
  * behind `Deno.serve`. Every error answer is `{"error": {"code", "message"}}`
  * (`internal/http_error.ts`; cluster codes mapped by `JOB_STATUS_BY_CODE`). Bodies
  * are limited to 1 MiB, except a frozen chunk (`maxChunkBytes`).
@@ -66,7 +66,9 @@ import type { RBACManager } from "../auth/rbac.ts";
 import { JOB_STATUS_BY_CODE } from "../client/errors.ts";
 import { MAX_JOB_WAIT_S } from "../client/types.ts";
 import { WIRE_CONTENT_TYPE } from "../cluster/wire.ts";
-import { MAX_CHUNK_ROWS } from "./config.ts";
+import { MAX_CHUNK_ROWS } from "../format/constants.ts";
+import { CODEC_CHOICES } from "../codecs/registry.ts";
+import { SOURCE_FORMATS } from "../io/types.ts";
 import type { Master } from "./master.ts";
 import { JobAccess } from "./_access.ts";
 import { STATUS_PAGE_HTML } from "./status_page.ts";
@@ -103,9 +105,10 @@ const JOB_STATUSES = ["QUEUED", "RUNNING", "DONE", "FAILED", "CANCELLED"] as con
 const SubmitSchema = z.object({
   source: z.string().min(1).openapi({ description: "Source file on the master's filesystem" }),
   destination: z.string().min(1).openapi({ description: "Archive to write" }),
-  codec: z.enum(["zstd", "lzma2", "zpaq", "auto"]).optional(),
+  // CODEC_CHOICES is never empty (three codecs and auto); zod wants that said as a tuple.
+  codec: z.enum(CODEC_CHOICES as [string, ...string[]]).optional(),
   chunk_rows: z.number().int().min(1).max(MAX_CHUNK_ROWS).optional(),
-  format: z.enum(["csv", "jsonl", "parquet", "arrow"]).optional(),
+  format: z.enum(SOURCE_FORMATS).optional(),
   cwd: z.string().min(1).max(4096).optional().openapi({
     description:
       "Absolute directory relative paths resolve against when the master has no data roots",

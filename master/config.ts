@@ -21,11 +21,10 @@ import {
   stringParser,
 } from "../internal/config.ts";
 import { DATA_ROOTS_SETTING, JWT_SECRET_SETTING } from "../auth/settings.ts";
+import { MAX_CHUNK_ROWS } from "../format/constants.ts";
 
 /** Default port of the master. */
 export const MASTER_PORT = 8700;
-/** Largest `chunk_rows` a job may ask for: a task holds one chunk in memory on a worker. */
-export const MAX_CHUNK_ROWS = 1_000_000;
 
 /** The master's settings. */
 export const MASTER_CONFIG = Object.freeze({

@@ -65,7 +65,7 @@ import type {
 } from "../client/types.ts";
 import { decodeChunkBody, encodeBatchBody } from "../cluster/wire.ts";
 import { readTaskRows, type TaskRead } from "../cluster/task_source.ts";
-import { MAX_CHUNK_ROWS } from "./config.ts";
+import { MAX_CHUNK_ROWS } from "../format/constants.ts";
 import { type PrepareInput, prepareJob, type PrepareResult } from "./prepare.ts";
 import { ChunkStaging } from "./staging.ts";
 import { DispatchError, httpTransport, type WorkerTransport, workerUrl } from "./transport.ts";

@@ -1,7 +1,7 @@
 /**
  * Wires a master from its resolved settings: opens the job store, resumes its jobs,
  * builds the app and runs the clock ({@link Master.tick}) on a timer. Shared by
- * `cluster/cli.ts` (`master` command, on `Deno.serve`) and `serve.ts` (`deno serve`).
+ * `cli/servers.ts` (`master` command, on `Deno.serve`) and `serve.ts` (`deno serve`).
  *
  * Security (issue 6): with a JWT secret it opens the user store (`--users-db`,
  * default `users.db` in the data directory: the file `cluster add-user` writes) so

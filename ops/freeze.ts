@@ -17,11 +17,11 @@
  * @module
  */
 import type * as arrow from "apache-arrow";
-import { CODEC_IDS } from "../codecs/registry.ts";
+import { CODEC_CHOICES } from "../codecs/registry.ts";
 import { encodeChunk } from "../format/chunk.ts";
 import type { Batch, Column, Schema } from "../format/column.ts";
 import { cellValue } from "../format/column.ts";
-import { DEFAULT_CHUNK_ROWS } from "../format/constants.ts";
+import { DEFAULT_CHUNK_ROWS, MAX_CHUNK_ROWS } from "../format/constants.ts";
 import type { ColumnPlan } from "../format/header.ts";
 import { planColumns } from "../format/plan.ts";
 import { BlockPool, defaultThreads } from "../format/pool.ts";
@@ -47,7 +47,7 @@ import {
 } from "./_parquet_chunks.ts";
 import { freezeBatchRows, rechunk } from "../io/chunk_window.ts";
 import { chooseArchiveCodec, newArchiveHeader } from "../format/new_archive.ts";
-import { MAX_THREADS_PER_CORE, maxThreads } from "./settings.ts";
+import { MAX_THREADS_PER_CORE, maxThreads } from "./threads.ts";
 
 /** Rows `auto` samples to choose a codec. */
 export { AUTO_SAMPLE_ROWS } from "../format/new_archive.ts";
@@ -145,15 +145,15 @@ export function freezeSettings(
   options: Pick<FreezeOptions, "codec" | "chunkRows" | "threads">,
 ): { codec: CodecChoiceName; chunkRows: number; threads: number } {
   const codec = options.codec ?? "zstd";
-  if (codec !== "auto" && !CODEC_IDS.includes(codec)) {
-    throw new OpsError(
-      "BAD_OPTION",
-      `Unknown codec "${codec}": use ${[...CODEC_IDS, "auto"].join(", ")}`,
-    );
+  if (!CODEC_CHOICES.includes(codec)) {
+    throw new OpsError("BAD_OPTION", `Unknown codec "${codec}": use ${CODEC_CHOICES.join(", ")}`);
   }
   const chunkRows = options.chunkRows ?? DEFAULT_CHUNK_ROWS;
-  if (!Number.isSafeInteger(chunkRows) || chunkRows < 1) {
-    throw new OpsError("BAD_OPTION", `Chunk rows must be a positive integer, got ${chunkRows}`);
+  if (!Number.isSafeInteger(chunkRows) || chunkRows < 1 || chunkRows > MAX_CHUNK_ROWS) {
+    throw new OpsError(
+      "BAD_OPTION",
+      `Chunk rows must be an integer 1..${MAX_CHUNK_ROWS}, got ${chunkRows}`,
+    );
   }
   return { codec, chunkRows, threads: checkThreads(options.threads) };
 }

@@ -171,10 +171,12 @@ Deno.test("freeze() refuses bad options before touching the destination", async 
     freeze(`${TMP}/pk2.csv`, `${TMP}/x.pf`, { codec: "gzip" }),
     /Unknown codec "gzip"/,
   );
-  await assert.rejects(
-    freeze(`${TMP}/pk2.csv`, `${TMP}/x.pf`, { chunkRows: 0 }),
-    /positive integer/,
-  );
+  for (const chunkRows of [0, 10_000_001, 1.5]) {
+    await assert.rejects(
+      freeze(`${TMP}/pk2.csv`, `${TMP}/x.pf`, { chunkRows }),
+      /Chunk rows must be an integer 1\.\.10000000/,
+    );
+  }
   await assert.rejects(Deno.stat(`${TMP}/x.pf`), Deno.errors.NotFound);
 });
 

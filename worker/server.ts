@@ -1,7 +1,7 @@
 /**
  * Wires a worker from its resolved settings: the {@link WorkerNode} and its app.
  * The caller serves the app and then calls {@link advertisedUrl} + `node.start(url)`
- * once it knows the port it got (port 0 asks the OS). Shared by `cluster/cli.ts`
+ * once it knows the port it got (port 0 asks the OS). Shared by `cli/servers.ts`
  * (`worker` command) and `serve.ts` (`deno serve`).
  *
  * With a JWT secret the worker signs its own service token (its worker id, from the

@@ -6,6 +6,7 @@
  * @module
  */
 import { z } from "@hono/zod-openapi";
+import { SOURCE_FORMATS } from "../io/types.ts";
 
 const name = z.string().min(1).max(100_000);
 const count = z.number().int().min(0);
@@ -19,7 +20,7 @@ export const TaskSpecSchema = z.object({
   worker_id: z.string().min(1).max(200),
   source: z.object({
     path: z.string().min(1),
-    format: z.enum(["csv", "jsonl", "parquet", "arrow"]),
+    format: z.enum(SOURCE_FORMATS),
     bytes: count,
   }),
   window: z.object({

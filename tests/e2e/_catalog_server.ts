@@ -1,6 +1,6 @@
 /**
  * The catalog server as a real process, for the `catalog_*` end-to-end tests:
- * `deno run <permissions> catalog/cli.ts --db ... --port 0` with the permissions the
+ * `deno run <permissions> main.ts catalog serve --db ... --port 0` with the permissions the
  * README gives it, its stderr collected, its URL taken from the "serving at" line.
  *
  * @module
@@ -53,8 +53,11 @@ export async function startCatalogServer(
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
+      "-q",
       ...catalogPermissions(),
-      "catalog/cli.ts",
+      "main.ts",
+      "catalog",
+      "serve",
       "--db",
       db,
       "--port",

@@ -30,6 +30,7 @@ async function killAt(archive: string, source: string, line: string): Promise<De
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
+      "-q",
       "--allow-read",
       "--allow-write",
       "--allow-env",
@@ -85,6 +86,7 @@ Deno.test("append() killed with SIGKILL mid-write leaves an archive that verifie
   const child = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
+      "-q",
       "--allow-read",
       "--allow-write",
       "--allow-env",

@@ -25,6 +25,7 @@ async function cli(
   const out = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
+      "-q",
       "--allow-read",
       "--allow-write",
       "--allow-env=PERMAFROST_*",

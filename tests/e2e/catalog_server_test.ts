@@ -1,6 +1,6 @@
 /**
- * The catalog server as a user runs it: `deno run <permissions> catalog/cli.ts
- * --db ... --port 0` in a subprocess. Registers real archives over HTTP, checks that
+ * The catalog server as a user runs it: `deno run <permissions> main.ts
+ * catalog serve --db ... --port 0` in a subprocess. Registers real archives over HTTP, checks that
  * a second server on the same file fails at start, kills the first with SIGKILL and
  * checks that a restarted server still has everything, and opens `/docs` and
  * `/redoc` in headless Chromium (skipped, with one line, when Chromium is absent).
@@ -69,7 +69,18 @@ Deno.test("catalog server keeps every registration across SIGKILL and refuses a 
 
     // A second server on the same file fails at start with a clear message.
     const second = new Deno.Command(Deno.execPath(), {
-      args: ["run", ...catalogPermissions(), "catalog/cli.ts", "--db", db, "--port", "0"],
+      args: [
+        "run",
+        "-q",
+        ...catalogPermissions(),
+        "main.ts",
+        "catalog",
+        "serve",
+        "--db",
+        db,
+        "--port",
+        "0",
+      ],
       stdout: "null",
       stderr: "piped",
     });
@@ -107,8 +118,11 @@ Deno.test("catalog serve exits 2 on a usage error", async () => {
   const out = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
+      "-q",
       ...catalogPermissions(),
-      "catalog/cli.ts",
+      "main.ts",
+      "catalog",
+      "serve",
       "--db",
       join(TMP, "usage.db"),
       "--port",
@@ -120,7 +134,7 @@ Deno.test("catalog serve exits 2 on a usage error", async () => {
   const message = new TextDecoder().decode(out.stderr);
   assert.equal(out.code, 2);
   assert.match(message, /--port \/ PERMAFROST_CATALOG_PORT/);
-  assert.match(message, /Usage: catalog serve/);
+  assert.match(message, /see 'permafrost catalog serve --help'/);
 });
 
 Deno.test({

@@ -1,6 +1,6 @@
 /**
  * The cluster with auth on, as users run it: a master and a worker as real
- * processes (`cluster/spawn.ts`) sharing `PERMAFROST_JWT_SECRET`, the master
+ * processes (`cli/spawn.ts`) sharing `PERMAFROST_JWT_SECRET`, the master
  * reading the user store the user commands write and confining jobs to a data
  * root, and `main.ts cluster submit ... --wait` with and without
  * `PERMAFROST_TOKEN`. A worker holding another secret is refused. Every child is
@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { RBACManager } from "../../auth/rbac.ts";
 import { openSqliteUserStore } from "../../auth/sqlite_store.ts";
 import { ClusterClient } from "../../client/cluster_client.ts";
-import { type ServerProcess, spawnLocalMaster, spawnLocalWorker } from "../../cluster/spawn.ts";
+import { type ServerProcess, spawnLocalMaster, spawnLocalWorker } from "../../cli/spawn.ts";
 import { readArchiveIndex } from "../../format/reader.ts";
 
 const SECRET = "e2e cluster secret, at least 32 bytes long!";
@@ -33,6 +33,7 @@ async function cli(
   const out = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
+      "-q",
       "--allow-read",
       "--allow-write",
       "--allow-env=PERMAFROST_*",

@@ -12,6 +12,7 @@ Deno.test("cluster e2e: start runs a master, 2 workers and a catalog, and stops 
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
+      "-q",
       "--allow-read",
       "--allow-write",
       "--allow-env=PERMAFROST_*",

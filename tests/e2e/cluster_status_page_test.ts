@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ClusterClient } from "../../client/cluster_client.ts";
-import { type ServerProcess, spawnLocalMaster, spawnLocalWorker } from "../../cluster/spawn.ts";
+import { type ServerProcess, spawnLocalMaster, spawnLocalWorker } from "../../cli/spawn.ts";
 import { requireTool } from "../../internal/_test_utils.ts";
 
 const chromium = requireTool("chromium", "tests/e2e/cluster_status_page_test.ts");

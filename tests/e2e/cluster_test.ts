@@ -1,6 +1,6 @@
 /**
  * The cluster as users run it: a master and workers as real processes
- * (`cluster/cli.ts master|worker`, explicit permissions, ports from the OS), driven
+ * (`main.ts master|worker`, explicit permissions, ports from the OS), driven
  * through `ClusterClient`. Heartbeats are 0.2 s so failures are noticed quickly;
  * nothing asserts a duration. Every child is killed in `finally`.
  */
@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ClusterClient } from "../../client/cluster_client.ts";
 import type { JobRecord } from "../../client/types.ts";
-import { type ServerProcess, spawnLocalMaster, spawnLocalWorker } from "../../cluster/spawn.ts";
+import { type ServerProcess, spawnLocalMaster, spawnLocalWorker } from "../../cli/spawn.ts";
 import { freeze } from "../../ops/freeze.ts";
 import { readArchiveIndex } from "../../format/reader.ts";
 

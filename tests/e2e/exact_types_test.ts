@@ -17,6 +17,7 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
   const out = await new Deno.Command(Deno.execPath(), {
     args: [
       "run",
+      "-q",
       "--allow-read",
       "--allow-write",
       "--allow-env",

@@ -1,11 +1,8 @@
 /**
- * `catalog serve` as a program: {@link serveCatalog} opens the catalog (failing at
- * once when another server owns the file), serves the app on `Deno.serve`, and
- * prints `Catalog serving at http://HOST:PORT — docs: http://HOST:PORT/docs`.
- * {@link runCatalogServe} parses the command line and the environment (flag > env
- * > default, `config.ts`), runs the server until SIGINT or SIGTERM, and answers an
- * exit code: 0 after a clean stop, 1 on a failure (message on stderr), 2 on a usage
- * error. `main.ts catalog serve ...` calls it; so does `deno run catalog/cli.ts ...`.
+ * The catalog server: {@link serveCatalog} opens the catalog (failing at once when
+ * another server owns the file), serves the app on `Deno.serve`, and prints `Catalog
+ * serving at http://HOST:PORT — docs: http://HOST:PORT/docs`. `permafrost catalog
+ * serve` (`cli/catalog.ts`) parses its settings and runs it until SIGINT or SIGTERM.
  *
  * Permissions: `--allow-net` (listen), `--allow-read`/`--allow-write` on the database
  * file and its directory, `--allow-read` on the archives it registers and on
@@ -26,15 +23,12 @@
 import { RBACManager } from "../auth/rbac.ts";
 import { openSqliteUserStore } from "../auth/sqlite_store.ts";
 import type { UserStore } from "../auth/store.ts";
-import { configHelp, serverConfig } from "../internal/config.ts";
 import { resolveDataRoots } from "../internal/paths.ts";
 import { createLogger, type Logger, type LogLevel } from "../internal/log.ts";
-import { PermafrostError } from "../internal/errors.ts";
-import { stopSignal } from "../internal/stop_signal.ts";
 import { createCatalogApp } from "./app.ts";
 import { Catalog } from "./catalog.ts";
 import type { CatalogOptions, ThawFunction } from "./options.ts";
-import { CATALOG_CONFIG, CATALOG_PORT } from "./config.ts";
+import { CATALOG_PORT } from "./config.ts";
 
 /** Options of {@link serveCatalog}. */
 export interface ServeCatalogOptions {
@@ -231,68 +225,4 @@ function displayHost(host: string): string {
   if (host === "0.0.0.0") return "127.0.0.1";
   if (host === "::") return "[::1]";
   return host.includes(":") ? `[${host}]` : host;
-}
-
-/** Usage text of `catalog serve`. */
-export const CATALOG_SERVE_USAGE =
-  `Usage: catalog serve --db <catalog.db> [--host H] [--port ${CATALOG_PORT}] [--log-level info]
-
-Options (flag > environment variable > default):
-${configHelp(CATALOG_CONFIG)}`;
-
-/** What {@link runCatalogServe} reads besides the arguments. */
-export interface RunCatalogServeIo {
-  /** Environment (default: the `PERMAFROST_*` variables `CATALOG_CONFIG` names). */
-  env?: Readonly<Record<string, string | undefined>>;
-  /** Where messages go (default: stderr). */
-  print?: (line: string) => void;
-  /** Stops the server when aborted (default: SIGINT or SIGTERM). */
-  signal?: AbortSignal;
-  /** `mod.ts`'s thaw, handed to the catalog. */
-  thaw?: ThawFunction;
-}
-
-/**
- * Runs `catalog serve` until SIGINT/SIGTERM (or `io.signal`).
- *
- * @param args Arguments after `catalog serve`.
- * @param io Environment, output, stop signal.
- * @returns The exit code: 0 after a clean stop, 1 on a failure, 2 on a usage error.
- */
-export async function runCatalogServe(
-  args: readonly string[],
-  io: RunCatalogServeIo = {},
-): Promise<number> {
-  const print = io.print ?? printErr;
-  const config = serverConfig(CATALOG_CONFIG, args, {
-    command: "catalog serve",
-    usage: CATALOG_SERVE_USAGE,
-    print,
-    env: io.env,
-  });
-  if (typeof config === "number") return config;
-  const stop = stopSignal(io.signal);
-  try {
-    const server = await serveCatalog({
-      ...config,
-      thaw: io.thaw,
-      print,
-      signal: stop.signal,
-    });
-    await server.finished;
-    return 0;
-  } catch (err) {
-    print(
-      `catalog serve: ${
-        err instanceof PermafrostError || err instanceof Error ? err.message : String(err)
-      }`,
-    );
-    return 1;
-  } finally {
-    stop.dispose();
-  }
-}
-
-if (import.meta.main) {
-  Deno.exit(await runCatalogServe(Deno.args));
 }

@@ -1,17 +1,15 @@
 import assert from "node:assert/strict";
 import { join, resolve } from "node:path";
-import { AuthError } from "../auth/errors.ts";
-import { RBACManager } from "../auth/rbac.ts";
 import { FormatError, type FormatErrorCode } from "../format/errors.ts";
 import { startFakeAwsKms, startFakeGcpKms } from "../keys/_fake_kms.ts";
 import { ConfigError } from "../internal/config.ts";
-import { freeze } from "./freeze.ts";
-import { audit, peek, verify } from "./inspect.ts";
-import { thaw, thawTable } from "./thaw.ts";
-import { OpsError } from "./errors.ts";
-import { freezeEncryption, runUserCommand, thawKeys, unusedKeyWarning } from "./cli_security.ts";
+import { freeze } from "../ops/freeze.ts";
+import { audit, peek, verify } from "../ops/inspect.ts";
+import { thaw, thawTable } from "../ops/thaw.ts";
+import { OpsError } from "../ops/errors.ts";
+import { freezeEncryption, thawKeys, unusedKeyWarning } from "./keys.ts";
 
-const TMP = resolve(".tmp/ops_security");
+const TMP = resolve(".tmp/cli_keys");
 await Deno.mkdir(TMP, { recursive: true });
 
 const SECRET_TEXT = "NEEDLE-IN-THE-PERMAFROST-4471";
@@ -254,62 +252,4 @@ Deno.test("freeze --kms aws-kms / gcp-kms against fake KMS servers; thaw finds t
     await aws.close();
     await gcp.close();
   }
-});
-
-Deno.test("runUserCommand() adds, lists and removes users and prints tokens", async () => {
-  const db = join(TMP, `users-${crypto.randomUUID()}.db`);
-  const secret = "a CLI test secret of at least 32 bytes";
-  const env = { PERMAFROST_USERS_DB: db, PERMAFROST_JWT_SECRET: secret };
-  const out: string[] = [];
-  const err: string[] = [];
-  const io = { env, out: (t: string) => out.push(t), err: (t: string) => err.push(t) };
-  assert.equal(
-    await runUserCommand("add-user", ["alice", "--can-freeze", "--namespace", "team-a"], io),
-    0,
-  );
-  const who = await new RBACManager({ secret }).validateToken(out.pop()!);
-  assert.deepEqual([who.sub, who.can_freeze, who.can_thaw, who.namespace], [
-    "alice",
-    true,
-    false,
-    "team-a",
-  ]);
-  assert.match(err.pop()!, /added user alice \(namespace team-a, can_freeze\)/);
-  await runUserCommand(
-    "add-user",
-    ["bob", "--can-thaw", "--namespace", "*", "--expires-in", "1h"],
-    io,
-  );
-  out.pop();
-  await runUserCommand("list-users", [], io);
-  assert.deepEqual(JSON.parse(out.pop()!).map((u: { name: string }) => u.name), ["alice", "bob"]);
-  await runUserCommand("token", ["bob"], io);
-  assert.equal((await new RBACManager({ secret }).validateToken(out.pop()!)).sub, "bob");
-  await runUserCommand("service-token", ["--name", "worker-7"], io);
-  assert.equal((await new RBACManager({ secret }).validateToken(out.pop()!)).kind, "service");
-  assert.equal(await runUserCommand("remove-user", ["alice"], io), 0);
-  await assert.rejects(
-    runUserCommand("remove-user", ["alice"], io),
-    (e: unknown) => e instanceof AuthError && e.code === "USER_NOT_FOUND",
-  );
-  await assert.rejects(
-    runUserCommand("add-user", ["bob", "--namespace", "x"], io),
-    (e: unknown) => e instanceof AuthError && e.code === "USER_EXISTS",
-  );
-  for (
-    const [command, args, envHere] of [
-      ["add-user", ["carol"], env],
-      ["add-user", ["carol", "--namespace", "x"], { PERMAFROST_USERS_DB: db }],
-      ["token", [], env],
-      ["list-users", [], {}],
-      ["nope", [], env],
-    ] as const
-  ) {
-    await assert.rejects(
-      runUserCommand(command, [...args], { ...io, env: envHere }),
-      (e: unknown) => e instanceof ConfigError,
-      `${command} ${args.join(" ")}`,
-    );
-  }
-  for (const suffix of ["", "-wal", "-shm"]) await Deno.remove(db + suffix).catch(() => {});
 });

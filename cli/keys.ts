@@ -1,27 +1,17 @@
 /**
- * The CLI's security pieces, for `main.ts` to wire in (it keeps no logic of its own):
- *
- * - Encryption flags of `freeze`, `thaw` and `peek`: {@link ENCRYPTION_FLAGS} to
- *   declare, {@link freezeEncryption} and {@link thawKeys} to turn the parsed flags and
- *   the `PERMAFROST_*` environment into `freeze`'s `encryption` and `thaw`'s `keys`.
- *   Keys come from `--key-file F` (32 raw bytes, or their base64), `PERMAFROST_KEY`
- *   (base64 of 32 bytes), or `--kms` (`local:keys/master.key`,
- *   `aws-kms:<key id, ARN or alias/…>`, `gcp-kms:projects/…/cryptoKeys/…`) with KMS
- *   credentials from the environment only (a flag would show in `ps`). A key given
- *   for a plain archive is reported ({@link unusedKeyWarning}).
- * - User commands ({@link runUserCommand}): `add-user`, `list-users`, `remove-user`,
- *   `token`, `service-token`, on the user store file (`--users-db`), for
- *   `main.ts cluster add-user …`. In phase 2 the master owns that file; these commands
- *   open it directly (SQLite serializes writers), so they run on the master's machine.
+ * The key flags of `freeze`, `thaw` and `peek`: {@link ENCRYPTION_SETTINGS} to declare,
+ * {@link freezeEncryption} and {@link thawKeys} to turn the parsed flags and the
+ * `PERMAFROST_*` environment into `freeze`'s `encryption` and `thaw`'s `keys`. Keys come
+ * from `--key-file F` (32 raw bytes, or their base64), `PERMAFROST_KEY` (base64 of 32
+ * bytes), or `--kms` (`local:keys/master.key`, `aws-kms:<key id, ARN or alias/…>`,
+ * `gcp-kms:projects/…/cryptoKeys/…`) with KMS credentials from the environment only (a
+ * flag would show in `ps`). A key given for a plain archive is reported
+ * ({@link unusedKeyWarning}).
  *
  * Settings follow flag > environment variable > default (`internal/config.ts`).
  *
  * @module
  */
-import { AuthError } from "../auth/errors.ts";
-import { openSqliteUserStore } from "../auth/sqlite_store.ts";
-import { RBACManager } from "../auth/rbac.ts";
-import { JWT_SECRET_SETTING, TOKEN_TTL_SETTING } from "../auth/settings.ts";
 import { decodeBase64 } from "../format/crypto.ts";
 import { awsKmsProvider } from "../keys/aws_kms.ts";
 import { gcpKmsProvider } from "../keys/gcp_kms.ts";
@@ -32,7 +22,6 @@ import {
   type ConfigOf,
   type ConfigTable,
   loadConfig,
-  parseArgs,
   type Parser,
   pathParser,
   processEnv,
@@ -120,16 +109,6 @@ export interface EncryptionSecrets extends ConfigTable {
   readonly gcpAccessToken: Setting<string>;
 }
 
-/** The table of {@link USER_SETTINGS}. */
-export interface UserSettings extends ConfigTable {
-  /** `--users-db` / `PERMAFROST_USERS_DB`. */
-  readonly usersDb: Setting<string>;
-  /** `--jwt-secret` / `PERMAFROST_JWT_SECRET`. */
-  readonly jwtSecret: Setting<string>;
-  /** `--expires-in` / `PERMAFROST_TOKEN_TTL`. */
-  readonly expiresIn: Setting<string>;
-}
-
 /** Encryption settings of `freeze`, `thaw` and `peek` that may be flags. */
 export const ENCRYPTION_SETTINGS: EncryptionSettings = Object.freeze({
   keyFile: setting({
@@ -144,8 +123,7 @@ export const ENCRYPTION_SETTINGS: EncryptionSettings = Object.freeze({
     env: "PERMAFROST_KMS",
     default: null,
     parse: kmsUriParser(),
-    description:
-      "Envelope encryption: a fresh data key per archive wrapped by local:PATH, aws-kms:KEY or gcp-kms:projects/…/cryptoKeys/K",
+    description: "Envelope encryption: a fresh data key per archive, wrapped by this key service",
   }),
   awsRegion: setting({
     flag: "--aws-region",
@@ -171,8 +149,8 @@ export const ENCRYPTION_SETTINGS: EncryptionSettings = Object.freeze({
 });
 
 /**
- * Secrets read from the environment only: `main.ts` declares none of these flags, so
- * a key or a credential never appears on a command line.
+ * Secrets read from the environment only: no command declares these flags, so a key
+ * or a credential never appears on a command line.
  */
 export const ENCRYPTION_SECRETS: EncryptionSecrets = Object.freeze({
   key: setting<Uint8Array | null>({
@@ -213,8 +191,8 @@ export const ENCRYPTION_SECRETS: EncryptionSecrets = Object.freeze({
   }),
 });
 
-/** Flags (without `--`) to add to the `string` list of `freeze`, `thaw` and `peek`. */
-export const ENCRYPTION_FLAGS: readonly string[] = Object.freeze(
+/** Flags (without `--`) of {@link ENCRYPTION_SETTINGS}. */
+const ENCRYPTION_FLAGS: readonly string[] = Object.freeze(
   Object.values(ENCRYPTION_SETTINGS).map((s) => s.flag.slice(2)),
 );
 
@@ -232,7 +210,10 @@ interface Resolved {
   env: Readonly<Record<string, string | undefined>>;
 }
 
-function resolve(flags: Readonly<Record<string, string | boolean>>, io: SecurityIo): Resolved {
+function resolve(
+  flags: Readonly<Record<string, string | boolean | undefined>>,
+  io: SecurityIo,
+): Resolved {
   const env = io.env ?? processEnv(ENCRYPTION_SETTINGS, ENCRYPTION_SECRETS);
   const args = ENCRYPTION_FLAGS.flatMap((name) =>
     flags[name] === undefined ? [] : [`--${name}=${String(flags[name])}`]
@@ -261,7 +242,7 @@ function resolve(flags: Readonly<Record<string, string | boolean>>, io: Security
  * ```
  */
 export async function freezeEncryption(
-  flags: Readonly<Record<string, string | boolean>>,
+  flags: Readonly<Record<string, string | boolean | undefined>>,
   io: SecurityIo = {},
 ): Promise<EncryptionOptions | undefined> {
   const r = resolve(flags, io);
@@ -298,7 +279,7 @@ export async function freezeEncryption(
  * @throws {ConfigError} BAD_CONFIG for a bad value.
  */
 export async function thawKeys(
-  flags: Readonly<Record<string, string | boolean>>,
+  flags: Readonly<Record<string, string | boolean | undefined>>,
   io: SecurityIo = {},
 ): Promise<KeyRing> {
   const r = resolve(flags, io);
@@ -367,175 +348,4 @@ function gcpProvider(keyName: string, r: Resolved, io: SecurityIo): KeyProvider 
     endpoint: r.config.gcpKmsEndpoint || undefined,
     fetch: io.fetch,
   });
-}
-
-// ---------------------------------------------------------------------------
-// users
-
-/** Settings of the user commands. */
-export const USER_SETTINGS: UserSettings = Object.freeze({
-  usersDb: setting({
-    flag: "--users-db",
-    env: "PERMAFROST_USERS_DB",
-    parse: pathParser(),
-    description: "The user store (SQLite file) the master reads",
-  }),
-  jwtSecret: JWT_SECRET_SETTING,
-  expiresIn: TOKEN_TTL_SETTING,
-});
-
-/** The user commands {@link runUserCommand} runs. */
-export const USER_COMMANDS: readonly string[] = Object.freeze([
-  "add-user",
-  "list-users",
-  "remove-user",
-  "token",
-  "service-token",
-]);
-
-/** Usage of the user commands. */
-export const USER_USAGE = `User commands (on the master's user store):
-  add-user <name> --namespace NS [--can-freeze] [--can-thaw] [--expires-in 24h]   prints a token
-  list-users                                                                      JSON on stdout
-  remove-user <name>
-  token <name> [--expires-in 24h]                                                 prints a token
-  service-token [--name ID] [--expires-in 24h]                   prints a cluster service token
-Options: --users-db F (PERMAFROST_USERS_DB), --jwt-secret (PERMAFROST_JWT_SECRET; prefer the variable)`;
-
-/** Where {@link runUserCommand} reads and writes. */
-export interface UserCommandIo {
-  /** Environment (default: the `PERMAFROST_*` variables `USER_SETTINGS` names). */
-  env?: Readonly<Record<string, string | undefined>>;
-  /** Data (a token, the user list) goes here (default: stdout). */
-  out?: (text: string) => void;
-  /** Notes go here (default: stderr). */
-  err?: (text: string) => void;
-  /** Clock (tests). */
-  now?: () => Date;
-}
-
-/**
- * Runs one user command.
- *
- * @param command One of {@link USER_COMMANDS}.
- * @param argv Its arguments.
- * @param io Environment and output.
- * @returns 0 on success.
- * @throws {ConfigError} for usage errors (exit 2); {import("../auth/errors.ts").AuthError}
- * USER_EXISTS, USER_NOT_FOUND, INVALID_USER, STORE_FAILED (exit 1).
- *
- * @example Add a user and print a token
- * ```ts ignore
- * await runUserCommand("add-user", ["alice", "--can-freeze", "--namespace", "team-a"]);
- * ```
- */
-export async function runUserCommand(
-  command: string,
-  argv: readonly string[],
-  io: UserCommandIo = {},
-): Promise<number> {
-  if (!USER_COMMANDS.includes(command)) {
-    throw new ConfigError("BAD_CONFIG", `Unknown user command '${command}'\n\n${USER_USAGE}`);
-  }
-  const out = io.out ?? write(Deno.stdout);
-  const err = io.err ?? write(Deno.stderr);
-  const settingFlags = Object.values(USER_SETTINGS).map((s) => s.flag.slice(2));
-  const parsed = parseArgs(argv, {
-    string: [...settingFlags, "namespace", "name"],
-    boolean: ["can-freeze", "can-thaw"],
-  });
-  const env = io.env ?? processEnv(USER_SETTINGS);
-  const args = settingFlags.flatMap((n) =>
-    parsed.flags[n] === undefined ? [] : [`--${n}=${String(parsed.flags[n])}`]
-  );
-  const needsSecret = command !== "list-users" && command !== "remove-user";
-  const table = command === "service-token"
-    ? { jwtSecret: USER_SETTINGS.jwtSecret, expiresIn: USER_SETTINGS.expiresIn }
-    : USER_SETTINGS;
-  const config = loadConfig(table, { args, env }) as {
-    usersDb?: string;
-    jwtSecret: string;
-    expiresIn: string;
-  };
-  if (needsSecret && config.jwtSecret === "") {
-    throw new ConfigError(
-      "BAD_CONFIG",
-      `'${command}' signs tokens: set PERMAFROST_JWT_SECRET (or pass --jwt-secret)`,
-    );
-  }
-  const positional = (what: string): string => {
-    if (parsed._.length !== 1) {
-      throw new ConfigError(
-        "BAD_CONFIG",
-        `'${command}' expects ${what}, got ${parsed._.length} arguments`,
-      );
-    }
-    return parsed._[0]!;
-  };
-  if (command === "service-token") {
-    if (parsed._.length > 0) {
-      throw new ConfigError("BAD_CONFIG", "'service-token' takes no arguments");
-    }
-    const rbac = new RBACManager({ secret: config.jwtSecret, now: io.now });
-    const name = String(parsed.flags.name ?? "cluster");
-    out(await rbac.generateServiceToken(name, { expiresIn: config.expiresIn }));
-    return 0;
-  }
-  const store = openSqliteUserStore(config.usersDb!);
-  try {
-    const rbac = needsSecret
-      ? new RBACManager({ secret: config.jwtSecret, store, now: io.now })
-      : undefined;
-    switch (command) {
-      case "add-user": {
-        const name = positional("<name>");
-        if (parsed.flags.namespace === undefined) {
-          throw new ConfigError(
-            "BAD_CONFIG",
-            "'add-user' needs --namespace NS (a directory under the data roots, or '*' for all)",
-          );
-        }
-        const user = await rbac!.addUser({
-          name,
-          can_freeze: parsed.flags["can-freeze"] === true,
-          can_thaw: parsed.flags["can-thaw"] === true,
-          namespace: String(parsed.flags.namespace),
-        });
-        out(await rbac!.generateToken(user, { expiresIn: config.expiresIn }));
-        err(
-          `added user ${user.name} (namespace ${user.namespace}${
-            user.can_freeze ? ", can_freeze" : ""
-          }${user.can_thaw ? ", can_thaw" : ""}); the token above is valid for ${config.expiresIn}`,
-        );
-        return 0;
-      }
-      case "list-users":
-        out(JSON.stringify(await store.list(), null, 2));
-        return 0;
-      case "remove-user": {
-        const name = positional("<name>");
-        if (!(await store.remove(name))) {
-          throw new AuthError("USER_NOT_FOUND", `No user named '${name}'`);
-        }
-        err(`removed user ${name}; their tokens stop working at the master`);
-        return 0;
-      }
-      default: {
-        const name = positional("<name>");
-        out(await rbac!.generateToken(name, { expiresIn: config.expiresIn }));
-        return 0;
-      }
-    }
-  } finally {
-    store.close();
-  }
-}
-
-function write(file: { writeSync(p: Uint8Array): number }): (text: string) => void {
-  const encoder = new TextEncoder();
-  return (text) => {
-    const bytes = encoder.encode(text.endsWith("\n") ? text : text + "\n");
-    let at = 0;
-    while (at < bytes.length) at += file.writeSync(bytes.subarray(at));
-  };
 }

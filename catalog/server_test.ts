@@ -1,12 +1,11 @@
 import assert from "node:assert/strict";
-import { until } from "../internal/_test_utils.ts";
 import { join } from "node:path";
 import { RBACManager } from "../auth/rbac.ts";
 import { openSqliteUserStore } from "../auth/sqlite_store.ts";
 import { createLogger } from "../internal/log.ts";
 import { createCatalogApp } from "./app.ts";
 import { Catalog } from "./catalog.ts";
-import { catalogSecurity, runCatalogServe, serveCatalog } from "./cli.ts";
+import { catalogSecurity, serveCatalog } from "./server.ts";
 import { tempDir } from "./_test_utils.ts";
 
 Deno.test("serveCatalog() prints its URL, serves the app and closes the catalog on shutdown", async () => {
@@ -27,35 +26,6 @@ Deno.test("serveCatalog() prints its URL, serves the app and closes the catalog 
     await server.shutdown();
   }
   await assert.rejects(server.catalog.stats(), { code: "CLOSED" });
-  await Deno.remove(dir, { recursive: true });
-});
-
-Deno.test("runCatalogServe() answers 0 for --help, 2 for usage errors, 1 for a locked database", async () => {
-  const out: string[] = [];
-  const print = (l: string) => out.push(l);
-  assert.equal(await runCatalogServe(["--help"], { print, env: {} }), 0);
-  assert.match(out.pop()!, /^Usage: catalog serve --db/);
-  assert.equal(await runCatalogServe(["--port", "1"], { print, env: {} }), 2);
-  assert.match(out.pop()!, /--db or set PERMAFROST_CATALOG_DB/);
-  assert.equal(await runCatalogServe(["--db", "x", "--prot", "1"], { print, env: {} }), 2);
-  assert.match(out.pop()!, /Unknown flag '--prot'/);
-
-  const dir = await tempDir("run");
-  const db = join(dir, "c.db");
-  const stop = new AbortController();
-  const running = runCatalogServe(["--db", db, "--port", "0", "--log-level", "error"], {
-    print,
-    env: {},
-    signal: stop.signal,
-  });
-  await until(
-    "the catalog to say it is serving",
-    () => out.some((l) => l.startsWith("Catalog serving at")),
-  );
-  assert.equal(await runCatalogServe(["--db", db, "--port", "0"], { print, env: {} }), 1);
-  assert.match(out.pop()!, /already open/);
-  stop.abort();
-  assert.equal(await running, 0);
   await Deno.remove(dir, { recursive: true });
 });
 
@@ -95,17 +65,6 @@ Deno.test("serveCatalog() with a JWT secret answers 401 without a token, 200 wit
     await server.shutdown();
   }
   await Deno.remove(dir, { recursive: true });
-});
-
-Deno.test("runCatalogServe() refuses a short JWT secret with exit 2, naming flag and variable", async () => {
-  const out: string[] = [];
-  const code = await runCatalogServe(["--db", "x.db"], {
-    print: (l) => out.push(l),
-    env: { PERMAFROST_JWT_SECRET: "too short" },
-  });
-  assert.equal(code, 2);
-  assert.match(out.join("\n"), /--jwt-secret \/ PERMAFROST_JWT_SECRET/);
-  assert.ok(!out.join("\n").includes("too short"), "the secret is never echoed");
 });
 
 Deno.test("catalogSecurity() with a users db refuses a removed user's token at once", async () => {

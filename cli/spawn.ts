@@ -1,8 +1,9 @@
 /**
  * Starting cluster servers as child processes of the running Deno: `start` uses it
  * for the local demo, the e2e tests and the benchmark for real processes. Each child
- * runs `cluster/cli.ts master|worker` with explicit permissions; the URL it serves
- * at is read from its "serving at" line (so port 0 works), and its output is kept.
+ * runs `main.ts master|worker` (quiet: `deno run -q`) with explicit permissions; the
+ * URL it serves at is read from its "serving at" line (so port 0 works), and its
+ * output is kept.
  *
  * @module
  */
@@ -13,8 +14,8 @@ import {
   spawnChildServer,
 } from "../internal/child_server.ts";
 
-/** The entry the children run. */
-export const CLUSTER_CLI = fileURLToPath(new URL("./cli.ts", import.meta.url));
+/** The entry the children run: the `permafrost` command. */
+export const MAIN_ENTRY = fileURLToPath(new URL("../main.ts", import.meta.url));
 
 /** Permissions of a master process. */
 export const MASTER_PERMISSIONS: readonly string[] = Object.freeze([
@@ -43,7 +44,7 @@ export type SpawnOptions = Pick<ChildServerOptions, "env" | "onLine" | "readyTim
 const READY = /(?:Master|Worker \S+) serving at (http:\/\/\S+)/;
 
 /**
- * Spawns `cluster/cli.ts <role> ...args` and waits for it to serve.
+ * Spawns `main.ts <role> ...args` and waits for it to serve.
  *
  * @param role `master` or `worker`.
  * @param args Arguments after the role (`--port 0`, `--master URL`...).
@@ -56,7 +57,7 @@ export async function spawnServer(
   args: readonly string[],
   options: SpawnOptions = {},
 ): Promise<ServerProcess> {
-  const server = await spawnChildServer(CLUSTER_CLI, [role, ...args], {
+  const server = await spawnChildServer(MAIN_ENTRY, [role, ...args], {
     ...options,
     permissions: role === "master" ? MASTER_PERMISSIONS : WORKER_PERMISSIONS,
     ready: READY,

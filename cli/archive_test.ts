@@ -1,0 +1,87 @@
+import assert from "node:assert/strict";
+import { freeze } from "../ops/freeze.ts";
+import { thaw } from "../ops/thaw.ts";
+import { cli } from "./_test_utils.ts";
+import { parseRows, parseTypes, thawStatsText } from "./archive.ts";
+import { UsageError } from "./errors.ts";
+
+const TMP = ".tmp/cli_archive";
+await Deno.mkdir(TMP, { recursive: true });
+
+Deno.test("append and diff exit 0/1/2 and print data to stdout, messages to stderr", async () => {
+  await Deno.writeTextFile(`${TMP}/a.csv`, "id,v\n1,x\n2,y\n");
+  await Deno.writeTextFile(`${TMP}/b.csv`, "id,v\n3,z\n");
+  await freeze(`${TMP}/a.csv`, `${TMP}/a.pf`, { threads: 0 });
+  await Deno.copyFile(`${TMP}/a.pf`, `${TMP}/c.pf`);
+
+  const appended = await cli(["append", `${TMP}/b.csv`, `${TMP}/c.pf`, "--threads", "1"]);
+  assert.equal(appended.code, 0, appended.err);
+  assert.match(appended.err, /appended 1 rows in 1 chunk\(s\) to .*c\.pf: 2 -> 3 rows/);
+
+  assert.equal((await cli(["diff", `${TMP}/a.pf`, `${TMP}/a.pf`, "--exit-code"])).code, 0);
+  const differ = await cli(["diff", `${TMP}/a.pf`, `${TMP}/c.pf`, "--exit-code"]);
+  assert.equal(differ.code, 1);
+  assert.match(differ.out, /1 unchanged, 0 changed, 1 added, 0 removed/);
+  const json = await cli(["diff", `${TMP}/a.pf`, `${TMP}/c.pf`, "--json"]);
+  assert.equal(json.code, 0);
+  assert.deepEqual(JSON.parse(json.out).summary, {
+    unchanged: 1,
+    changed: 0,
+    added: 1,
+    removed: 0,
+  });
+
+  const usage = await cli(["diff", `${TMP}/a.pf`]);
+  assert.equal(usage.code, 2);
+  assert.match(usage.err, /'diff' takes <a\.pf> <b\.pf>, got '.*a\.pf'/);
+  assert.match(usage.err, /see 'permafrost diff --help'/);
+  const flag = await cli(["append", "--bogus"]);
+  assert.equal(flag.code, 2);
+  assert.match(flag.err, /'append' has no flag '--bogus'/);
+  const missing = await cli(["diff", `${TMP}/a.pf`, `${TMP}/nope.pf`]);
+  assert.equal(missing.code, 1);
+  assert.match(missing.err, /^error: Cannot open archive .*no such file.* \[BAD_ARGUMENT\]$/);
+  await Deno.writeTextFile(`${TMP}/bad.csv`, "id,w\n3,z\n");
+  const mismatch = await cli(["append", `${TMP}/bad.csv`, `${TMP}/c.pf`]);
+  assert.equal(mismatch.code, 1);
+  assert.match(mismatch.err, /missing "v" \(string\); extra "w".*\[SCHEMA_MISMATCH\]/);
+});
+
+Deno.test("thaw --where, --split-sheets and freeze --partition-by are checked before anything runs", async () => {
+  const where = await cli(["thaw", `${TMP}/a.pf`, `${TMP}/x.csv`, "--where", " "]);
+  assert.equal(where.code, 2);
+  assert.match(where.err, /--where needs a condition/);
+  const split = await cli(["thaw", `${TMP}/a.pf`, `${TMP}/x.csv`, "--split-sheets=yes"]);
+  assert.equal(split.code, 2);
+  assert.match(split.err, /--split-sheets takes no value/);
+  const partition = await cli(["freeze", `${TMP}/a.csv`, `${TMP}/p`, "--partition-by", ","]);
+  assert.equal(partition.code, 2);
+  assert.match(partition.err, /--partition-by needs column names/);
+});
+
+Deno.test("parseRows() and parseTypes() read their flags or refuse them by name", () => {
+  assert.deepEqual(parseRows("5:10"), { start: 5, end: 10 });
+  assert.equal(parseRows(undefined), undefined);
+  assert.throws(() => parseRows("10:5"), UsageError);
+  assert.throws(() => parseRows("5-10"), /START:END/);
+  assert.deepEqual(parseTypes("a=json,b=decimal(18, 2),c=time(ms),d=duration"), {
+    a: "json",
+    b: { type: "decimal", precision: 18, scale: 2 },
+    c: { type: "time", unit: "ms" },
+    d: { type: "duration", unit: "us" },
+  });
+  assert.throws(() => parseTypes("a=list"), /--types entry 'a=list' is not COLUMN=TYPE/);
+  assert.throws(() => parseTypes("=json"), UsageError);
+});
+
+Deno.test("thawStatsText() reports the chunks pruning skipped", async () => {
+  const lines = ["n"];
+  for (let i = 0; i < 5000; i++) lines.push(String(i));
+  await Deno.writeTextFile(`${TMP}/n.csv`, lines.join("\n") + "\n");
+  await freeze(`${TMP}/n.csv`, `${TMP}/n.pf`, { chunkRows: 500, threads: 0 });
+  const s = await thaw(`${TMP}/n.pf`, `${TMP}/n_out.csv`, { where: "n >= 4990" });
+  assert.match(
+    thawStatsText(s),
+    /^9 of 10 chunks skipped by min\/max; read .* of .* payload \(\d+\.\d%\)$/,
+  );
+});
