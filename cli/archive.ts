@@ -65,6 +65,12 @@ export const FREEZE_SETTINGS = Object.freeze({
   }),
 });
 
+const FORCE: Flag = {
+  name: "force",
+  type: "boolean",
+  help: "Replace the destination when it exists (without it, an existing file is refused)",
+};
+
 const SOURCE_FORMAT: Flag = {
   name: "format",
   type: "string",
@@ -138,6 +144,7 @@ export const freezeCommand = command({
   settings: { ...FREEZE_SETTINGS, ...ENCRYPTION_SETTINGS },
   flags: [
     SOURCE_FORMAT,
+    FORCE,
     {
       name: "quantize",
       type: "string",
@@ -185,6 +192,7 @@ export const freezeCommand = command({
       format: flags.format as SourceFormat | undefined,
       types: parseTypes(flags.types as string | undefined),
       encryption: await freezeEncryption(flags, { env: io.env }),
+      overwrite: flags.force === true,
       onProgress: (p: { rows: number; raw_bytes: number; seconds: number }) =>
         bar.update(
           null,
@@ -288,6 +296,7 @@ export const thawCommand = command({
       type: "boolean",
       help: "Refuse an archive that is not encrypted",
     },
+    FORCE,
   ],
   examples: [
     "permafrost thaw flights.pf back.csv",
@@ -310,6 +319,7 @@ export const thawCommand = command({
       where,
       splitSheets: flags["split-sheets"] === true,
       requireEncryption: flags["require-encryption"] === true,
+      overwrite: flags.force === true,
       keys,
     });
     const warning = unusedKeyWarning(archive, keys, summary.encrypted);

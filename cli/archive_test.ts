@@ -85,3 +85,28 @@ Deno.test("thawStatsText() reports the chunks pruning skipped", async () => {
     /^9 of 10 chunks skipped by min\/max; read .* of .* payload \(\d+\.\d%\)$/,
   );
 });
+
+Deno.test("freeze and thaw refuse an existing destination unless --force", async () => {
+  await Deno.writeTextFile(`${TMP}/f.csv`, "id,v\n1,x\n");
+  await Deno.writeTextFile(`${TMP}/g.csv`, "id,v\n2,y\n3,z\n");
+  await Deno.remove(`${TMP}/f.pf`).catch(() => {});
+  await Deno.remove(`${TMP}/f_out.csv`).catch(() => {});
+  assert.equal((await cli(["freeze", `${TMP}/f.csv`, `${TMP}/f.pf`])).code, 0);
+  const before = await Deno.readFile(`${TMP}/f.pf`);
+  const again = await cli(["freeze", `${TMP}/g.csv`, `${TMP}/f.pf`]);
+  assert.equal(again.code, 1);
+  assert.match(again.err, /'.*f\.pf': it already exists; .*--force.*\[DESTINATION_EXISTS\]/);
+  assert.deepEqual(await Deno.readFile(`${TMP}/f.pf`), before, "the archive is untouched");
+  const forced = await cli(["freeze", `${TMP}/g.csv`, `${TMP}/f.pf`, "--force"]);
+  assert.equal(forced.code, 0, forced.err);
+  assert.match(forced.err, /froze 2 rows/);
+
+  assert.equal((await cli(["thaw", `${TMP}/f.pf`, `${TMP}/f_out.csv`])).code, 0);
+  await Deno.writeTextFile(`${TMP}/f_out.csv`, "keep me\n");
+  const thawAgain = await cli(["thaw", `${TMP}/f.pf`, `${TMP}/f_out.csv`]);
+  assert.equal(thawAgain.code, 1);
+  assert.match(thawAgain.err, /\[DESTINATION_EXISTS\]/);
+  assert.equal(await Deno.readTextFile(`${TMP}/f_out.csv`), "keep me\n");
+  assert.equal((await cli(["thaw", `${TMP}/f.pf`, `${TMP}/f_out.csv`, "--force"])).code, 0);
+  assert.equal(await Deno.readTextFile(`${TMP}/f_out.csv`), "id,v\n2,y\n3,z\n");
+});

@@ -20,6 +20,8 @@ export type FormatErrorCode =
   | "SCHEMA_MISMATCH"
   | "BAD_ARGUMENT"
   | "WRITE_FAILED"
+  // The destination exists and the caller did not allow replacing it.
+  | "DESTINATION_EXISTS"
   // Encryption (FORMAT.md §4.4): no key given, a key that is not the archive's,
   // a block that fails AES-GCM authentication, a key provider (KMS) that failed.
   | "KEY_REQUIRED"

@@ -34,7 +34,12 @@ import type { ArchiveFooter, ArchiveHeader, ChunkEntry, ColumnStats } from "./he
 import { archiveMinor, archiveVersion, encodeHeader } from "./header.ts";
 import { sha256, sha256Bytes, sha256Hex } from "./_hash.ts";
 import { encodeUtf8 } from "./_bytes.ts";
-import { createTempBeside, renameTarget } from "../internal/temp_files.ts";
+import {
+  commitTemp,
+  createTempBeside,
+  pathExists,
+  renameTarget,
+} from "../internal/temp_files.ts";
 
 /** One chunk ready to be laid out: its row count, one block per column and stats. */
 export interface EncodedChunk {
@@ -68,6 +73,7 @@ export class ArchiveWriter {
   #columns: number;
   #minor: number;
   #encrypted: boolean;
+  #replace: boolean;
   #closed = false;
 
   private constructor(
@@ -79,6 +85,7 @@ export class ArchiveWriter {
     columns: number,
     minor: number,
     encrypted: boolean,
+    replace: boolean,
   ) {
     this.#file = file;
     this.#path = path;
@@ -89,6 +96,7 @@ export class ArchiveWriter {
     this.#columns = columns;
     this.#minor = minor;
     this.#encrypted = encrypted;
+    this.#replace = replace;
   }
 
   /**
@@ -100,11 +108,18 @@ export class ArchiveWriter {
    *
    * @param path Final archive path.
    * @param header The header (`version` must be `archiveVersion(header)`).
+   * @param options `replace: false` refuses a destination that exists, at once and
+   * again (atomically) when the archive is put in place; default true.
    * @returns A writer positioned at the payload.
    * @throws {FormatError} WRITE_FAILED when the temp file cannot be created; BAD_ARGUMENT
-   * when `version` does not match `encryption`.
+   * when `version` does not match `encryption`; DESTINATION_EXISTS (with `replace: false`).
    */
-  static async create(path: string, header: ArchiveHeader): Promise<ArchiveWriter> {
+  static async create(
+    path: string,
+    header: ArchiveHeader,
+    options: { replace?: boolean } = {},
+  ): Promise<ArchiveWriter> {
+    const replace = options.replace ?? true;
     const version = archiveVersion(header);
     if (header.version !== version) {
       throw new FormatError(
@@ -135,6 +150,7 @@ export class ArchiveWriter {
           { path },
         );
       }
+      if (!replace && await pathExists(target)) throw destinationExists(path);
       ({ file, path: temp } = await createTempBeside(target));
     } catch (cause) {
       if (cause instanceof FormatError) throw cause;
@@ -149,6 +165,7 @@ export class ArchiveWriter {
       header.schema.fields.length,
       minor,
       header.encryption !== null,
+      replace,
     );
     await writer.#write(preamble);
     await writer.#write(headerBytes);
@@ -242,9 +259,10 @@ export class ArchiveWriter {
       await this.#file.sync();
       this.#file.close();
       this.#closed = true;
-      await Deno.rename(this.#temp, this.#path);
+      await commitTemp(this.#temp, this.#path, this.#replace);
     } catch (cause) {
       await this.abort();
+      if (cause instanceof Deno.errors.AlreadyExists) throw destinationExists(this.#path);
       throw writeFailed(this.#path, cause);
     }
     return {
@@ -282,6 +300,14 @@ export class ArchiveWriter {
 
 function hex(bytes: Uint8Array): string {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function destinationExists(path: string): FormatError {
+  return new FormatError(
+    "DESTINATION_EXISTS",
+    `Cannot write archive '${path}': it already exists; remove it or allow replacing it (--force)`,
+    { path },
+  );
 }
 
 function writeFailed(path: string, cause: unknown): FormatError {

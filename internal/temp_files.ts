@@ -80,6 +80,43 @@ export async function renameTarget(path: string): Promise<string | null> {
 }
 
 /**
+ * Puts a finished temp file in place. With `replace` it is renamed over `target`;
+ * without, it is hard-linked to `target`, which the kernel refuses atomically when
+ * `target` exists (so a file that appeared meanwhile is never replaced), and the temp
+ * name is then removed. A file system without hard links falls back to a check and
+ * a rename.
+ *
+ * @param temp The finished, closed temp file (beside `target`).
+ * @param target Where it goes.
+ * @param replace Whether an existing `target` may be replaced.
+ * @throws {Deno.errors.AlreadyExists} when `replace` is false and `target` exists
+ * (the temp file is left for the caller to remove); the OS error otherwise.
+ */
+export async function commitTemp(temp: string, target: string, replace: boolean): Promise<void> {
+  if (replace) return await Deno.rename(temp, target);
+  try {
+    await Deno.link(temp, target);
+  } catch (err) {
+    if (err instanceof Deno.errors.AlreadyExists) throw err;
+    if (await Deno.lstat(target).then(() => true, () => false)) {
+      throw new Deno.errors.AlreadyExists(`'${target}' exists`);
+    }
+    return await Deno.rename(temp, target);
+  }
+  await Deno.remove(temp);
+}
+
+/**
+ * Whether something is at `path` (a file, a directory, a link, even a broken one).
+ *
+ * @param path The path.
+ * @returns True when `lstat` finds it.
+ */
+export async function pathExists(path: string): Promise<boolean> {
+  return await Deno.lstat(path).then(() => true, () => false);
+}
+
+/**
  * Removes the stale temp files of `path` (see the module doc), then creates a fresh
  * temp file beside it, open for writing and locked.
  *

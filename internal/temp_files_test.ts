@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import {
+  commitTemp,
   createTempBeside,
   removeStaleTemps,
   renameTarget,
@@ -107,4 +108,24 @@ Deno.test("renameTarget() gives a file or a new path, follows a link to a file, 
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("commitTemp() without replace never replaces a file that appeared meanwhile", async () => {
+  const dir = await tempDir();
+  const target = join(dir, "out.pf");
+  const first = await createTempBeside(target);
+  await first.file.write(new TextEncoder().encode("mine"));
+  first.file.close();
+  await commitTemp(first.path, target, false);
+  assert.equal(await Deno.readTextFile(target), "mine");
+  assert.deepEqual(await names(dir), ["out.pf"], "the temp name is gone");
+
+  const second = await createTempBeside(target);
+  await second.file.write(new TextEncoder().encode("late"));
+  second.file.close();
+  await assert.rejects(commitTemp(second.path, target, false), Deno.errors.AlreadyExists);
+  assert.equal(await Deno.readTextFile(target), "mine", "the existing file is untouched");
+  await commitTemp(second.path, target, true);
+  assert.equal(await Deno.readTextFile(target), "late");
+  await Deno.remove(dir, { recursive: true });
 });

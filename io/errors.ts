@@ -15,7 +15,8 @@ export type IoErrorCode =
   | "SCHEMA_MISMATCH"
   | "INVALID_OPTION"
   | "UNSUPPORTED_TYPE"
-  | "TOO_MANY_COLUMNS";
+  | "TOO_MANY_COLUMNS"
+  | "DESTINATION_EXISTS";
 
 /**
  * A source or output failure.

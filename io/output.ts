@@ -26,7 +26,13 @@
  */
 import { dirname, extname, join } from "node:path";
 import type { Batch, Schema } from "../format/column.ts";
-import { createTempBeside, type LockedTemp, renameTarget } from "../internal/temp_files.ts";
+import {
+  commitTemp,
+  createTempBeside,
+  type LockedTemp,
+  pathExists,
+  renameTarget,
+} from "../internal/temp_files.ts";
 import { type ByteWriter, readRange, removeQuietly, writeAll } from "./_file.ts";
 import { writeArrow } from "./_write_arrow.ts";
 import { writeParquet } from "./_write_parquet.ts";
@@ -63,6 +69,13 @@ export interface WriteOutputOptions {
   arrowStream?: boolean;
   /** xlsx: start a new sheet past Excel's 1,048,576 rows instead of failing. */
   splitSheets?: boolean;
+  /**
+   * Whether an existing regular file at the path may be replaced (default true). When
+   * false, an existing file is refused before anything is written, and again,
+   * atomically, when the output is put in place. Streams (stdout, a FIFO, a device) are
+   * written in place either way.
+   */
+  replace?: boolean;
 }
 
 /** What {@link writeOutput} wrote. */
@@ -150,6 +163,10 @@ export async function writeOutput(
   const delimiter = options.delimiter ?? ",";
   checkDelimiter(delimiter);
   const target = await outputTarget(path);
+  const replace = options.replace ?? true;
+  if (target.kind === "file" && !replace && await pathExists(target.path)) {
+    throw destinationExists(path);
+  }
   const sourceErrors = new WeakSet<object>();
   const input = tagErrors(batches, sourceErrors);
   const spec: WriteSpec = {
@@ -163,7 +180,7 @@ export async function writeOutput(
   };
   try {
     return target.kind === "file"
-      ? await writeFile(target.path, spec)
+      ? await writeFile(target.path, spec, replace)
       : await writeStream(target, spec);
   } catch (err) {
     if (typeof err === "object" && err !== null && sourceErrors.has(err)) throw err;
@@ -243,7 +260,11 @@ function writeTo(sink: ByteWriter, spec: WriteSpec): Promise<number> {
 }
 
 /** Writes a regular file: into a locked temp file beside it, fsynced, then renamed over it. */
-async function writeFile(path: string, spec: WriteSpec): Promise<WriteOutputResult> {
+async function writeFile(
+  path: string,
+  spec: WriteSpec,
+  replace: boolean,
+): Promise<WriteOutputResult> {
   let temp: LockedTemp;
   try {
     temp = await createTempBeside(path);
@@ -260,9 +281,10 @@ async function writeFile(path: string, spec: WriteSpec): Promise<WriteOutputResu
     } finally {
       temp.file.close();
     }
-    await Deno.rename(temp.path, path);
+    await commitTemp(temp.path, path, replace);
   } catch (err) {
     await removeQuietly(temp.path);
+    if (err instanceof Deno.errors.AlreadyExists) throw destinationExists(path);
     throw err;
   }
   return { rows, bytes: (await Deno.stat(path)).size };
@@ -344,6 +366,14 @@ async function* tagErrors(
   } finally {
     await it.return?.();
   }
+}
+
+function destinationExists(path: string): IoError {
+  return new IoError(
+    "DESTINATION_EXISTS",
+    `Cannot write '${path}': it already exists; remove it or allow replacing it (--force)`,
+    { path },
+  );
 }
 
 function writeFailed(path: string, cause: unknown): IoError {

@@ -95,6 +95,12 @@ export interface FreezeOptions {
    * or a key `provider` that wraps a fresh data key per archive (envelope encryption).
    */
   encryption?: EncryptionOptions;
+  /**
+   * Whether an existing file at the archive path may be replaced (default true; the CLI
+   * passes false unless `--force`). When false it is `DESTINATION_EXISTS`, and a file
+   * that appears while freezing is never replaced either.
+   */
+  overwrite?: boolean;
 }
 
 /** What `freeze` did. */
@@ -447,7 +453,7 @@ async function freezeOnce(
         newArchiveHeader(schema, codec, autoReason, plans, options),
         enc?.header ?? null,
       );
-      writer = await ArchiveWriter.create(archive, h);
+      writer = await ArchiveWriter.create(archive, h, { replace: options.overwrite ?? true });
       if (enc) sealing = { dataKey: enc.dataKey, headerBinding: headerBinding(h) };
     };
     const parquetTask = (

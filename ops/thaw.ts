@@ -27,7 +27,7 @@ import {
   readManifest,
   readPartitioned,
 } from "./partition.ts";
-import { newCounters, scanArchive, selectSchema } from "./_scan.ts";
+import { newCounters, scanArchive, selectSchema, whereFor } from "./_scan.ts";
 import type { CompiledWhere, WhereNode } from "./where.ts";
 
 /** Options of `thaw` and `thawTable`. */
@@ -57,6 +57,12 @@ export interface ThawOptions {
    * created), e.g. where only encrypted archives may exist.
    */
   requireEncryption?: boolean;
+  /**
+   * Whether an existing file at the output path may be replaced (default true; the CLI
+   * passes false unless `--force`). When false it is `DESTINATION_EXISTS` before any
+   * row is read. Stdout, a FIFO or a device is written in place either way.
+   */
+  overwrite?: boolean;
 }
 
 /** What `thaw` did. */
@@ -121,6 +127,7 @@ export async function thaw(
       format,
       delimiter: options.delimiter,
       splitSheets: options.splitSheets,
+      replace: options.overwrite,
     });
   } else {
     const reader = await ArchiveReader.open(archive, { keys: options.keys, requireKey: true });
@@ -128,13 +135,17 @@ export async function thaw(
       encrypted = reader.index.header.encryption !== null;
       checkEncrypted(archive, encrypted, options);
       const schema = selectSchema(reader.index.schema, options.columns);
+      // Compiled before the output is touched, so a bad --where is reported as such.
+      const where = whereFor(options.where, reader.index.schema);
       if (format === "xlsx" && !options.splitSheets && options.where === undefined) {
         checkSheetRows(reader.index.footer.rows, options.rows);
       }
-      written = await writeOutput(output, schema, scanArchive(reader, options, counters), {
+      const scan = scanArchive(reader, { ...options, where }, counters);
+      written = await writeOutput(output, schema, scan, {
         format,
         delimiter: options.delimiter,
         splitSheets: options.splitSheets,
+        replace: options.overwrite,
       });
     } finally {
       reader.close();

@@ -115,7 +115,7 @@ Deno.test("CLI thaw writes into a FIFO in place", async () => {
 Deno.test("CLI thaw refuses a --where nested 3,000 deep in one line, exit 2", async () => {
   const path = await archive("where");
   const deep = "(".repeat(3000) + "id = 1" + ")".repeat(3000);
-  const r = await cli("thaw", path, `${TMP}/where.csv`, "--where", deep);
+  const r = await cli("thaw", path, `${TMP}/where_out.csv`, "--where", deep);
   assert.equal(r.code, 2, r.stderr);
   const first = r.stderr.split("\n")[0]!;
   assert.match(
@@ -191,12 +191,12 @@ Deno.test("CLI thaw warns when a key is given for a plain archive, and --require
   const path = await archive("plain");
   const keyFile = `${TMP}/k.bin`;
   await Deno.writeFile(keyFile, crypto.getRandomValues(new Uint8Array(32)));
-  const warned = await cli("thaw", path, `${TMP}/plain.csv`, "--key-file", keyFile);
+  const warned = await cli("thaw", path, `${TMP}/plain_out.csv`, "--key-file", keyFile);
   assert.equal(warned.code, 0, warned.stderr);
   const warnings = warned.stderr.split("\n").filter((l) => l.startsWith("warning:"));
   assert.equal(warnings.length, 1, warned.stderr);
   assert.match(warnings[0]!, /is not encrypted, so the key given .* was not used/);
-  assert.equal(await Deno.readTextFile(`${TMP}/plain.csv`), CSV);
+  assert.equal(await Deno.readTextFile(`${TMP}/plain_out.csv`), CSV);
 
   const quiet = await cli("thaw", path, `${TMP}/plain2.csv`);
   assert.doesNotMatch(quiet.stderr, /warning/);

@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 
 const TMP = ".tmp/e2e_cli";
+await Deno.remove(TMP, { recursive: true }).catch(() => {});
 await Deno.mkdir(TMP, { recursive: true });
 
 async function cli(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
