@@ -75,8 +75,30 @@ const SOURCE_FORMAT: Flag = {
   name: "format",
   type: "string",
   value: "csv|jsonl|parquet|arrow",
-  help: "Source format (default: by extension)",
+  help: "Source format (default: by extension; .tsv, .tab and .psv are CSV)",
 };
+
+const SOURCE_DELIMITER: Flag = {
+  name: "delimiter",
+  type: "string",
+  value: "CHAR",
+  help: "CSV field delimiter (default: told from the first lines among , ; tab |); 'tab' for a tab",
+};
+
+/** `--delimiter` as given, with `tab` (or `\t`) for a tab character. */
+function delimiterFlag(raw: string | boolean | undefined): string | undefined {
+  if (typeof raw !== "string") return undefined;
+  return raw === "tab" || raw === "\\t" ? "\t" : raw;
+}
+
+/** How the summary names a CSV dialect: `CSV delimiter ';' (detected)`. */
+function dialectText(d: { delimiter: string; sniffed: boolean } | null): string {
+  if (d === null) return "";
+  const shown = d.delimiter === "\t" ? "tab" : `'${d.delimiter}'`;
+  return `; CSV delimiter ${shown} (${
+    d.sniffed ? "told from the first lines" : "given or default"
+  })`;
+}
 
 const TYPE_SPEC =
   /^(int64|float64|bool|date|timestamp|string|json)$|^(time|duration)(?:\((s|ms|us|ns)\))?$|^decimal\((\d+),\s*(\d+)\)$/;
@@ -144,6 +166,7 @@ export const freezeCommand = command({
   settings: { ...FREEZE_SETTINGS, ...ENCRYPTION_SETTINGS },
   flags: [
     SOURCE_FORMAT,
+    SOURCE_DELIMITER,
     FORCE,
     {
       name: "quantize",
@@ -190,6 +213,7 @@ export const freezeCommand = command({
       quantization: flags.quantize as Quantization | undefined,
       primaryKey: flags["primary-key"] as string | undefined,
       format: flags.format as SourceFormat | undefined,
+      delimiter: delimiterFlag(flags.delimiter),
       types: parseTypes(flags.types as string | undefined),
       encryption: await freezeEncryption(flags, { env: io.env }),
       overwrite: flags.force === true,
@@ -228,7 +252,9 @@ export const freezeCommand = command({
         summary.input_bytes === null ? "?" : formatBytes(summary.input_bytes)
       } -> ${formatBytes(summary.archive_bytes)}${ratio} in ${
         summary.seconds.toFixed(2)
-      } s, codec ${summary.codec}${summary.auto_reason ? ` (${summary.auto_reason})` : ""}`,
+      } s, codec ${summary.codec}${summary.auto_reason ? ` (${summary.auto_reason})` : ""}${
+        dialectText(summary.csv_dialect)
+      }`,
     );
     return 0;
   },
@@ -285,7 +311,12 @@ export const thawCommand = command({
       value: "csv|jsonl|parquet|arrow|xlsx",
       help: "Output format (default: by extension; csv for '-')",
     },
-    { name: "delimiter", type: "string", value: "CHAR", help: "CSV field delimiter (default ,)" },
+    {
+      name: "delimiter",
+      type: "string",
+      value: "CHAR",
+      help: "CSV field delimiter of the output (default ,; 'tab' for a tab)",
+    },
     {
       name: "split-sheets",
       type: "boolean",
@@ -315,7 +346,7 @@ export const thawCommand = command({
       rows: parseRows(flags.rows as string | undefined),
       columns: columnList(flags.columns),
       format: flags.format as "csv" | "xlsx" | undefined,
-      delimiter: flags.delimiter as string | undefined,
+      delimiter: delimiterFlag(flags.delimiter),
       where,
       splitSheets: flags["split-sheets"] === true,
       requireEncryption: flags["require-encryption"] === true,
@@ -419,7 +450,7 @@ export const appendCommand = command({
   usage: "<source> <archive>",
   args: { min: 2, max: 2 },
   settings: { threads: FREEZE_SETTINGS.threads },
-  flags: [SOURCE_FORMAT],
+  flags: [SOURCE_FORMAT, SOURCE_DELIMITER],
   examples: ["permafrost append more.csv trips.pf"],
   async run({ args, flags, settings }, io) {
     const [source, archive] = args as [string, string];
@@ -427,6 +458,7 @@ export const appendCommand = command({
     const bar = new ProgressBar("append", io.progress);
     const s = await append(source, archive, {
       format: flags.format as SourceFormat | undefined,
+      delimiter: delimiterFlag(flags.delimiter),
       threads: settings.threads === 0 ? undefined : settings.threads,
       onProgress: (p) => bar.update(null, `${formatCount(p.rows_added)} rows`),
       onWarning: (w) => {

@@ -110,3 +110,27 @@ Deno.test("freeze and thaw refuse an existing destination unless --force", async
   assert.equal((await cli(["thaw", `${TMP}/f.pf`, `${TMP}/f_out.csv`, "--force"])).code, 0);
   assert.equal(await Deno.readTextFile(`${TMP}/f_out.csv`), "id,v\n2,y\n3,z\n");
 });
+
+Deno.test("freeze tells a ; file's delimiter and says so; --delimiter overrides", async () => {
+  await Deno.writeTextFile(`${TMP}/semi.csv`, "city;temp\nParis;12,5\nLyon;9\n");
+  await Deno.remove(`${TMP}/semi.pf`).catch(() => {});
+  const r = await cli(["freeze", `${TMP}/semi.csv`, `${TMP}/semi.pf`]);
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.err, /CSV delimiter ';' \(told from the first lines\)/);
+  const peek = await cli(["peek", `${TMP}/semi.pf`, "--json"]);
+  assert.deepEqual(JSON.parse(peek.out).columns, ["city", "temp"]);
+  assert.deepEqual(JSON.parse(peek.out).rows, [["Paris", "12,5"], ["Lyon", "9"]]);
+  // With ',' forced, the decimal comma splits a row: refused, never stored changed.
+  const forced = await cli([
+    "freeze",
+    `${TMP}/semi.csv`,
+    `${TMP}/semi.pf`,
+    "--force",
+    "--delimiter",
+    ",",
+  ]);
+  assert.equal(forced.code, 1);
+  assert.match(forced.err, /data row 1 has 2 fields, the header has 1 \[PARSE_FAILED\]/);
+  const kept = await cli(["peek", `${TMP}/semi.pf`, "--json"]);
+  assert.deepEqual(JSON.parse(kept.out).columns, ["city", "temp"]);
+});

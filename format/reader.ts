@@ -17,6 +17,8 @@
  *
  * @module
  */
+import { isAbsolute, resolve } from "node:path";
+import { foreignFile } from "./foreign.ts";
 import { codecById } from "../codecs/registry.ts";
 import type { Codec } from "../codecs/codec.ts";
 import { decodeBlock } from "./block.ts";
@@ -178,7 +180,7 @@ export class ArchiveReader {
       file = await Deno.open(path, { read: true });
     } catch (cause) {
       const why = cause instanceof Deno.errors.NotFound
-        ? "no such file"
+        ? `no such file${isAbsolute(path) ? "" : ` (looked for ${resolve(path)})`}`
         : String((cause as Error)?.message ?? cause);
       throw new FormatError("BAD_ARGUMENT", `Cannot open archive '${path}': ${why}`, {
         path,
@@ -485,9 +487,14 @@ async function readIndex(file: Deno.FsFile, path: string): Promise<ArchiveIndex>
         `file is ${size} bytes, an archive is at least ${PREAMBLE_SIZE + HASH_SIZE + TAIL_SIZE}`,
       );
     }
+    const foreign = foreignFile(head, path);
     throw fail(
       "BAD_MAGIC",
-      `expected magic ${hexOf(MAGIC)}, found ${hexOf(head.subarray(0, MAGIC.length))}`,
+      foreign === null
+        ? `it is not a Permafrost archive (expected magic ${hexOf(MAGIC)}, found ${
+          hexOf(head.subarray(0, MAGIC.length))
+        })`
+        : `this is ${foreign}`,
       0,
     );
   }

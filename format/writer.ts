@@ -34,12 +34,7 @@ import type { ArchiveFooter, ArchiveHeader, ChunkEntry, ColumnStats } from "./he
 import { archiveMinor, archiveVersion, encodeHeader } from "./header.ts";
 import { sha256, sha256Bytes, sha256Hex } from "./_hash.ts";
 import { encodeUtf8 } from "./_bytes.ts";
-import {
-  commitTemp,
-  createTempBeside,
-  pathExists,
-  renameTarget,
-} from "../internal/temp_files.ts";
+import { commitTemp, createTempBeside, pathExists, renameTarget } from "../internal/temp_files.ts";
 
 /** One chunk ready to be laid out: its row count, one block per column and stats. */
 export interface EncodedChunk {

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { isAbsolute, resolve } from "node:path";
 import { IoError } from "./errors.ts";
 
 /** Default size of one read from a source file. */
@@ -45,7 +46,11 @@ export async function fileSize(path: string): Promise<number> {
 /** Builds the READ_FAILED error for an OS failure on `path`. */
 export function readFailed(path: string, cause: unknown): IoError {
   if (cause instanceof Deno.errors.NotFound) {
-    return new IoError("READ_FAILED", `Cannot read '${path}': no such file`, { path, cause });
+    const tried = isAbsolute(path) ? "" : ` (looked for ${resolve(path)})`;
+    return new IoError("READ_FAILED", `Cannot read '${path}': no such file${tried}`, {
+      path,
+      cause,
+    });
   }
   if (cause instanceof Deno.errors.PermissionDenied || cause instanceof Deno.errors.NotCapable) {
     return new IoError("READ_FAILED", `Cannot read '${path}': permission denied`, {

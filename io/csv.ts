@@ -5,7 +5,8 @@
  * {@link readCsvRange} (the rows of one byte range, with a known schema).
  *
  * Dialect: UTF-8 (a leading BOM is skipped; invalid UTF-8 is PARSE_FAILED naming the
- * row and the byte offset), a header row, `,` unless `delimiter` says otherwise, LF,
+ * row and the byte offset), a header row, the delimiter given or told from the first lines
+ * (`csv_dialect.ts`: `,` tab `;` `|`), LF,
  * CRLF or CR line ends (mixed too; a CR inside a quoted field is data; a CR then LF is
  * always one CRLF, never a line end and a blank line), `"` quoting with
  * `""` escapes; quoted fields may hold delimiters, quotes and newlines. An empty
@@ -36,6 +37,7 @@ import {
   timestampParts,
   timestampTicks,
 } from "./_parse.ts";
+import { type CsvDialect, csvDialect } from "./csv_dialect.ts";
 import { IoError } from "./errors.ts";
 import { fieldOf, forcedTimestampType, forcedType, inferTextType, typeOrigin } from "./infer.ts";
 import { readTypedCell } from "./_typed_cell.ts";
@@ -50,7 +52,10 @@ import {
 
 /** CSV dialect options. */
 export interface CsvOptions {
-  /** Field delimiter: one ASCII character other than `"`, CR or LF (default `,`). */
+  /**
+   * Field delimiter: one ASCII character other than `"`, CR or LF (default: told from
+   * the first lines, see `csv_dialect.ts`).
+   */
   delimiter?: string;
 }
 
@@ -85,16 +90,25 @@ const HEADER_CHUNK = 64 * 1024;
 const SCAN_CHUNK = 4 << 20;
 const encoder = new TextEncoder();
 
-function delimiterCode(options: CsvOptions): number {
-  const d = options.delimiter ?? ",";
-  const c = d.charCodeAt(0);
-  if (d.length !== 1 || c > 127 || c === 34 || c === 10 || c === 13) {
+function delimiterCode(delimiter: string): number {
+  const c = delimiter.charCodeAt(0);
+  if (delimiter.length !== 1 || c > 127 || c === 34 || c === 10 || c === 13) {
     throw new IoError(
       "INVALID_OPTION",
-      `Cannot use '${d}' as the CSV delimiter: it must be one ASCII character other than a quote, CR or LF`,
+      `Cannot use '${delimiter}' as the CSV delimiter: it must be one ASCII character other than a quote, CR or LF`,
     );
   }
   return c;
+}
+
+/** The dialect to read `path` with: the delimiter given (checked), else the one sniffed. */
+async function dialectOf(
+  path: string,
+  options: CsvOptions,
+): Promise<CsvDialect & { code: number }> {
+  if (options.delimiter !== undefined) delimiterCode(options.delimiter);
+  const dialect = await csvDialect(path, options.delimiter);
+  return { ...dialect, code: delimiterCode(dialect.delimiter) };
 }
 
 function positiveInt(name: string, v: number | undefined, dflt: number): number {
@@ -115,7 +129,7 @@ function positiveInt(name: string, v: number | undefined, dflt: number): number 
  * header is malformed or has duplicate names, TOO_MANY_COLUMNS past `MAX_COLUMNS`.
  */
 export async function readCsvHeader(path: string, options: CsvOptions = {}): Promise<CsvHeader> {
-  const delimiter = delimiterCode(options);
+  const delimiter = (await dialectOf(path, options)).code;
   const bytes = await fileSize(path);
   const file = await openForRead(path);
   try {
@@ -253,16 +267,18 @@ function csvSchema(
  * from the batch iterator.
  */
 export async function openCsv(path: string, options: OpenSourceOptions = {}): Promise<Source> {
-  const delimiter = delimiterCode(options);
   const batchRows = positiveInt("batchRows", options.batchRows, DEFAULT_BATCH_ROWS);
   const sampleRows = positiveInt("sampleRows", options.sampleRows, DEFAULT_SAMPLE_ROWS);
-  const header = await readCsvHeader(path, options);
+  const dialect = await dialectOf(path, options);
+  const delimiter = dialect.code;
+  const header = await readCsvHeader(path, { delimiter: dialect.delimiter });
   const sample = await sampleCsv(path, header, delimiter, sampleRows);
   const schema = csvSchema(header.names, sample, options.types ?? {}, path);
   return {
     schema,
     format: "csv",
     bytes: header.bytes,
+    dialect: { delimiter: dialect.delimiter, sniffed: dialect.sniffed, quoted: dialect.quoted },
     batches: () =>
       csvBatches(path, schema, header.dataStart, header.bytes, {
         delimiter,
@@ -294,14 +310,18 @@ export function readCsvRange(
   range: { start: number; end: number },
   options: CsvOptions & { batchRows?: number } = {},
 ): AsyncIterable<Batch> {
-  const delimiter = delimiterCode(options);
+  if (options.delimiter !== undefined) delimiterCode(options.delimiter);
   const batchRows = positiveInt("batchRows", options.batchRows, DEFAULT_BATCH_ROWS);
-  return csvBatches(path, schema, range.start, range.end, {
-    delimiter,
-    batchRows,
-    where: (r) => `row ${r} of the byte range starting at ${range.start}`,
-    why: () => "",
-  });
+  return (async function* () {
+    // Every range of a job tells the dialect from the file's start, so all agree.
+    const delimiter = (await dialectOf(path, options)).code;
+    yield* csvBatches(path, schema, range.start, range.end, {
+      delimiter,
+      batchRows,
+      where: (r) => `row ${r} of the byte range starting at ${range.start}`,
+      why: () => "",
+    });
+  })();
 }
 
 const K_STRING = 0;
@@ -510,8 +530,9 @@ export async function csvRowBoundaries(
   options: CsvOptions = {},
 ): Promise<CsvBoundaries> {
   const every = positiveInt("everyRows", everyRows, 1);
-  const delimiter = delimiterCode(options);
-  const header = await readCsvHeader(path, options);
+  const dialect = await dialectOf(path, options);
+  const delimiter = dialect.code;
+  const header = await readCsvHeader(path, { delimiter: dialect.delimiter });
   const { dataStart, bytes } = header;
   const oneColumn = header.names.length === 1;
   const offsets = [dataStart];

@@ -4,7 +4,7 @@
  *
  * | extension | format | reader |
  * |---|---|---|
- * | `.csv` | `csv` | `csv.ts` (own streaming parser, inferred types) |
+ * | `.csv`, `.tsv`, `.tab`, `.psv` | `csv` | `csv.ts` (own streaming parser, inferred types; delimiter told from the first lines) |
  * | `.jsonl`, `.ndjson` | `jsonl` | `jsonl.ts` (own line scanner, inferred types) |
  * | `.parquet` | `parquet` | `parquet.ts` (locked-down DuckDB) |
  * | `.arrow`, `.arrows` | `arrow` | `arrow.ts` (apache-arrow, file or stream format) |
@@ -41,6 +41,9 @@ export function fallbackType(format: SourceFormat): "string" | "json" {
 /** Source formats by file extension (lower case, with the dot). */
 export const SOURCE_EXTENSIONS: Readonly<Record<string, SourceFormat>> = Object.freeze({
   ".csv": "csv",
+  ".tsv": "csv",
+  ".tab": "csv",
+  ".psv": "csv",
   ".jsonl": "jsonl",
   ".ndjson": "jsonl",
   ".parquet": "parquet",

@@ -34,6 +34,12 @@ export interface Source {
   readonly format: SourceFormat;
   /** Input file size in bytes. */
   readonly bytes: number;
+  /** How a CSV file is read: its delimiter, whether it was sniffed, whether fields are quoted. */
+  readonly dialect?: {
+    readonly delimiter: string;
+    readonly sniffed: boolean;
+    readonly quoted: boolean;
+  };
   /**
    * Reads the rows from the start, in batches of at most `batchRows` rows. Each call
    * starts over. Throws `IoError` SCHEMA_MISMATCH (with `column`) when a row beyond the
@@ -66,6 +72,9 @@ export interface OpenSourceOptions {
    * are accepted. For JSON lines a name the sample never saw adds a column.
    */
   types?: Record<string, ForcedType>;
-  /** CSV field delimiter: one ASCII character other than `"`, CR or LF (default `,`). */
+  /**
+   * CSV field delimiter: one ASCII character other than `"`, CR or LF (default: told
+   * from the first lines among `,` tab `;` `|`, else `,`; see `csv_dialect.ts`).
+   */
   delimiter?: string;
 }

@@ -42,6 +42,8 @@ import { rechunk } from "../io/chunk_window.ts";
 export interface AppendOptions {
   /** Source format, instead of guessing from the extension. */
   format?: SourceFormat;
+  /** CSV field delimiter (default: told from the first lines among `,` tab `;` `|`). */
+  delimiter?: string;
   /** Worker threads encoding blocks (default: one per core; 0 encodes on the calling thread; at most 4 per core). */
   threads?: number;
   /** Called after each new chunk is written to the temp file. */
@@ -119,7 +121,14 @@ export async function append(
         `Cannot append to '${archive}': it is encrypted, and append does not encrypt yet`,
       );
     }
-    const opened = await openConforming(source, archive, schema, header.chunk_rows, options.format);
+    const opened = await openConforming(
+      source,
+      archive,
+      schema,
+      header.chunk_rows,
+      options.format,
+      options.delimiter,
+    );
     try {
       const keys = header.primary_key === null
         ? null
@@ -268,8 +277,9 @@ async function openConforming(
   schema: Schema,
   chunkRows: number,
   format: SourceFormat | undefined,
+  delimiter: string | undefined,
 ) {
-  const first = await openFreezeSource(source, { format, chunkRows });
+  const first = await openFreezeSource(source, { format, chunkRows, delimiter });
   const label = typeof source === "string" ? `'${source}'` : "the rows";
   const problems: string[] = [];
   for (const f of schema) {
@@ -312,7 +322,7 @@ async function openConforming(
       return [f.name, f.type];
     }),
   );
-  return await openFreezeSource(source, { format, chunkRows, types });
+  return await openFreezeSource(source, { format, chunkRows, types, delimiter });
 }
 
 function typeName(f: Field): string {

@@ -33,6 +33,7 @@ import { type EncryptionOptions, prepareEncryption } from "../format/key_provide
 import { IoError, reviveIoError } from "../io/errors.ts";
 import { openParquetRanges, type ParquetRanges } from "../io/parquet.ts";
 import { fallbackType, openSource, sourceFormatOf } from "../io/source.ts";
+import type { CsvDialect } from "../io/csv_dialect.ts";
 import type { ForcedType, SourceFormat } from "../io/types.ts";
 import { tableToBatches } from "../io/arrow_table.ts";
 import { codecById } from "../codecs/registry.ts";
@@ -80,6 +81,8 @@ export interface FreezeOptions {
   primaryKey?: string;
   /** Source format, instead of guessing from the extension. */
   format?: SourceFormat;
+  /** CSV field delimiter (default: told from the first lines among `,` tab `;` `|`). */
+  delimiter?: string;
   /** Forced column types by name (e.g. `json` for a Parquet LIST column). */
   types?: Record<string, ForcedType>;
   /** Free-form metadata stored in the header. */
@@ -129,6 +132,8 @@ export interface FreezeSummary {
   payload_sha256: string;
   /** Columns forced to string because a value beyond the sample did not fit. */
   widened_columns: string[];
+  /** How a CSV source was read (delimiter, told from the file or given; quoting); else null. */
+  csv_dialect: CsvDialect | null;
   /** Warnings issued while encoding. */
   warnings: FormatWarning[];
 }
@@ -238,6 +243,8 @@ export async function freeze(
 export interface OpenedSource {
   /** Columns. */
   schema: Schema;
+  /** How a CSV file is read (absent for other sources). */
+  dialect?: CsvDialect | null;
   /** Rows, read once. */
   batches: AsyncIterable<Batch> | Iterable<Batch>;
   /** Input file size, when the source is a file. */
@@ -266,12 +273,14 @@ async function openAny(source: FreezeSource, options: FreezeOptions): Promise<Op
     const opened = await openSource(source, {
       format: options.format,
       types: options.types,
+      delimiter: options.delimiter,
       batchRows: freezeBatchRows(options.chunkRows ?? DEFAULT_CHUNK_ROWS),
     });
     return {
       schema: opened.schema,
       batches: opened.batches(),
       bytes: opened.bytes,
+      dialect: opened.dialect ?? null,
       close: () => opened.close(),
     };
   }
@@ -298,6 +307,8 @@ interface OpenedChunks {
   chunks: AsyncIterable<ChunkUnit>;
   /** Input file size, when the source is a file. */
   bytes: number | null;
+  /** How a CSV file is read (absent for other sources). */
+  dialect?: CsvDialect | null;
   /** The pool to encode in (0 threads: none, encode inline). */
   pool: BlockPool | undefined;
   /** Releases the source and stops the pool. */
@@ -326,6 +337,7 @@ async function openChunks(
     schema: opened.schema,
     chunks: mapChunks(rechunk(opened.schema, opened.batches, options.chunkRows)),
     bytes: opened.bytes,
+    dialect: opened.dialect ?? null,
     pool,
     close: async () => {
       pool?.close();
@@ -505,6 +517,7 @@ async function freezeOnce(
       ratio: opened.bytes === null ? null : opened.bytes / written.bytes,
       seconds,
       payload_sha256: written.payload_sha256,
+      csv_dialect: opened.dialect ?? null,
       warnings,
     };
   } catch (err) {

@@ -399,6 +399,7 @@ export async function freezePartitioned(
       seconds: (performance.now() - started) / 1000,
       payload_sha256: "",
       widened_columns: [],
+      csv_dialect: opened.dialect ?? null,
       warnings,
       partitions: manifest.partitions,
     };
