@@ -11,7 +11,8 @@ import { CODEC_CHOICES } from "../codecs/registry.ts";
 import { DEFAULT_CHUNK_ROWS, MAX_CHUNK_ROWS } from "../format/constants.ts";
 import { defaultThreads } from "../format/pool.ts";
 import { enumParser, intParser, type Parser, setting } from "../internal/config.ts";
-import { formatBytes, formatCount, ProgressBar } from "../internal/progress.ts";
+import { formatBytes, formatCount, formatRate, ProgressBar } from "../internal/progress.ts";
+import type { FreezeProgress } from "../ops/freeze.ts";
 import type { ColumnType, TimeUnit } from "../format/column.ts";
 import type { ForcedType, SourceFormat } from "../io/types.ts";
 import type { Quantization } from "../format/predictors/predictor.ts";
@@ -157,6 +158,25 @@ function count(flag: string, raw: string | boolean | undefined, dflt: number): n
   return n;
 }
 
+/**
+ * What the freeze bar says after the bar: rows, rows/s, and the source's MB/s when its
+ * share read is known (so it agrees with the summary's size over time).
+ *
+ * @param p A progress report.
+ * @returns E.g. `1,200,000 rows  410,000 rows/s  21.9 MB/s`.
+ */
+export function freezeProgressText(p: FreezeProgress): string {
+  const seconds = Math.max(p.seconds, 1e-3);
+  const parts = [
+    `${formatCount(p.rows)} rows`,
+    `${formatCount(Math.round(p.rows / seconds))} rows/s`,
+  ];
+  if (p.fraction !== null && p.input_bytes !== null) {
+    parts.push(formatRate(p.fraction * p.input_bytes, seconds));
+  }
+  return parts.join("  ");
+}
+
 /** `freeze <source> <archive>`. */
 export const freezeCommand = command({
   name: "freeze",
@@ -217,13 +237,7 @@ export const freezeCommand = command({
       types: parseTypes(flags.types as string | undefined),
       encryption: await freezeEncryption(flags, { env: io.env }),
       overwrite: flags.force === true,
-      onProgress: (p: { rows: number; raw_bytes: number; seconds: number }) =>
-        bar.update(
-          null,
-          `${formatCount(p.rows)} rows  ${
-            (p.raw_bytes / 1e6 / Math.max(p.seconds, 1e-3)).toFixed(1)
-          } MB/s`,
-        ),
+      onProgress: (p: FreezeProgress) => bar.update(p.fraction, freezeProgressText(p)),
       onWarning: (w: { message: string }) => {
         bar.done();
         io.err(`warning: ${w.message}`);
@@ -369,13 +383,21 @@ export const thawCommand = command({
 /** `audit <archive>`. */
 export const auditCommand = command({
   name: "audit",
-  summary: "Describes an archive from its header and footer only (JSON on stdout).",
+  summary:
+    "Describes an archive from its header and footer only: a table per column on a terminal, JSON otherwise.",
   usage: "<archive>",
   args: { min: 1, max: 1 },
-  examples: ["permafrost audit flights.pf"],
-  async run({ args }, io) {
-    const { audit } = await import("../ops/inspect.ts");
-    io.out(JSON.stringify(await audit(args[0]!), null, 2));
+  flags: [
+    { name: "json", type: "boolean", help: "JSON (the default when stdout is not a terminal)" },
+    { name: "table", type: "boolean", help: "The table (the default on a terminal)" },
+  ],
+  examples: ["permafrost audit flights.pf", "permafrost audit flights.pf --json | jq .columns"],
+  async run({ args, flags }, io) {
+    if (flags.json && flags.table) throw new UsageError("give --json or --table, not both");
+    const { audit, formatAudit } = await import("../ops/inspect.ts");
+    const report = await audit(args[0]!);
+    const table = flags.table === true || (flags.json !== true && io.stdoutIsTerminal === true);
+    io.out(table ? formatAudit(report) : JSON.stringify(report, null, 2));
     return 0;
   },
 });

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { freeze } from "../ops/freeze.ts";
 import { thaw } from "../ops/thaw.ts";
 import { cli } from "./_test_utils.ts";
-import { parseRows, parseTypes, thawStatsText } from "./archive.ts";
+import { freezeProgressText, parseRows, parseTypes, thawStatsText } from "./archive.ts";
 import { UsageError } from "./errors.ts";
 
 const TMP = ".tmp/cli_archive";
@@ -133,4 +133,52 @@ Deno.test("freeze tells a ; file's delimiter and says so; --delimiter overrides"
   assert.match(forced.err, /data row 1 has 2 fields, the header has 1 \[PARSE_FAILED\]/);
   const kept = await cli(["peek", `${TMP}/semi.pf`, "--json"]);
   assert.deepEqual(JSON.parse(kept.out).columns, ["city", "temp"]);
+});
+
+Deno.test("freezeProgressText() gives rows/s and the source's MB/s when the share read is known", () => {
+  const base = { rows: 1_200_000, raw_bytes: 9e9, archive_bytes: 0, seconds: 2 };
+  assert.equal(
+    freezeProgressText({ ...base, input_bytes: 100e6, fraction: 0.5 }),
+    "1,200,000 rows  600,000 rows/s  25.0 MB/s",
+  );
+  assert.equal(
+    freezeProgressText({ ...base, input_bytes: null, fraction: null }),
+    "1,200,000 rows  600,000 rows/s",
+  );
+});
+
+Deno.test("freeze reports the share of a CSV read, reaching 1", async () => {
+  const lines = ["n,s"];
+  for (let i = 0; i < 20_000; i++) lines.push(`${i},v${i % 7}`);
+  await Deno.writeTextFile(`${TMP}/progress.csv`, lines.join("\n") + "\n");
+  const fractions: (number | null)[] = [];
+  await freeze(`${TMP}/progress.csv`, `${TMP}/progress.pf`, {
+    chunkRows: 1000,
+    threads: 0,
+    onProgress: (p) => fractions.push(p.fraction),
+  });
+  assert.ok(fractions.length >= 10);
+  assert.ok(fractions.every((f) => f !== null && f > 0 && f <= 1), String(fractions));
+  assert.ok(fractions.every((f, i) => i === 0 || f! >= fractions[i - 1]!), "never goes back");
+  assert.equal(fractions.at(-1), 1);
+});
+
+Deno.test("audit: JSON when piped with typed min/max; a table per column with --table or on a terminal", async () => {
+  const golden = "tests/golden/tiny_v1_5_types.pf";
+  const json = await cli(["audit", golden]);
+  assert.equal(json.code, 0, json.err);
+  const report = JSON.parse(json.out);
+  const price = report.columns.find((c: { name: string }) => c.name === "price");
+  assert.deepEqual([price.min, price.min_value, price.max_value], ["-99999", "-999.99", "1.23"]);
+  assert.deepEqual([price.precision, price.scale], [10, 2]);
+  const table = await cli(["audit", golden, "--table"]);
+  assert.match(table.out, /^tests\/golden\/tiny_v1_5_types\.pf: Permafrost archive 1\.5, 3 rows/);
+  assert.match(
+    table.out,
+    /^price +decimal\(10,2\) +delta_zigzag +\d+ B +\d+ B +[█·]{10} +[\d.]+% +1 +-999\.99 +1\.23$/m,
+  );
+  const terminal = await cli(["audit", golden], { stdoutIsTerminal: true });
+  assert.equal(terminal.out, table.out);
+  assert.equal((await cli(["audit", golden, "--json"], { stdoutIsTerminal: true })).out, json.out);
+  assert.equal((await cli(["audit", golden, "--json", "--table"])).code, 2);
 });

@@ -108,6 +108,12 @@ async function withClient(
       io.err(authFailure(err.status, err.message, sentToken));
       return 1;
     }
+    if (err instanceof JobError && err.code === "UNREACHABLE") {
+      io.err(
+        `error: ${err.message} [UNREACHABLE]\nIs a master running there? Start one with 'permafrost master' (or everything on this machine with 'permafrost start'); if it runs elsewhere, pass --master URL or set PERMAFROST_MASTER_URL.`,
+      );
+      return 1;
+    }
     throw err;
   }
 }

@@ -205,3 +205,15 @@ Deno.test("cluster commands with auth on: sends PERMAFROST_TOKEN or --token; 401
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("cluster commands name the master's URL and what to do when it cannot be reached", async () => {
+  const r = await cli(["cluster", "health", "--master", "http://127.0.0.1:9"], {
+    fetch: () => Promise.reject(new TypeError("error sending request: Connection refused")),
+  });
+  assert.equal(r.code, 1);
+  assert.match(
+    r.err,
+    /^error: Cannot reach the master at http:\/\/127\.0\.0\.1:9: .*\[UNREACHABLE\]/,
+  );
+  assert.match(r.err, /'permafrost master'.*'permafrost start'.*PERMAFROST_MASTER_URL/);
+});

@@ -23,6 +23,8 @@ export interface CliIo {
   readonly progress?: ProgressSink;
   /** How cluster commands reach the master (tests: an app's `request`). */
   readonly fetch?: FetchLike;
+  /** Whether `out` is an interactive terminal (then commands print tables rather than JSON). */
+  readonly stdoutIsTerminal?: boolean;
 }
 
 const encoder = new TextEncoder();
@@ -42,7 +44,12 @@ export function lineWriter(file: { writeSync(p: Uint8Array): number }): (text: s
  * @returns The io.
  */
 export function processIo(): CliIo {
-  return { out: lineWriter(Deno.stdout), err: lineWriter(Deno.stderr), progress: stderrSink() };
+  return {
+    out: lineWriter(Deno.stdout),
+    err: lineWriter(Deno.stderr),
+    progress: stderrSink(),
+    stdoutIsTerminal: Deno.stdout.isTerminal(),
+  };
 }
 
 /** A `CliIo` that keeps what a command writes, for tests. */

@@ -72,7 +72,10 @@ function textKind(head: Uint8Array): string | null {
   } catch {
     return null;
   }
-  if (/[\x00-\x08\x0e-\x1f]/.test(text)) return null;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x09 || (c > 0x0d && c < 0x20)) return null; // control bytes: binary
+  }
   const first = text.replace(/^\ufeff/, "").trimStart()[0];
   if (first === "{" || first === "[") return "a JSON-lines file";
   return "a CSV file";

@@ -23,21 +23,34 @@ export function stderrSink(): ProgressSink {
   };
 }
 
-/** A progress bar: call `update` as work advances and `done` at the end. */
+/**
+ * A progress bar: call `update` as work advances and `done` at the end. With a known
+ * fraction it shows the percentage and, once a second has passed and 1% is done, the
+ * time left at the pace so far.
+ */
 export class ProgressBar {
   #sink: ProgressSink;
   #label: string;
-  #last = 0;
+  #clock: () => number;
+  #started: number;
+  #last = -Infinity;
   #drawn = false;
   #width = 28;
 
   /**
    * @param label Text before the bar (e.g. `freeze`).
    * @param sink Where to draw (default stderr).
+   * @param clock Milliseconds now (default `performance.now`; tests pass their own).
    */
-  constructor(label: string, sink: ProgressSink = stderrSink()) {
+  constructor(
+    label: string,
+    sink: ProgressSink = stderrSink(),
+    clock: () => number = () => performance.now(),
+  ) {
     this.#label = label;
     this.#sink = sink;
+    this.#clock = clock;
+    this.#started = clock();
   }
 
   /**
@@ -49,7 +62,7 @@ export class ProgressBar {
    */
   update(fraction: number | null, detail: string, force = false): void {
     if (!this.#sink.isTerminal) return;
-    const now = performance.now();
+    const now = this.#clock();
     if (!force && now - this.#last < 100) return;
     this.#last = now;
     let bar: string;
@@ -61,9 +74,15 @@ export class ProgressBar {
       const filled = Math.round(f * this.#width);
       bar = "#".repeat(filled) + "-".repeat(this.#width - filled);
     }
-    const pct = fraction === null
-      ? ""
-      : ` ${(Math.max(0, Math.min(1, fraction)) * 100).toFixed(0).padStart(3)}%`;
+    let pct = "";
+    if (fraction !== null) {
+      const f = Math.max(0, Math.min(1, fraction));
+      pct = ` ${(f * 100).toFixed(0).padStart(3)}%`;
+      const elapsed = (now - this.#started) / 1000;
+      if (f >= 0.01 && f < 1 && elapsed >= 1) {
+        pct += `  ETA ${formatDuration((elapsed * (1 - f)) / f)}`;
+      }
+    }
     this.#sink.write(`\r\x1b[2K${this.#label} [${bar}]${pct} ${detail}`);
     this.#drawn = true;
   }
@@ -81,6 +100,30 @@ export function formatBytes(n: number): string {
   if (n < 1e6) return `${(n / 1e3).toFixed(1)} kB`;
   if (n < 1e9) return `${(n / 1e6).toFixed(1)} MB`;
   return `${(n / 1e9).toFixed(2)} GB`;
+}
+
+/**
+ * Formats seconds as `45s`, `3m05s` or `2h07m`.
+ *
+ * @param seconds A duration.
+ * @returns The text.
+ */
+export function formatDuration(seconds: number): string {
+  const s = Math.max(0, Math.round(seconds));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m${String(s % 60).padStart(2, "0")}s`;
+  return `${Math.floor(s / 3600)}h${String(Math.floor((s % 3600) / 60)).padStart(2, "0")}m`;
+}
+
+/**
+ * Formats a rate of bytes per second as `21.9 MB/s`.
+ *
+ * @param bytes Bytes done.
+ * @param seconds In this many seconds.
+ * @returns The text.
+ */
+export function formatRate(bytes: number, seconds: number): string {
+  return `${(bytes / 1e6 / Math.max(seconds, 1e-3)).toFixed(1)} MB/s`;
 }
 
 /** Formats a count with thousands separators. */

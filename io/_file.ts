@@ -131,3 +131,24 @@ export async function removeQuietly(path: string): Promise<void> {
     // Nothing to clean up, or nothing we can do about it.
   }
 }
+
+/**
+ * Passes chunks through, telling `onPosition` the byte offset reached after each (for
+ * progress reporting: how far into the file a reader is).
+ *
+ * @param chunks The chunks of bytes `[start, …)`.
+ * @param start Offset of the first chunk.
+ * @param onPosition Called with `start` plus the bytes passed so far.
+ */
+export async function* tracked(
+  chunks: AsyncIterable<Uint8Array>,
+  start: number,
+  onPosition: ((offset: number) => void) | undefined,
+): AsyncGenerator<Uint8Array> {
+  let at = start;
+  for await (const chunk of chunks) {
+    at += chunk.length;
+    onPosition?.(at);
+    yield chunk;
+  }
+}

@@ -24,7 +24,7 @@
 import type { Batch, Field, Schema, TimeUnit } from "../format/column.ts";
 import { BatchBuilder } from "./_builder.ts";
 import { blankRecord, CsvByteScanner, CsvRecordReader, END, NEED_MORE } from "./_csv_records.ts";
-import { fileSize, openForRead, readRange } from "./_file.ts";
+import { fileSize, openForRead, readRange, tracked } from "./_file.ts";
 import {
   bigInt64Text,
   isNaNText,
@@ -274,10 +274,12 @@ export async function openCsv(path: string, options: OpenSourceOptions = {}): Pr
   const header = await readCsvHeader(path, { delimiter: dialect.delimiter });
   const sample = await sampleCsv(path, header, delimiter, sampleRows);
   const schema = csvSchema(header.names, sample, options.types ?? {}, path);
+  let position = 0;
   return {
     schema,
     format: "csv",
     bytes: header.bytes,
+    position: () => position,
     dialect: { delimiter: dialect.delimiter, sniffed: dialect.sniffed, quoted: dialect.quoted },
     batches: () =>
       csvBatches(path, schema, header.dataStart, header.bytes, {
@@ -288,6 +290,7 @@ export async function openCsv(path: string, options: OpenSourceOptions = {}): Pr
           options.types,
           ` (the type was inferred from the first ${sampleRows} rows)`,
         ),
+        onPosition: (at) => position = at,
       }),
     close: () => Promise.resolve(),
   };
@@ -366,6 +369,8 @@ interface BatchOptions {
   where: (row: number) => string;
   /** Why a column has its type, for SCHEMA_MISMATCH messages (empty, or starting with a space). */
   why: (column: string) => string;
+  /** Told the file offset read up to, as reading advances. */
+  onPosition?: (offset: number) => void;
 }
 
 /** Streams typed batches of bytes `[start, end)` of a CSV file. */
@@ -383,7 +388,8 @@ async function* csvBatches(
   const parts = timestampParts();
   const file = await openForRead(path);
   try {
-    const rr = new CsvRecordReader(readRange(file, path, start, end), {
+    const chunks = tracked(readRange(file, path, start, end), start, options.onPosition);
+    const rr = new CsvRecordReader(chunks, {
       delimiter: options.delimiter,
       capacity: ncols + 1,
       path,

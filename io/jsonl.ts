@@ -35,7 +35,7 @@ import {
   JsonLineError,
   JsonLineScanner,
 } from "./_json_line.ts";
-import { fileSize, openForRead, readRange } from "./_file.ts";
+import { fileSize, openForRead, readRange, tracked } from "./_file.ts";
 import { LineReader } from "./_line_reader.ts";
 import {
   bigInt64Text,
@@ -212,10 +212,12 @@ export async function openJsonl(path: string, options: OpenSourceOptions = {}): 
   const bytes = await fileSize(path);
   const { names, cells } = await sampleJsonl(path, bytes, sampleRows);
   const schema = jsonlSchema(names, cells, options.types ?? {});
+  let position = 0;
   return {
     schema,
     format: "jsonl",
     bytes,
+    position: () => position,
     batches: () =>
       jsonlBatches(path, schema, 0, bytes, {
         batchRows,
@@ -225,6 +227,7 @@ export async function openJsonl(path: string, options: OpenSourceOptions = {}): 
           ` (the schema was inferred from the first ${sampleRows} rows)`,
         ),
         keepBom: false,
+        onPosition: (at) => position = at,
       }),
     close: () => Promise.resolve(),
   };
@@ -283,6 +286,8 @@ interface BatchOptions {
   /** Why a column has its type (or the schema its keys), for SCHEMA_MISMATCH messages. */
   why: (column: string) => string;
   keepBom: boolean;
+  /** Told the file offset read up to, as reading advances. */
+  onPosition?: (offset: number) => void;
 }
 
 async function* jsonlBatches(
@@ -301,7 +306,8 @@ async function* jsonlBatches(
   const sc = new JsonLineScanner();
   const file = await openForRead(path);
   try {
-    const lr = new LineReader(readRange(file, path, start, end), path, start, options.keepBom);
+    const chunks = tracked(readRange(file, path, start, end), start, options.onPosition);
+    const lr = new LineReader(chunks, path, start, options.keepBom);
     let b = new BatchBuilder(schema, options.batchRows, { growable: true });
     let row = 0;
     const mismatch = (c: number, cell: string): IoError => {

@@ -34,6 +34,13 @@ export interface Source {
   readonly format: SourceFormat;
   /** Input file size in bytes. */
   readonly bytes: number;
+  /**
+   * How far reading has got, in bytes of the file (CSV and JSON lines), for progress:
+   * `position() / bytes` is the share read. Absent where the reader cannot tell.
+   */
+  readonly position?: () => number;
+  /** Rows in the file, when its format records them (Parquet, Arrow IPC). */
+  readonly rows?: number;
   /** How a CSV file is read: its delimiter, whether it was sniffed, whether fields are quoted. */
   readonly dialect?: {
     readonly delimiter: string;

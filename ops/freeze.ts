@@ -63,6 +63,11 @@ export interface FreezeProgress {
   archive_bytes: number;
   /** Input size when known (file sources). */
   input_bytes: number | null;
+  /**
+   * Share of the source read so far, 0..1: bytes of a CSV or JSON-lines file, rows of
+   * a Parquet file; null when the source cannot tell (Arrow tables, batch streams).
+   */
+  fraction: number | null;
   /** Wall-clock seconds. */
   seconds: number;
 }
@@ -245,6 +250,8 @@ export interface OpenedSource {
   schema: Schema;
   /** How a CSV file is read (absent for other sources). */
   dialect?: CsvDialect | null;
+  /** How far into the file reading has got (CSV, JSON lines). */
+  position?: () => number;
   /** Rows, read once. */
   batches: AsyncIterable<Batch> | Iterable<Batch>;
   /** Input file size, when the source is a file. */
@@ -281,6 +288,7 @@ async function openAny(source: FreezeSource, options: FreezeOptions): Promise<Op
       batches: opened.batches(),
       bytes: opened.bytes,
       dialect: opened.dialect ?? null,
+      ...(opened.position ? { position: opened.position } : {}),
       close: () => opened.close(),
     };
   }
@@ -296,6 +304,13 @@ async function openAny(source: FreezeSource, options: FreezeOptions): Promise<Op
   return { schema, batches, bytes: null, close: () => Promise.resolve() };
 }
 
+/** The share of a source read so far, from its byte position or its row count. */
+function shareRead(opened: OpenedChunks, rows: number): number | null {
+  if (opened.position && opened.bytes) return Math.min(1, opened.position() / opened.bytes);
+  if (opened.totalRows) return Math.min(1, rows / opened.totalRows);
+  return null;
+}
+
 /** One chunk to encode: its rows, or the window of a Parquet file a Worker reads it from. */
 type ChunkUnit = { batch: Batch } | { window: ChunkWindow; file: ParquetFile };
 
@@ -309,6 +324,10 @@ interface OpenedChunks {
   bytes: number | null;
   /** How a CSV file is read (absent for other sources). */
   dialect?: CsvDialect | null;
+  /** How far into the file reading has got, for a share-done figure (see {@link FreezeProgress}). */
+  position?: () => number;
+  /** Rows in the source, when known before reading (Parquet). */
+  totalRows?: number;
   /** The pool to encode in (0 threads: none, encode inline). */
   pool: BlockPool | undefined;
   /** Releases the source and stops the pool. */
@@ -338,6 +357,7 @@ async function openChunks(
     chunks: mapChunks(rechunk(opened.schema, opened.batches, options.chunkRows)),
     bytes: opened.bytes,
     dialect: opened.dialect ?? null,
+    ...(opened.position ? { position: opened.position } : {}),
     pool,
     close: async () => {
       pool?.close();
@@ -398,6 +418,7 @@ async function openParquetChunks(
     schema: ranges.schema,
     chunks: chunks(),
     bytes: ranges.bytes,
+    totalRows: windows.reduce((n, w) => n + (w.end - w.start), 0),
     pool,
     close: () => pool.shutdown(),
   };
@@ -444,6 +465,7 @@ async function freezeOnce(
         raw_bytes: raw,
         archive_bytes: 0,
         input_bytes: opened.bytes,
+        fraction: shareRead(opened, writer?.rows ?? 0),
         seconds: (performance.now() - started) / 1000,
       });
     const drainOne = async () => {

@@ -16,6 +16,7 @@ import {
   type VerifyReport,
 } from "../format/reader.ts";
 import { mergeStats } from "../format/stats.ts";
+import { formatBytes } from "../internal/progress.ts";
 import type { KeyRing } from "../format/key_provider.ts";
 
 /** One column in an audit report. */
@@ -30,6 +31,10 @@ export interface AuditColumn {
   unit?: string;
   /** Timezone of a timestamp column, when it has one. */
   timezone?: string;
+  /** Digits of a decimal column. */
+  precision?: number;
+  /** Digits after the point of a decimal column. */
+  scale?: number;
   /** Predictors used by its blocks, with how many blocks each. */
   predictors: Record<string, number>;
   /** Columns it is conditioned on. */
@@ -46,6 +51,14 @@ export interface AuditColumn {
   max: ColumnStats["max"];
   /** Number of null slots. */
   null_count: number;
+  /**
+   * `min` in the column's own terms: a number for int64 (a string past 2^53) and
+   * float64, `YYYY-MM-DD` for a date, ISO 8601 for a timestamp, the decimal text of a
+   * decimal, `HH:MM:SS[.f]` for a time; null when unknown.
+   */
+  min_value: string | number | boolean | null;
+  /** `max` in the column's own terms (as `min_value`). */
+  max_value: string | number | boolean | null;
 }
 
 /** The JSON `audit` prints. */
@@ -136,12 +149,15 @@ export function auditIndex(index: ArchiveIndex): AuditReport {
       nullable: f.nullable,
       ...(f.unit ? { unit: f.unit } : {}),
       ...(f.timezone ? { timezone: f.timezone } : {}),
+      ...(f.type === "decimal" ? { precision: f.precision, scale: f.scale } : {}),
       predictors,
       depends_on: plan.deps,
       quantization: plan.quantization,
       stored_bytes: stored,
       raw_bytes: raw,
       ...stats,
+      min_value: statValue(f, stats.min),
+      max_value: statValue(f, stats.max),
     };
   });
   const edek = header.encryption?.edek ?? null;
@@ -176,6 +192,44 @@ export function auditIndex(index: ArchiveIndex): AuditReport {
       sha256: c.sha256,
     })),
   };
+}
+
+/**
+ * A statistic (FORMAT.md §6 wire form) in its column's own terms.
+ *
+ * @param field The column.
+ * @param wire The statistic as the footer stores it.
+ * @returns A number, boolean or display text; null when unknown.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { statValue } from "./inspect.ts";
+ * assert.equal(statValue({ name: "d", type: "date", nullable: true }, "19723"), "2024-01-01");
+ * assert.equal(statValue({ name: "n", type: "int64", nullable: true }, "42"), 42);
+ * ```
+ */
+export function statValue(
+  field: Field,
+  wire: ColumnStats["min"],
+): string | number | boolean | null {
+  if (wire === null) return null;
+  switch (field.type) {
+    case "int64": {
+      const n = Number(wire);
+      return Number.isSafeInteger(n) ? n : String(wire);
+    }
+    case "float64":
+    case "bool":
+    case "string":
+    case "json":
+      return wire;
+    case "date":
+      return valueText(Number(wire), field);
+    default:
+      // timestamp, time, duration, decimal: integers as decimal strings.
+      return valueText(BigInt(String(wire)), field);
+  }
 }
 
 /**
@@ -268,6 +322,67 @@ export function displayCell(
   if (typeof v === "bigint") return valueText(v, field);
   if (typeof v === "number" && !Number.isFinite(v)) return String(v);
   return v;
+}
+
+/**
+ * An audit report for people: the archive in a few lines, then one row per column
+ * with its type, predictors, stored and raw bytes, its share of the payload as a bar,
+ * nulls and min/max in the column's own terms.
+ *
+ * @param report What `audit` returned.
+ * @returns The text.
+ */
+export function formatAudit(report: AuditReport): string {
+  const lines = [
+    `${report.path}: Permafrost archive ${report.format_version}, ${
+      report.rows.toLocaleString("en-US")
+    } rows in ${report.chunk_count} chunk(s) of ${report.chunk_rows.toLocaleString("en-US")}`,
+    `codec ${report.codec}${report.auto_reason ? ` (${report.auto_reason})` : ""}; ${
+      formatBytes(report.file_bytes)
+    } on disk, ${formatBytes(report.raw_bytes)} before the codec${
+      report.encrypted ? "; encrypted (AES-256-GCM)" : ""
+    }${report.primary_key ? `; primary key ${report.primary_key}` : ""}${
+      report.lossy_columns.length ? `; lossy: ${report.lossy_columns.join(", ")}` : ""
+    }`,
+    "",
+  ];
+  const payload = Math.max(1, report.columns.reduce((n, c) => n + c.stored_bytes, 0));
+  const rows = report.columns.map((c) => {
+    const share = c.stored_bytes / payload;
+    const filled = Math.round(share * 10);
+    return [
+      c.name,
+      typeText(c),
+      Object.keys(c.predictors).join(","),
+      formatBytes(c.stored_bytes),
+      formatBytes(c.raw_bytes),
+      `${"█".repeat(filled)}${"·".repeat(10 - filled)} ${(share * 100).toFixed(1)}%`,
+      c.null_count.toLocaleString("en-US"),
+      shown(c.min_value),
+      shown(c.max_value),
+    ];
+  });
+  lines.push(
+    formatTable({
+      columns: ["column", "type", "predictor", "stored", "raw", "share", "nulls", "min", "max"],
+      types: [],
+      rows,
+      total_rows: rows.length,
+    }),
+  );
+  return lines.join("\n");
+}
+
+function typeText(c: AuditColumn): string {
+  if (c.type === "decimal") return `decimal(${c.precision},${c.scale})`;
+  if (c.unit) return `${c.type}(${c.unit})`;
+  return c.type;
+}
+
+function shown(v: string | number | boolean | null): string {
+  if (v === null) return "";
+  const text = String(v);
+  return text.length > 24 ? `${text.slice(0, 23)}…` : text;
 }
 
 /**

@@ -238,6 +238,9 @@ export async function freezePartitioned(
       raw_bytes: raw,
       archive_bytes: 0,
       input_bytes: opened.bytes,
+      fraction: opened.position && opened.bytes
+        ? Math.min(1, opened.position() / opened.bytes)
+        : null,
       seconds: (performance.now() - started) / 1000,
     });
   };
