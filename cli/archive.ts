@@ -18,7 +18,7 @@ import type { ForcedType, SourceFormat } from "../io/types.ts";
 import type { Quantization } from "../format/predictors/predictor.ts";
 import { MAX_THREADS_PER_CORE, maxThreads } from "../ops/threads.ts";
 import type { ThawSummary } from "../ops/thaw.ts";
-import { type Command, command, type Flag } from "./command.ts";
+import { type Command, command, type Flag, type Parsed } from "./command.ts";
 import { UsageError } from "./errors.ts";
 import type { CliIo } from "./io.ts";
 import { ENCRYPTION_SETTINGS, freezeEncryption, thawKeys, unusedKeyWarning } from "./keys.ts";
@@ -177,13 +177,16 @@ export function freezeProgressText(p: FreezeProgress): string {
   return parts.join("  ");
 }
 
+/** The settings `freeze` resolves: the freeze table and the key flags. */
+const FREEZE_FLAGS_SETTINGS = Object.freeze({ ...FREEZE_SETTINGS, ...ENCRYPTION_SETTINGS });
+
 /** `freeze <source> <archive>`. */
 export const freezeCommand = command({
   name: "freeze",
   summary: "Freezes a table (CSV, JSON lines, Parquet, Arrow IPC) into a checksummed archive.",
   usage: "<source> <archive>",
   args: { min: 2, max: 2 },
-  settings: { ...FREEZE_SETTINGS, ...ENCRYPTION_SETTINGS },
+  settings: FREEZE_FLAGS_SETTINGS,
   flags: [
     SOURCE_FORMAT,
     SOURCE_DELIMITER,
@@ -218,61 +221,81 @@ export const freezeCommand = command({
     "permafrost freeze events.csv out/ --partition-by country,year",
     "permafrost freeze logs.parquet logs.pf --types tags=json",
   ],
-  async run({ args, flags, settings }, io) {
-    const [source, archive] = args as [string, string];
-    const { freeze } = await import("../ops/freeze.ts");
-    const partitionBy = columnList(flags["partition-by"]);
-    if (flags["partition-by"] !== undefined && !partitionBy?.length) {
-      throw new UsageError("--partition-by needs column names, e.g. --partition-by country,year");
-    }
-    const bar = new ProgressBar("freeze", io.progress);
-    const options = {
-      codec: settings.codec,
-      chunkRows: settings.chunkRows,
-      threads: settings.threads === 0 ? undefined : settings.threads,
-      quantization: flags.quantize as Quantization | undefined,
-      primaryKey: flags["primary-key"] as string | undefined,
-      format: flags.format as SourceFormat | undefined,
-      delimiter: delimiterFlag(flags.delimiter),
-      types: parseTypes(flags.types as string | undefined),
-      encryption: await freezeEncryption(flags, { env: io.env }),
-      overwrite: flags.force === true,
-      onProgress: (p: FreezeProgress) => bar.update(p.fraction, freezeProgressText(p)),
-      onWarning: (w: { message: string }) => {
-        bar.done();
-        io.err(`warning: ${w.message}`);
-      },
-    };
-    let summary;
-    if (partitionBy) {
-      const { freezePartitioned } = await import("../ops/partition.ts");
-      summary = await freezePartitioned(source, archive, { ...options, partitionBy });
-      bar.done();
-      io.err(
-        `wrote ${summary.partitions.length} partition(s) under ${archive}/ (manifest: _manifest.json)`,
-      );
-    } else {
-      summary = await freeze(source, archive, options);
-      bar.done();
-    }
-    for (const c of summary.widened_columns) {
-      io.err(
-        `note: column "${c}" held values beyond the type sample that did not fit; stored as text (JSON text for JSON lines)`,
-      );
-    }
-    const ratio = summary.ratio === null ? "" : ` (${summary.ratio.toFixed(2)}x)`;
-    io.err(
-      `froze ${formatCount(summary.rows)} rows: ${
-        summary.input_bytes === null ? "?" : formatBytes(summary.input_bytes)
-      } -> ${formatBytes(summary.archive_bytes)}${ratio} in ${
-        summary.seconds.toFixed(2)
-      } s, codec ${summary.codec}${summary.auto_reason ? ` (${summary.auto_reason})` : ""}${
-        dialectText(summary.csv_dialect)
-      }`,
-    );
-    return 0;
-  },
+  run: runFreeze,
 });
+
+/** Runs `freeze` (from `-`, stdin, through a spooled file). */
+async function runFreeze(parsed: Parsed<typeof FREEZE_FLAGS_SETTINGS>, io: CliIo): Promise<number> {
+  const { args, flags, settings } = parsed;
+  const [given, archive] = args as [string, string];
+  if (given === "-") {
+    // Spooled to a file first; the format is CSV unless --format says otherwise.
+    return await fromStdin(
+      io,
+      (path) =>
+        runFreeze(
+          {
+            args: [path, archive],
+            flags: { ...flags, format: flags.format ?? "csv" },
+            settings,
+          },
+          io,
+        ),
+    );
+  }
+  const source = given;
+  const { freeze } = await import("../ops/freeze.ts");
+  const partitionBy = columnList(flags["partition-by"]);
+  if (flags["partition-by"] !== undefined && !partitionBy?.length) {
+    throw new UsageError("--partition-by needs column names, e.g. --partition-by country,year");
+  }
+  const bar = new ProgressBar("freeze", io.progress);
+  const options = {
+    codec: settings.codec,
+    chunkRows: settings.chunkRows,
+    threads: settings.threads === 0 ? undefined : settings.threads,
+    quantization: flags.quantize as Quantization | undefined,
+    primaryKey: flags["primary-key"] as string | undefined,
+    format: flags.format as SourceFormat | undefined,
+    delimiter: delimiterFlag(flags.delimiter),
+    types: parseTypes(flags.types as string | undefined),
+    encryption: await freezeEncryption(flags, { env: io.env }),
+    overwrite: flags.force === true,
+    onProgress: (p: FreezeProgress) => bar.update(p.fraction, freezeProgressText(p)),
+    onWarning: (w: { message: string }) => {
+      bar.done();
+      io.err(`warning: ${w.message}`);
+    },
+  };
+  let summary;
+  if (partitionBy) {
+    const { freezePartitioned } = await import("../ops/partition.ts");
+    summary = await freezePartitioned(source, archive, { ...options, partitionBy });
+    bar.done();
+    io.err(
+      `wrote ${summary.partitions.length} partition(s) under ${archive}/ (manifest: _manifest.json)`,
+    );
+  } else {
+    summary = await freeze(source, archive, options);
+    bar.done();
+  }
+  for (const c of summary.widened_columns) {
+    io.err(
+      `note: column "${c}" held values beyond the type sample that did not fit; stored as text (JSON text for JSON lines)`,
+    );
+  }
+  const ratio = summary.ratio === null ? "" : ` (${summary.ratio.toFixed(2)}x)`;
+  io.err(
+    `froze ${formatCount(summary.rows)} rows: ${
+      summary.input_bytes === null ? "?" : formatBytes(summary.input_bytes)
+    } -> ${formatBytes(summary.archive_bytes)}${ratio} in ${
+      summary.seconds.toFixed(2)
+    } s, codec ${summary.codec}${summary.auto_reason ? ` (${summary.auto_reason})` : ""}${
+      dialectText(summary.csv_dialect)
+    }`,
+  );
+  return 0;
+}
 
 /**
  * The thaw report's pruning part: chunks and partitions skipped, bytes read of the payload.
@@ -356,17 +379,24 @@ export const thawCommand = command({
       throw new UsageError(`--where needs a condition, e.g. --where "delay > 60"`);
     }
     const keys = await thawKeys(flags, { env: io.env });
-    const summary = await thaw(archive, output, {
-      rows: parseRows(flags.rows as string | undefined),
-      columns: columnList(flags.columns),
-      format: flags.format as "csv" | "xlsx" | undefined,
-      delimiter: delimiterFlag(flags.delimiter),
-      where,
-      splitSheets: flags["split-sheets"] === true,
-      requireEncryption: flags["require-encryption"] === true,
-      overwrite: flags.force === true,
-      keys,
-    });
+    let summary;
+    try {
+      summary = await thaw(archive, output, {
+        rows: parseRows(flags.rows as string | undefined),
+        columns: columnList(flags.columns),
+        format: flags.format as "csv" | "xlsx" | undefined,
+        delimiter: delimiterFlag(flags.delimiter),
+        where,
+        splitSheets: flags["split-sheets"] === true,
+        requireEncryption: flags["require-encryption"] === true,
+        overwrite: flags.force === true,
+        keys,
+      });
+    } catch (err) {
+      // `thaw x.pf - | head`: the reader had enough; that is not a failure.
+      if (output === "-" && brokenPipe(err)) return 0;
+      throw err;
+    }
     const warning = unusedKeyWarning(archive, keys, summary.encrypted);
     if (warning !== null) io.err(warning);
     io.err(
@@ -379,6 +409,30 @@ export const thawCommand = command({
     return 0;
   },
 });
+
+/**
+ * Runs `use` on a temp file holding all of stdin: the readers need a file they can
+ * sample and read again (and the cluster a file it can cut into ranges), so `-` as a
+ * source is spooled to disk first (never held in memory) and removed afterwards.
+ */
+async function fromStdin(io: CliIo, use: (path: string) => Promise<number>): Promise<number> {
+  const path = await Deno.makeTempFile({ prefix: "permafrost-stdin-" });
+  try {
+    const file = await Deno.open(path, { write: true });
+    await (io.stdin ?? Deno.stdin.readable).pipeTo(file.writable);
+    return await use(path);
+  } finally {
+    await Deno.remove(path).catch(() => {});
+  }
+}
+
+/** Whether `err` (or an error it wraps) is a write to a pipe whose reader has gone. */
+function brokenPipe(err: unknown): boolean {
+  for (let e = err, depth = 0; e instanceof Error && depth < 5; e = e.cause, depth++) {
+    if (e instanceof Deno.errors.BrokenPipe) return true;
+  }
+  return false;
+}
 
 /** `audit <archive>`. */
 export const auditCommand = command({

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { dirname } from "node:path";
 import { freeze } from "../ops/freeze.ts";
 import { thaw } from "../ops/thaw.ts";
 import { cli } from "./_test_utils.ts";
@@ -181,4 +182,26 @@ Deno.test("audit: JSON when piped with typed min/max; a table per column with --
   assert.equal(terminal.out, table.out);
   assert.equal((await cli(["audit", golden, "--json"], { stdoutIsTerminal: true })).out, json.out);
   assert.equal((await cli(["audit", golden, "--json", "--table"])).code, 2);
+});
+
+Deno.test("freeze - reads stdin (CSV unless --format), spooled to a file that is removed after", async () => {
+  const stdin = (text: string) => new Blob([text]).stream();
+  await Deno.remove(`${TMP}/stdin.pf`).catch(() => {});
+  const r = await cli(["freeze", "-", `${TMP}/stdin.pf`], { stdin: stdin("a;b\n1;2\n3;4\n") });
+  assert.equal(r.code, 0, r.err);
+  assert.match(r.err, /froze 2 rows/);
+  const peek = JSON.parse((await cli(["peek", `${TMP}/stdin.pf`, "--json"])).out);
+  assert.deepEqual([peek.columns, peek.rows], [["a", "b"], [[1, 2], [3, 4]]]);
+  const jsonl = await cli(["freeze", "-", `${TMP}/stdin.pf`, "--force", "--format", "jsonl"], {
+    stdin: stdin('{"x":1}\n{"x":2}\n'),
+  });
+  assert.equal(jsonl.code, 0, jsonl.err);
+  assert.deepEqual(JSON.parse((await cli(["peek", `${TMP}/stdin.pf`, "--json"])).out).columns, [
+    "x",
+  ]);
+  const probe = await Deno.makeTempFile();
+  await Deno.remove(probe);
+  for await (const e of Deno.readDir(dirname(probe))) {
+    assert.ok(!e.name.startsWith("permafrost-stdin-"), `left behind: ${e.name}`);
+  }
 });

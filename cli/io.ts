@@ -25,6 +25,8 @@ export interface CliIo {
   readonly fetch?: FetchLike;
   /** Whether `out` is an interactive terminal (then commands print tables rather than JSON). */
   readonly stdoutIsTerminal?: boolean;
+  /** What `-` as a source reads (default: the process's stdin). */
+  readonly stdin?: ReadableStream<Uint8Array>;
 }
 
 const encoder = new TextEncoder();

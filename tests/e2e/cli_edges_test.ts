@@ -231,3 +231,19 @@ Deno.test("CLI thaw warns when a key is given for a plain archive, and --require
   assert.equal(ok.text, CSV);
   assert.doesNotMatch(ok.stderr, /warning/);
 });
+
+Deno.test("CLI thaw to stdout stops quietly with exit 0 when the reader closes the pipe (| head)", async () => {
+  const lines = ["n"];
+  for (let i = 0; i < 200_000; i++) lines.push(String(i));
+  await Deno.writeTextFile(`${TMP}/many.csv`, lines.join("\n") + "\n");
+  const path = `${TMP}/many.pf`;
+  assert.equal((await cli("freeze", `${TMP}/many.csv`, path)).code, 0);
+  const child = command(["thaw", path, "-"]).spawn();
+  const reader = child.stdout.getReader();
+  const first = await reader.read();
+  assert.ok(first.value && first.value.length > 0);
+  await reader.cancel(); // like `head` exiting after its lines
+  const [status, stderr] = await Promise.all([child.status, new Response(child.stderr).text()]);
+  assert.equal(status.code, 0, stderr);
+  assert.equal(stderr, "");
+});

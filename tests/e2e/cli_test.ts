@@ -144,5 +144,8 @@ Deno.test("CLI exits 2 on usage errors and 1 on failures, with a message", async
   assert.match(notArchive.stderr, /BAD_MAGIC/);
   const noFile = await cli("freeze", `${TMP}/does-not-exist.csv`, `${TMP}/x.pf`);
   assert.equal(noFile.code, 1);
-  assert.match(noFile.stderr, /no such file \(looked for \/.*does-not-exist\.csv\) \[READ_FAILED\]/);
+  assert.match(
+    noFile.stderr,
+    /no such file \(looked for \/.*does-not-exist\.csv\) \[READ_FAILED\]/,
+  );
 });
