@@ -8,6 +8,13 @@
  * @module
  */
 import { CATALOG_CONFIG } from "../catalog/config.ts";
+import { LOG_FORMAT_SETTING } from "../internal/config.ts";
+import {
+  createLogger,
+  type LogFormatChoice,
+  type LogLevel,
+  resolveLogFormat,
+} from "../internal/log.ts";
 import { MASTER_CONFIG } from "../master/config.ts";
 import { stopSignal } from "../internal/stop_signal.ts";
 import { WORKER_CONFIG } from "../worker/config.ts";
@@ -20,13 +27,25 @@ export function displayHost(host: string): string {
   return host.includes(":") ? `[${host}]` : host;
 }
 
+/** A server's logger: its level, and text or JSON lines as `--log-format` says. */
+function logger(
+  component: string,
+  config: { logLevel: LogLevel; logFormat: LogFormatChoice },
+) {
+  return createLogger({
+    component,
+    level: config.logLevel,
+    format: resolveLogFormat(config.logFormat),
+  });
+}
+
 /** `master`. */
 export const masterCommand = command({
   name: "master",
   summary: "Serves the cluster's master (REST API, status page at /) until SIGINT or SIGTERM.",
   usage: "",
   args: { min: 0, max: 0 },
-  settings: MASTER_CONFIG,
+  settings: { ...MASTER_CONFIG, logFormat: LOG_FORMAT_SETTING },
   examples: [
     "permafrost master --port 8700",
     "PERMAFROST_DATA_ROOTS=/data PERMAFROST_JWT_SECRET=… permafrost master",
@@ -36,7 +55,7 @@ export const masterCommand = command({
     const stop = stopSignal(io.signal);
     let services;
     try {
-      services = await startMaster(config);
+      services = await startMaster(config, { logger: logger("master", config) });
     } catch (err) {
       stop.dispose();
       throw err;
@@ -68,12 +87,12 @@ export const workerCommand = command({
     "Serves a cluster worker: registers with the master, heartbeats, runs one task at a time, until SIGINT or SIGTERM.",
   usage: "",
   args: { min: 0, max: 0 },
-  settings: WORKER_CONFIG,
+  settings: { ...WORKER_CONFIG, logFormat: LOG_FORMAT_SETTING },
   examples: ["permafrost worker --master http://127.0.0.1:8700 --port 8801"],
   async run({ settings: config }, io) {
     const { advertisedUrl, createWorker } = await import("../worker/server.ts");
     const stop = stopSignal(io.signal);
-    const { node, app, logger } = createWorker(config);
+    const { node, app, logger: log } = createWorker(config, { logger: logger("worker", config) });
     try {
       const server = Deno.serve({
         hostname: config.host,
@@ -89,7 +108,7 @@ export const workerCommand = command({
           displayHost(config.host)
         }:${port} — master: ${config.master}`,
       );
-      logger.info("worker listening", { url, port, worker_id: node.workerId });
+      log.info("worker listening", { url, port, worker_id: node.workerId });
       await server.finished;
       return 0;
     } finally {
@@ -106,7 +125,7 @@ export const catalogServeCommand = command({
     "Serves the catalog (REST API, /docs, /redoc) over a DuckDB file until SIGINT or SIGTERM.",
   usage: "",
   args: { min: 0, max: 0 },
-  settings: CATALOG_CONFIG,
+  settings: { ...CATALOG_CONFIG, logFormat: LOG_FORMAT_SETTING },
   examples: [
     "permafrost catalog serve --db catalog.db --port 8800 --log-level info",
     "PERMAFROST_JWT_SECRET=… PERMAFROST_USERS_DB=/srv/pf/users.db permafrost catalog serve --db c.db",
@@ -116,7 +135,13 @@ export const catalogServeCommand = command({
     const { thaw } = await import("../ops/thaw.ts");
     const stop = stopSignal(io.signal);
     try {
-      const server = await serveCatalog({ ...config, thaw, print: io.err, signal: stop.signal });
+      const server = await serveCatalog({
+        ...config,
+        thaw,
+        print: io.err,
+        signal: stop.signal,
+        logger: logger("catalog", config),
+      });
       await server.finished;
       return 0;
     } finally {

@@ -11,6 +11,8 @@
 import { join, resolve } from "node:path";
 import { type ChildServer, spawnChildServer } from "../internal/child_server.ts";
 import { portParser } from "../internal/config.ts";
+import { textLine } from "../internal/log.ts";
+import { formatBytes, formatCount } from "../internal/progress.ts";
 import { stopSignal } from "../internal/stop_signal.ts";
 import { command } from "./command.ts";
 import { UsageError } from "./errors.ts";
@@ -87,8 +89,27 @@ async function runLocal(plan: LocalPlan, io: CliIo): Promise<number> {
   const { dataDir } = plan;
   const stop = stopSignal(io.signal);
   const servers: ChildServer[] = [];
+  // The children log JSON (their output is a pipe); warnings and errors are shown
+  // here as text. Auth being off is the point of a local demo: said once, not by each.
+  let authNoted = false;
   const forward = (name: string) => (line: string) => {
-    if (/"level":"(warn|error)"/.test(line)) io.err(`[${name}] ${line}`);
+    let record: { level?: unknown; msg?: unknown };
+    try {
+      record = JSON.parse(line);
+    } catch {
+      return;
+    }
+    if (record.level !== "warn" && record.level !== "error") return;
+    if (typeof record.msg === "string" && record.msg.startsWith("auth is off")) {
+      if (!authNoted) {
+        authNoted = true;
+        io.err(
+          "note: auth is off in this demo (no JWT secret): every request is allowed; the README's Security section turns it on",
+        );
+      }
+      return;
+    }
+    io.err(`[${name}] ${textLine(line)}`);
   };
   try {
     await Deno.mkdir(join(dataDir, "samples"), { recursive: true });

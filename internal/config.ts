@@ -19,7 +19,7 @@
  * @module
  */
 import { PermafrostError } from "./errors.ts";
-import { LOG_LEVELS, type LogLevel } from "./log.ts";
+import { LOG_FORMATS, LOG_LEVELS, type LogFormatChoice, type LogLevel } from "./log.ts";
 
 /** Closed list of config error codes. Never rename or reuse one. */
 export type ConfigErrorCode = "BAD_CONFIG" | "UNKNOWN_FLAG";
@@ -491,5 +491,18 @@ export const LOG_LEVEL_SETTING: Setting<LogLevel> = setting({
   env: "PERMAFROST_LOG_LEVEL",
   default: "info" as LogLevel,
   parse: enumParser(LOG_LEVELS),
-  description: "Least severe log level written (JSON lines on stderr)",
+  description: "Least severe log level written (on stderr)",
+});
+
+/**
+ * `--log-format` / `PERMAFROST_LOG_FORMAT`, the same setting on every server: `auto`
+ * writes readable lines on a terminal and JSON lines elsewhere (files, pipes, log
+ * collectors).
+ */
+export const LOG_FORMAT_SETTING: Setting<LogFormatChoice> = setting({
+  flag: "--log-format",
+  env: "PERMAFROST_LOG_FORMAT",
+  default: "auto" as LogFormatChoice,
+  parse: enumParser(LOG_FORMATS),
+  description: "Log lines as text for people or JSON (auto: text on a terminal, else JSON)",
 });

@@ -1,7 +1,9 @@
 /**
  * The one logger: levels `debug` < `info` < `warn` < `error`, one JSON object per
  * line (`ts`, `level`, `component`, `msg`, then any extra fields) written to stderr
- * by default. The sink is swappable so tests can read the lines.
+ * by default, or the same record as one line of text for people (`format: "text"`:
+ * `12:03:04 warn  master: msg key=value`). The sink is swappable so tests can read the
+ * lines.
  *
  * Never logs secrets: a field whose name says it holds one (`token`,
  * `authorization`, `password`, `secret`, `key`, `api_key`, `*_token`, `*_secret`,
@@ -61,7 +63,18 @@ export interface LoggerOptions {
   sink?: LogSink;
   /** Clock for `ts` (default `Date.now`). */
   now?: () => number;
+  /** `json` (default): one JSON object per line; `text`: one readable line. */
+  format?: LogFormat;
 }
+
+/** How a log line is written. */
+export type LogFormat = "json" | "text";
+
+/** The formats a `--log-format` may name; `auto` is text on a terminal, JSON elsewhere. */
+export const LOG_FORMATS = ["auto", "json", "text"] as const;
+
+/** A `--log-format` value. */
+export type LogFormatChoice = typeof LOG_FORMATS[number];
 
 const RANK: Readonly<Record<LogLevel, number>> = { debug: 0, info: 1, warn: 2, error: 3 };
 
@@ -147,13 +160,58 @@ export function stderrSink(line: string): void {
 export function createLogger(options: LoggerOptions): Logger {
   const level = options.level ?? "info";
   if (!(level in RANK)) throw new RangeError(`Unknown log level '${level}'`);
+  const sink = options.sink ?? stderrSink;
   return makeLogger(
     options.component,
     level,
-    options.sink ?? stderrSink,
+    options.format === "text" ? (line) => sink(textLine(line)) : sink,
     options.now ?? Date.now,
     {},
   );
+}
+
+/**
+ * The format `auto` means here: text when stderr is a terminal, JSON otherwise.
+ *
+ * @param format What was asked for.
+ * @returns `json` or `text`.
+ */
+export function resolveLogFormat(format: LogFormatChoice): LogFormat {
+  if (format !== "auto") return format;
+  try {
+    return Deno.stderr.isTerminal() ? "text" : "json";
+  } catch {
+    return "json";
+  }
+}
+
+/**
+ * One JSON log line as a line of text: `HH:MM:SS level component: msg key=value …`.
+ *
+ * @param json A line the logger wrote.
+ * @returns The text.
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { textLine } from "./log.ts";
+ * const line = JSON.stringify({ ts: "2026-01-02T03:04:05.000Z", level: "warn", component: "master", msg: "slow", ms: 12 });
+ * assert.equal(textLine(line), "03:04:05 warn  master: slow ms=12");
+ * ```
+ */
+export function textLine(json: string): string {
+  let record: Record<string, unknown>;
+  try {
+    record = JSON.parse(json);
+  } catch {
+    return json;
+  }
+  const { ts, level, component, msg, ...rest } = record;
+  const time = typeof ts === "string" ? ts.slice(11, 19) : "";
+  const extra = Object.entries(rest).map(([k, v]) =>
+    `${k}=${typeof v === "string" && !/\s/.test(v) ? v : JSON.stringify(v)}`
+  );
+  return [`${time} ${String(level).padEnd(5)} ${component}: ${msg}`, ...extra].join(" ");
 }
 
 function makeLogger(
