@@ -124,7 +124,9 @@ async function runLocal(plan: LocalPlan, io: CliIo): Promise<number> {
       metadata: { description: "Demo sensor readings made by permafrost start" },
     });
     io.err(
-      `froze a sample table: ${summary.rows} rows -> ${archive} (${summary.archive_bytes} bytes)`,
+      `froze a sample table: ${formatCount(summary.rows)} rows -> ${archive} (${
+        formatBytes(summary.archive_bytes)
+      })`,
     );
 
     const master = await spawnLocalMaster({
