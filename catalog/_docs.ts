@@ -2,7 +2,7 @@
  * `/docs` (Swagger UI) and `/redoc` (ReDoc), working offline: their assets come
  * from the npm packages `swagger-ui-dist` and `redoc` (its standalone bundle),
  * imported as text so they are part of the module graph (no read permission, no
- * path into `node_modules`, and `deno compile` embeds them). Nothing is fetched
+ * path into the npm cache, and `deno compile` embeds them). Nothing is fetched
  * from a CDN; the pages load only what this server serves.
  *
  * @module

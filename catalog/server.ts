@@ -2,11 +2,11 @@
  * The catalog server: {@link serveCatalog} opens the catalog (failing at once when
  * another server owns the file), serves the app on `Deno.serve`, and prints `Catalog
  * serving at http://HOST:PORT — docs: http://HOST:PORT/docs`. `permafrost catalog
- * serve` (`cli/catalog.ts`) parses its settings and runs it until SIGINT or SIGTERM.
+ * serve` (`cli/servers.ts`) parses its settings and runs it until SIGINT or SIGTERM.
  *
  * Permissions: `--allow-net` (listen), `--allow-read`/`--allow-write` on the database
  * file and its directory, `--allow-read` on the archives it registers and on
- * `node_modules` (DuckDB's native addon), `--allow-ffi` (that addon),
+ * Deno's npm cache (DuckDB's native addon), `--allow-ffi` (that addon),
  * `--allow-env=PERMAFROST_*`.
  *
  * Security: `--jwt-secret` / `PERMAFROST_JWT_SECRET` turns bearer-token auth on (a

@@ -42,7 +42,7 @@
  * pinned package version: the same input always gives the same bytes.
  *
  * Permissions: loading the wasm binary reads it from the npm cache
- * (`node_modules/.deno/node-liblzma@5.1.3/...`), so `--allow-read` must cover it.
+ * (Deno's npm cache, `$DENO_DIR/npm/...`), so `--allow-read` must cover it.
  *
  * @module
  */
