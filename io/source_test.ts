@@ -26,7 +26,10 @@ Deno.test("sourceFormatOf() maps extensions and rejects unknown ones", () => {
       assert.ok(err instanceof IoError);
       assert.equal(err.code, "UNKNOWN_FORMAT");
       assert.equal(err.path, path);
-      assert.match(err.message, /\.csv, \.tsv, \.tab, \.psv, \.jsonl, \.ndjson, \.parquet, \.arrow, \.arrows/);
+      assert.match(
+        err.message,
+        /\.csv, \.tsv, \.tab, \.psv, \.jsonl, \.ndjson, \.parquet, \.arrow, \.arrows/,
+      );
       return true;
     });
   }
