@@ -6,6 +6,7 @@
  * query goes through). Every child is stopped in `finally`; nothing asserts a duration.
  */
 import assert from "node:assert/strict";
+import { until } from "../../internal/_test_utils.ts";
 import { join } from "node:path";
 import { UNINTERRUPTIBLE_SQL } from "../../catalog/_test_utils.ts";
 import {
@@ -57,13 +58,12 @@ async function request(
   return { status: res.status, json: await res.json() };
 }
 
-/** Polls the server's stderr until it holds a line matching `pattern` (bounded). */
-async function untilLogged(server: CatalogProcess, pattern: RegExp): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    if (pattern.test(server.stderr())) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`gave up waiting for the server to log ${pattern}:\n${server.stderr()}`);
+/** Waits until the server's stderr holds a line matching `pattern`. */
+function untilLogged(server: CatalogProcess, pattern: RegExp): Promise<true> {
+  return until(`the server to log ${pattern}`, () => pattern.test(server.stderr()), {
+    timeoutMs: 30_000,
+    intervalMs: 50,
+  });
 }
 
 Deno.test("catalog serve with a users db: cluster remove-user locks the user out of the catalog at once", async () => {

@@ -7,6 +7,7 @@
  * killed in `finally`; nothing asserts a duration.
  */
 import assert from "node:assert/strict";
+import { until } from "../../internal/_test_utils.ts";
 import { join } from "node:path";
 import { RBACManager } from "../../auth/rbac.ts";
 import { openSqliteUserStore } from "../../auth/sqlite_store.ts";
@@ -14,16 +15,11 @@ import { ClusterClient } from "../../client/cluster_client.ts";
 import { type ServerProcess, spawnLocalMaster, spawnLocalWorker } from "../../cli/spawn.ts";
 import { readArchiveIndex } from "../../format/reader.ts";
 
-const SECRET = "e2e cluster secret, at least 32 bytes long!";
+/** `until()` with the patience real processes on a busy machine need. */
+const waitFor = <T>(what: string, check: () => Promise<T | undefined | null | false>) =>
+  until(what, check, { timeoutMs: 20000, intervalMs: 50 });
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>): Promise<T> {
-  for (let i = 0; i < 400; i++) {
-    const v = await probe();
-    if (v !== undefined && v !== false) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`gave up waiting for ${what}`);
-}
+const SECRET = "e2e cluster secret, at least 32 bytes long!";
 
 /** `main.ts cluster ...` as the `cli` task runs it. */
 async function cli(
@@ -102,11 +98,11 @@ Deno.test("cluster e2e with auth: a token submits through main.ts, no token is a
     children.push(impostor);
 
     const client = new ClusterClient(master.url, { token });
-    await until("w1 to register", async () => {
+    await waitFor("w1 to register", async () => {
       const workers = await client.listWorkers();
       return workers.some((w) => w.worker_id === "w1" && w.status === "idle");
     });
-    await until(
+    await waitFor(
       "the impostor to be refused",
       () => Promise.resolve(impostor.lines.some((l) => l.includes("refused this worker's token"))),
     );
@@ -150,7 +146,7 @@ Deno.test("cluster e2e without a secret: auth is off, and the master and each wo
     const worker = await spawnLocalWorker({ master: master.url, id: "w1" });
     children.push(worker);
     const client = new ClusterClient(master.url);
-    await until("w1 to register", async () => {
+    await waitFor("w1 to register", async () => {
       return (await client.listWorkers()).some((w) => w.worker_id === "w1");
     });
     for (const p of [master, worker]) {

@@ -3,6 +3,7 @@
  * processes, the printed master takes a job, and SIGTERM stops everything.
  */
 import assert from "node:assert/strict";
+import { until } from "../../internal/_test_utils.ts";
 import { join } from "node:path";
 import { ClusterClient } from "../../client/cluster_client.ts";
 
@@ -47,13 +48,12 @@ Deno.test("cluster e2e: start runs a master, 2 workers and a catalog, and stops 
   const output = Promise.all([pump(child.stdout), pump(child.stderr)]);
   let stopped = false;
   try {
-    let listing: string[] = [];
-    for (let i = 0; i < 1200 && listing.length === 0; i++) {
-      await new Promise((r) => setTimeout(r, 100));
+    const listing = await until("start to say it is running", () => {
       const at = lines.indexOf("Permafrost is running on this machine:");
-      if (at >= 0 && lines.includes("Ctrl-C stops everything.")) listing = lines.slice(at);
-    }
-    assert.ok(listing.length > 0, `start never said it was running:\n${lines.join("\n")}`);
+      return at >= 0 && lines.includes("Ctrl-C stops everything.") && lines.slice(at);
+    }, { timeoutMs: 120_000, intervalMs: 100 }).catch((err) => {
+      throw new Error(`${err.message}:\n${lines.join("\n")}`);
+    });
     const url = (name: string) =>
       listing.map((l) => new RegExp(`^  ${name}\\s+(http://\\S+)`).exec(l)?.[1]).find(Boolean);
     const master = url("master");

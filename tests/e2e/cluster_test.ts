@@ -5,12 +5,17 @@
  * nothing asserts a duration. Every child is killed in `finally`.
  */
 import assert from "node:assert/strict";
+import { until } from "../../internal/_test_utils.ts";
 import { join } from "node:path";
 import { ClusterClient } from "../../client/cluster_client.ts";
 import type { JobRecord } from "../../client/types.ts";
 import { type ServerProcess, spawnLocalMaster, spawnLocalWorker } from "../../cli/spawn.ts";
 import { freeze } from "../../ops/freeze.ts";
 import { readArchiveIndex } from "../../format/reader.ts";
+
+/** `until()` with the patience real processes on a busy machine need. */
+const waitFor = <T>(what: string, check: () => Promise<T | undefined | null | false>) =>
+  until(what, check, { timeoutMs: 60000, intervalMs: 50 });
 
 const HEARTBEAT_S = "0.2";
 
@@ -27,15 +32,6 @@ async function writeCsv(path: string, rows: number, extraFieldAt = -1): Promise<
     parts.push(`${i},s${i % 5},${reading},${(i * 7919) % 1000}${i === extraFieldAt ? ",x" : ""}\n`);
   }
   await Deno.writeTextFile(path, parts.join(""));
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>): Promise<T> {
-  for (let i = 0; i < 1200; i++) {
-    const v = await probe();
-    if (v !== undefined && v !== false) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error(`gave up waiting for ${what}`);
 }
 
 class Cluster {
@@ -56,7 +52,7 @@ class Cluster {
   async addWorker(id: string, extra: string[] = []): Promise<ServerProcess> {
     const w = await spawnLocalWorker({ master: this.master.url, id: id, args: extra });
     this.workers.push(w);
-    await until(`${id} to register`, async () => {
+    await waitFor(`${id} to register`, async () => {
       const workers = await this.client.listWorkers();
       return workers.some((x) => x.worker_id === id && x.status !== "offline");
     });
@@ -119,7 +115,7 @@ Deno.test("cluster e2e: SIGKILL a worker mid-job: the job is DONE with the same 
     const victim = await cluster.addWorker("victim");
     const id = await cluster.client.freeze(source, join(dir, "out.pf"), { chunkRows: 1500 });
     // Kill it while it holds a task, after some chunks are done.
-    await until("the victim to hold a task mid-job", async () => {
+    await waitFor("the victim to hold a task mid-job", async () => {
       const job = await cluster.client.job(id);
       const done = job.tasks.filter((t) => t.status === "DONE").length;
       return done >= 3 && job.tasks.some((t) => t.status === "RUNNING" && t.worker_id === "victim");
@@ -128,7 +124,7 @@ Deno.test("cluster e2e: SIGKILL a worker mid-job: the job is DONE with the same 
     const job = await waitDone(cluster.client, id);
     assert.equal(job.status, "DONE", `${job.error}\n${cluster.logs()}`);
     assert.equal(job.payload_sha256, local.payload_sha256);
-    const workers = await until("the victim to be offline", async () => {
+    const workers = await waitFor("the victim to be offline", async () => {
       const w = await cluster.client.listWorkers();
       return w.find((x) => x.worker_id === "victim")?.status === "offline" && w;
     });
@@ -184,7 +180,7 @@ Deno.test("cluster e2e: SIGKILL the master mid-job and start it again: the job r
     await cluster.addWorker("a");
     await cluster.addWorker("b");
     const id = await cluster.client.freeze(source, join(dir, "out.pf"), { chunkRows: 1500 });
-    const before = await until("some chunks done", async () => {
+    const before = await waitFor("some chunks done", async () => {
       const job = await cluster.client.job(id);
       return job.tasks.filter((t) => t.status === "DONE").length >= 5 && job;
     });
@@ -218,7 +214,7 @@ Deno.test("cluster e2e: cancel a running job: CANCELLED, no archive, staged chun
     await cluster.addWorker("b");
     const dest = join(dir, "out.pf");
     const id = await cluster.client.freeze(source, dest, { chunkRows: 1000, codec: "lzma2" });
-    await until("the job to be running with chunks staged", async () => {
+    await waitFor("the job to be running with chunks staged", async () => {
       const job = await cluster.client.job(id);
       return job.status === "RUNNING" && job.tasks.some((t) => t.status === "DONE");
     });
@@ -227,11 +223,11 @@ Deno.test("cluster e2e: cancel a running job: CANCELLED, no archive, staged chun
     const job = await cluster.client.job(id);
     assert.equal(job.status, "CANCELLED");
     assert.ok(job.tasks.every((t) => t.status === "DONE" || t.status === "CANCELLED"));
-    await until("both workers idle", async () => {
+    await waitFor("both workers idle", async () => {
       const w = await cluster.client.listWorkers();
       return w.length === 2 && w.every((x) => x.status === "idle");
     });
-    await until("the staged chunks to be removed", async () => {
+    await waitFor("the staged chunks to be removed", async () => {
       return await Deno.stat(join(dir, "master", "staging", id)).then(() => false, () => true);
     });
     await assert.rejects(Deno.stat(dest));
