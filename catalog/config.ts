@@ -17,9 +17,8 @@ import {
   stringParser,
 } from "../internal/config.ts";
 import { dataRootsParser, JWT_SECRET_SETTING } from "../auth/settings.ts";
-import { NAME_PATTERN } from "./options.ts";
+import { DEFAULT_SQL_MAX_BYTES, NAME_PATTERN } from "./limits.ts";
 import { DEFAULT_PARQUET_RATIO, DEFAULT_PRICES } from "./cost.ts";
-import { DEFAULT_SQL_MAX_BYTES } from "./sql_sandbox.ts";
 
 /** Default catalog port. */
 export const CATALOG_PORT = 8800;

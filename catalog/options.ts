@@ -10,6 +10,7 @@ import type { RowRange } from "../format/reader.ts";
 import type { Logger } from "../internal/log.ts";
 import { ARCHIVE_EXTENSION, type ArchiveBackend } from "./backend.ts";
 import { CatalogError } from "./errors.ts";
+import { NAME_PATTERN } from "./limits.ts";
 
 /** Thaws an archive (`mod.ts`'s `thaw`), injected so the catalog does not import `mod.ts`. */
 export type ThawFunction = (
@@ -18,8 +19,7 @@ export type ThawFunction = (
   options: { rows?: RowRange; columns?: string[] },
 ) => Promise<unknown>;
 
-/** Names and versions: a letter or digit, then letters, digits, `.`, `_`, `-` (128 at most). */
-export const NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+export { NAME_PATTERN } from "./limits.ts";
 
 /** Largest page a list answers. */
 export const MAX_PAGE = 1000;

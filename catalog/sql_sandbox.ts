@@ -41,6 +41,7 @@ import {
 } from "@duckdb/node-api";
 import type { Logger } from "../internal/log.ts";
 import { CatalogError } from "./errors.ts";
+import { DEFAULT_SQL_MAX_BYTES, DEFAULT_SQL_MAX_ROWS, DEFAULT_SQL_TIMEOUT_MS } from "./limits.ts";
 import { message, type SandboxPool, toJsonValue } from "./_db.ts";
 import type { SqlResult } from "./types.ts";
 import { CATALOG_TABLES } from "./_tables.ts";
@@ -73,14 +74,7 @@ const QUERY_ERROR_TYPES: ReadonlySet<string> = new Set(["binder", "catalog", "pa
 /** Longest query text accepted. */
 export const MAX_QUERY_LENGTH = 100_000;
 
-/** Default time limit of one query. */
-export const DEFAULT_SQL_TIMEOUT_MS = 5_000;
-
-/** Default row limit of one answer. */
-export const DEFAULT_SQL_MAX_ROWS = 10_000;
-
-/** Default byte limit of one answer's rows (as JSON, UTF-8). */
-export const DEFAULT_SQL_MAX_BYTES = 32 * 1024 * 1024;
+export { DEFAULT_SQL_MAX_BYTES, DEFAULT_SQL_MAX_ROWS, DEFAULT_SQL_TIMEOUT_MS } from "./limits.ts";
 
 /** Limits of one query. */
 export interface SqlLimits {

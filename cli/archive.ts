@@ -9,7 +9,7 @@
  */
 import { CODEC_CHOICES } from "../codecs/registry.ts";
 import { DEFAULT_CHUNK_ROWS, MAX_CHUNK_ROWS } from "../format/constants.ts";
-import { defaultThreads } from "../format/pool.ts";
+import { defaultThreads } from "../internal/cores.ts";
 import { enumParser, intParser, type Parser, setting } from "../internal/config.ts";
 import { formatBytes, formatCount, formatRate, ProgressBar } from "../internal/progress.ts";
 import type { FreezeProgress } from "../ops/freeze.ts";

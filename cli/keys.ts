@@ -12,7 +12,7 @@
  *
  * @module
  */
-import { decodeBase64 } from "../format/crypto.ts";
+import { strictBase64 } from "../internal/base64.ts";
 import { awsKmsProvider } from "../keys/aws_kms.ts";
 import { gcpKmsProvider } from "../keys/gcp_kms.ts";
 import { localKeyProvider, readKeyFile } from "../format/local_key.ts";
@@ -63,10 +63,8 @@ function base64KeyParser(): Parser<Uint8Array | null> {
     describe: "base64 of 32 bytes",
     secret: true,
     parse(raw) {
-      let key: Uint8Array;
-      try {
-        key = decodeBase64(raw.trim(), "PERMAFROST_KEY");
-      } catch {
+      const key = strictBase64(raw.trim());
+      if (key === null) {
         throw new Error("expected the base64 of 32 bytes (openssl rand -base64 32)");
       }
       if (key.length !== 32) {

@@ -39,6 +39,7 @@ import {
   VERSION_MINOR_ENCRYPTED,
 } from "./constants.ts";
 import { FormatError } from "./errors.ts";
+import { strictBase64 } from "../internal/base64.ts";
 import { type ArchiveHeader, archiveVersion, type EncryptionHeader } from "./header.ts";
 import type { EncodedChunk } from "./writer.ts";
 
@@ -407,13 +408,9 @@ export function encodeBase64(bytes: Uint8Array): string {
  * @throws {FormatError} CORRUPT when `text` is not strict base64.
  */
 export function decodeBase64(text: string, what: string): Uint8Array {
-  if (
-    typeof text !== "string" || text.length % 4 !== 0 ||
-    !/^[A-Za-z0-9+/]*={0,2}$/.test(text)
-  ) {
-    throw new FormatError("CORRUPT", `Cannot read ${what}: not standard base64`);
-  }
-  return new Uint8Array(Buffer.from(text, "base64"));
+  const bytes = strictBase64(text);
+  if (bytes === null) throw new FormatError("CORRUPT", `Cannot read ${what}: not standard base64`);
+  return bytes;
 }
 
 /** Web Crypto wants an ArrayBuffer-backed view; copy only when the input is not one. */

@@ -20,6 +20,7 @@
  *
  * @module
  */
+import { defaultThreads } from "../internal/cores.ts";
 import { CodecError, type CodecErrorCode } from "../codecs/errors.ts";
 import type { ChunkEncoder, ChunkJob, ChunkResult } from "./chunk.ts";
 import type { Column } from "./column.ts";
@@ -112,10 +113,7 @@ interface Pending {
 /** Jobs handed to one Worker at once: the running one and the next. */
 export const JOBS_PER_WORKER = 2;
 
-/** Threads a pool uses by default: one per logical core. */
-export function defaultThreads(): number {
-  return Math.max(1, navigator.hardwareConcurrency || 1);
-}
+export { defaultThreads } from "../internal/cores.ts";
 
 /** Options of a {@link BlockPool}. */
 export interface BlockPoolOptions {

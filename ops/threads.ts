@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { defaultThreads } from "../format/pool.ts";
+import { defaultThreads } from "../internal/cores.ts";
 
 /** Most threads per logical core a freeze or append may run: more only adds scheduling and memory. */
 export const MAX_THREADS_PER_CORE = 4;
