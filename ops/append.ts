@@ -35,7 +35,8 @@ import { IoError } from "../io/errors.ts";
 import { sourceFormatOf } from "../io/source.ts";
 import type { SourceFormat } from "../io/types.ts";
 import { OpsError } from "./errors.ts";
-import { checkThreads, type FreezeSource, openFreezeSource, PrimaryKeyCheck } from "./freeze.ts";
+import { checkThreads, type FreezeSource, openFreezeSource } from "./freeze.ts";
+import { PrimaryKeyCheck } from "./primary_key.ts";
 import { rechunk } from "../io/chunk_window.ts";
 
 /** Options of `append`. */

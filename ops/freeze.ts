@@ -19,8 +19,7 @@
 import type * as arrow from "apache-arrow";
 import { CODEC_CHOICES } from "../codecs/registry.ts";
 import { encodeChunk } from "../format/chunk.ts";
-import type { Batch, Column, Schema } from "../format/column.ts";
-import { cellValue } from "../format/column.ts";
+import type { Batch, Schema } from "../format/column.ts";
 import { DEFAULT_CHUNK_ROWS, MAX_CHUNK_ROWS } from "../format/constants.ts";
 import type { ColumnPlan } from "../format/header.ts";
 import { planColumns } from "../format/plan.ts";
@@ -38,6 +37,7 @@ import type { ForcedType, SourceFormat } from "../io/types.ts";
 import { tableToBatches } from "../io/arrow_table.ts";
 import { codecById } from "../codecs/registry.ts";
 import { type CodecChoiceName, OpsError } from "./errors.ts";
+import { PrimaryKeyCheck } from "./primary_key.ts";
 import {
   type ChunkWindow,
   chunkWindows,
@@ -584,49 +584,4 @@ function quantizationByColumn(
     out[name] = level;
   }
   return out;
-}
-
-/** Refuses null and duplicate primary keys, naming the first offender. Shared with append and partitioned freeze. */
-export class PrimaryKeyCheck {
-  #index: number;
-  #name: string;
-  #seen = new Set<unknown>();
-
-  /**
-   * @param schema The rows' schema.
-   * @param name The key column.
-   */
-  constructor(schema: Schema, name: string) {
-    this.#index = schema.findIndex((f) => f.name === name);
-    this.#name = name;
-  }
-
-  /**
-   * Checks the keys of a batch against every key seen so far.
-   *
-   * @param batch Rows.
-   * @param firstRow Row number of the batch's first row (for messages).
-   * @throws {OpsError} PRIMARY_KEY on a null or repeated key.
-   */
-  add(batch: Batch, firstRow: number): void {
-    const column = batch.columns[this.#index] as Column;
-    for (let i = 0; i < batch.length; i++) {
-      const v = cellValue(column, i);
-      if (v === null) {
-        throw new OpsError(
-          "PRIMARY_KEY",
-          `Primary key "${this.#name}" is null at row ${firstRow + i}`,
-        );
-      }
-      if (this.#seen.has(v)) {
-        throw new OpsError(
-          "PRIMARY_KEY",
-          `Primary key "${this.#name}" repeats value ${JSON.stringify(String(v))} at row ${
-            firstRow + i
-          }`,
-        );
-      }
-      this.#seen.add(v);
-    }
-  }
 }

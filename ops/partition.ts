@@ -57,8 +57,8 @@ import {
   type FreezeSource,
   type FreezeSummary,
   openFreezeSource,
-  PrimaryKeyCheck,
 } from "./freeze.ts";
+import { PrimaryKeyCheck } from "./primary_key.ts";
 import { chooseArchiveCodec, newArchiveHeader } from "../format/new_archive.ts";
 import {
   scanArchive,
