@@ -5,7 +5,8 @@
  * Everything the CLI does is here as a library: `freeze` a CSV, JSON-lines,
  * Parquet or Arrow file (or an in-memory Arrow table) into an archive; `thaw` it
  * back to a file or a table, optionally only some rows and columns; `audit`
- * (header and footer only), `verify` (every hash), `peek` (first rows).
+ * (header and footer only), `verify` (every hash), `peek` (first rows); `register`
+ * archives under aliases and `query` them with SQL.
  *
  * @example Freeze, audit and thaw a small table
  * ```ts
@@ -43,6 +44,8 @@ export { diff, formatDiff } from "./ops/diff.ts";
 export type { ChunkDiff, ChunkStatus, DiffReport, DiffSide } from "./ops/diff.ts";
 export { compileWhere, parseWhere } from "./ops/where.ts";
 export type { CompiledWhere, WhereLiteral, WhereNode, WhereOp } from "./ops/where.ts";
+export { query, register, registered, SqlSession, unregister } from "./ops/sql.ts";
+export type { QueryAnswer, QueryScan, RegisterAliasOptions, RegisteredArchive } from "./ops/sql.ts";
 export { lookup } from "./ops/lookup.ts";
 export type { LookupResult } from "./ops/lookup.ts";
 export type { ThawOptions, ThawSummary } from "./ops/thaw.ts";
@@ -64,6 +67,7 @@ export type {
 } from "./format/column.ts";
 export type { ColumnStats } from "./format/header.ts";
 export type { ForcedType, SourceFormat } from "./io/types.ts";
+export type { CsvDialect } from "./io/csv_dialect.ts";
 export { SOURCE_FORMATS } from "./io/types.ts";
 export type { OutputFormat } from "./io/output.ts";
 export type { CodecChoiceName, OpsErrorCode } from "./ops/errors.ts";

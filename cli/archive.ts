@@ -18,7 +18,7 @@ import type { ForcedType, SourceFormat } from "../io/types.ts";
 import type { Quantization } from "../format/predictors/predictor.ts";
 import { MAX_THREADS_PER_CORE, maxThreads } from "../ops/threads.ts";
 import type { ThawSummary } from "../ops/thaw.ts";
-import { type Command, command, type Flag, type Parsed } from "./command.ts";
+import { type Command, command, type Flag, type FlagValue, type Parsed } from "./command.ts";
 import { UsageError } from "./errors.ts";
 import type { CliIo } from "./io.ts";
 import { ENCRYPTION_SETTINGS, freezeEncryption, thawKeys, unusedKeyWarning } from "./keys.ts";
@@ -87,7 +87,7 @@ const SOURCE_DELIMITER: Flag = {
 };
 
 /** `--delimiter` as given, with `tab` (or `\t`) for a tab character. */
-function delimiterFlag(raw: string | boolean | undefined): string | undefined {
+function delimiterFlag(raw: FlagValue): string | undefined {
   if (typeof raw !== "string") return undefined;
   return raw === "tab" || raw === "\\t" ? "\t" : raw;
 }
@@ -145,11 +145,11 @@ export function parseRows(text: string | undefined): { start: number; end: numbe
   return { start, end };
 }
 
-function columnList(raw: string | boolean | undefined): string[] | undefined {
+function columnList(raw: FlagValue): string[] | undefined {
   return typeof raw === "string" ? raw.split(",").map((c) => c.trim()).filter((c) => c) : undefined;
 }
 
-function count(flag: string, raw: string | boolean | undefined, dflt: number): number {
+function count(flag: string, raw: FlagValue, dflt: number): number {
   if (raw === undefined) return dflt;
   const n = Number(raw);
   if (!Number.isSafeInteger(n) || n < 0) {
@@ -345,7 +345,7 @@ export const thawCommand = command({
     {
       name: "format",
       type: "string",
-      value: "csv|jsonl|parquet|arrow|xlsx",
+      value: "csv|jsonl|json|parquet|arrow|xlsx",
       help: "Output format (default: by extension; csv for '-')",
     },
     {

@@ -25,14 +25,19 @@ export interface Flag {
   readonly help: string;
   /** A one-letter alias (`h`). */
   readonly short?: string;
+  /** May be given more than once (`--register a=x --register b=y`): its value is a list. */
+  readonly multiple?: boolean;
 }
+
+/** A flag's value as parsed. */
+export type FlagValue = string | boolean | string[] | undefined;
 
 /** What a command's `run` gets: its positionals, flags and the settings resolved. */
 export interface Parsed<S extends ConfigTable = ConfigTable> {
   /** Positional arguments. */
   readonly args: string[];
-  /** Flags by name: strings, `true`/`false` for booleans; absent when not given. */
-  readonly flags: Readonly<Record<string, string | boolean | undefined>>;
+  /** Flags by name: strings, `true`/`false` for booleans, lists for `multiple`; absent when not given. */
+  readonly flags: Readonly<Record<string, FlagValue>>;
   /** The settings table resolved (flag > environment variable > default). */
   readonly settings: ReturnType<typeof loadConfig<S>>;
 }
@@ -157,9 +162,13 @@ export function parseCommand<S extends ConfigTable>(
 ): Parsed<S> | { help: true } {
   const flags = allFlags(command as unknown as Command);
   const options = Object.fromEntries(
-    flags.map((f) => [f.name, f.short ? { type: f.type, short: f.short } : { type: f.type }]),
+    flags.map((f) => [f.name, {
+      type: f.type,
+      ...(f.short ? { short: f.short } : {}),
+      ...(f.multiple ? { multiple: true } : {}),
+    }]),
   );
-  let values: Record<string, string | boolean | undefined>;
+  let values: Record<string, FlagValue>;
   let positionals: string[];
   try {
     ({ values, positionals } = parseArgs({
@@ -168,7 +177,7 @@ export function parseCommand<S extends ConfigTable>(
       strict: true,
       allowPositionals: true,
       allowNegative: true,
-    }) as { values: Record<string, string | boolean | undefined>; positionals: string[] });
+    }) as { values: Record<string, FlagValue>; positionals: string[] });
   } catch (err) {
     throw usageFromNode(err, command as unknown as Command, flags);
   }

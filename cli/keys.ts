@@ -13,6 +13,7 @@
  * @module
  */
 import { strictBase64 } from "../internal/base64.ts";
+import type { FlagValue } from "./command.ts";
 import { awsKmsProvider } from "../keys/aws_kms.ts";
 import { gcpKmsProvider } from "../keys/gcp_kms.ts";
 import { localKeyProvider, readKeyFile } from "../format/local_key.ts";
@@ -209,7 +210,7 @@ interface Resolved {
 }
 
 function resolve(
-  flags: Readonly<Record<string, string | boolean | undefined>>,
+  flags: Readonly<Record<string, FlagValue>>,
   io: SecurityIo,
 ): Resolved {
   const env = io.env ?? processEnv(ENCRYPTION_SETTINGS, ENCRYPTION_SECRETS);
@@ -240,7 +241,7 @@ function resolve(
  * ```
  */
 export async function freezeEncryption(
-  flags: Readonly<Record<string, string | boolean | undefined>>,
+  flags: Readonly<Record<string, FlagValue>>,
   io: SecurityIo = {},
 ): Promise<EncryptionOptions | undefined> {
   const r = resolve(flags, io);
@@ -277,7 +278,7 @@ export async function freezeEncryption(
  * @throws {ConfigError} BAD_CONFIG for a bad value.
  */
 export async function thawKeys(
-  flags: Readonly<Record<string, string | boolean | undefined>>,
+  flags: Readonly<Record<string, FlagValue>>,
   io: SecurityIo = {},
 ): Promise<KeyRing> {
   const r = resolve(flags, io);

@@ -30,6 +30,11 @@ const FAMILIES: readonly Family[] = [
     load: async () => (await import("./archive.ts")).ARCHIVE_COMMANDS,
   },
   {
+    title: "Queries",
+    words: ["sql"],
+    load: async () => [(await import("./query.ts")).sqlCommand],
+  },
+  {
     title: "Servers",
     words: ["master", "worker", "catalog"],
     load: async () => (await import("./servers.ts")).SERVER_COMMANDS,

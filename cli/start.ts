@@ -14,7 +14,7 @@ import { portParser } from "../internal/config.ts";
 import { textLine } from "../internal/log.ts";
 import { formatBytes, formatCount } from "../internal/progress.ts";
 import { stopSignal } from "../internal/stop_signal.ts";
-import { command } from "./command.ts";
+import { command, type FlagValue } from "./command.ts";
 import { UsageError } from "./errors.ts";
 import type { CliIo } from "./io.ts";
 import { MAIN_ENTRY, spawnLocalMaster, spawnLocalWorker } from "./spawn.ts";
@@ -30,7 +30,7 @@ const CATALOG_PERMISSIONS: readonly string[] = Object.freeze([
 
 const SAMPLE_ROWS = 200_000;
 
-function portFlag(name: string, raw: string | boolean | undefined): number | null {
+function portFlag(name: string, raw: FlagValue): number | null {
   if (raw === undefined) return null;
   try {
     return portParser().parse(String(raw));

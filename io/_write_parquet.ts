@@ -26,6 +26,7 @@ import {
   DOUBLE,
   type DuckDBBigIntVector,
   type DuckDBBooleanVector,
+  type DuckDBConnection,
   DuckDBDataChunk,
   DuckDBDateValue,
   type DuckDBDateVector,
@@ -268,6 +269,49 @@ function checkNames(schema: Schema, path: string): void {
 }
 
 /**
+ * Creates `table` with the schema's columns (as DuckDB types) and appends the batches
+ * to it as data chunks, in order: the way our rows enter DuckDB, for a Parquet output
+ * and for SQL over archives.
+ *
+ * @param conn An open connection.
+ * @param table The table to create (must not exist).
+ * @param schema The columns (names compared without regard to ASCII case).
+ * @param batches The rows.
+ * @returns Rows appended.
+ * @throws {IoError} WRITE_FAILED for a column DuckDB cannot hold (a decimal past 38 digits).
+ */
+export async function appendTable(
+  conn: DuckDBConnection,
+  table: string,
+  schema: Schema,
+  batches: AsyncIterable<Batch> | Iterable<Batch>,
+): Promise<number> {
+  const types = schema.map(duckType);
+  const cols = schema.map((f, i) => `${sqlIdent(f.name)} ${types[i]}`).join(", ");
+  await conn.run(`CREATE TABLE ${sqlIdent(table)} (${cols})`);
+  const appender = await conn.createAppender(table);
+  let rows = 0;
+  try {
+    for await (const batch of batches) {
+      checkBatch(schema, batch);
+      for (let at = 0; at < batch.length; at += VECTOR_ROWS) {
+        const n = Math.min(VECTOR_ROWS, batch.length - at);
+        const chunk = DuckDBDataChunk.create(types, n);
+        for (let c = 0; c < schema.length; c++) {
+          fillVector(chunk, c, batch.columns[c] as Column, schema[c] as Field, at, n);
+        }
+        appender.appendDataChunk(chunk);
+      }
+      rows += batch.length;
+    }
+    appender.flushSync();
+  } finally {
+    appender.closeSync();
+  }
+  return rows;
+}
+
+/**
  * Writes batches to a Parquet file at `path` (new, or an empty file the caller made).
  *
  * @param path The Parquet file to write (the caller's temp file, which it renames into place).
@@ -286,30 +330,10 @@ export async function writeParquet(
   let rows = 0;
   try {
     const conn = db.connection;
-    const types = schema.map(duckType);
     if (schema.length === 0) {
       throw new IoError("WRITE_FAILED", "Cannot write a Parquet file without columns", { path });
     }
-    const cols = schema.map((f, i) => `${sqlIdent(f.name)} ${types[i]}`).join(", ");
-    await conn.run(`CREATE TABLE staging (${cols})`);
-    const appender = await conn.createAppender("staging");
-    try {
-      for await (const batch of batches) {
-        checkBatch(schema, batch);
-        for (let at = 0; at < batch.length; at += VECTOR_ROWS) {
-          const n = Math.min(VECTOR_ROWS, batch.length - at);
-          const chunk = DuckDBDataChunk.create(types, n);
-          for (let c = 0; c < schema.length; c++) {
-            fillVector(chunk, c, batch.columns[c] as Column, schema[c] as Field, at, n);
-          }
-          appender.appendDataChunk(chunk);
-        }
-        rows += batch.length;
-      }
-      appender.flushSync();
-    } finally {
-      appender.closeSync();
-    }
+    rows = await appendTable(conn, "staging", schema, batches);
     const meta = sqlString(JSON.stringify(schema));
     // Into `path` itself, not a sibling DuckDB renames: `path` is the caller's locked temp file.
     await conn.run(

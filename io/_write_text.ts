@@ -323,19 +323,22 @@ export async function writeCsv(
 }
 
 /**
- * Writes batches as JSON lines.
+ * Writes batches as JSON lines: one object per row and line.
  *
  * @param file The open output file.
  * @param schema The schema.
  * @param batches The rows.
+ * @param array Write one JSON array instead (`[`, rows separated by `,` and a line end, `]`).
  * @returns Rows written.
  */
 export async function writeJsonl(
   file: ByteWriter,
   schema: Schema,
   batches: AsyncIterable<Batch> | Iterable<Batch>,
+  array = false,
 ): Promise<number> {
   const sink = new ByteSink(file);
+  if (array) sink.byte(91);
   const keys = schema.map((f, i) =>
     encoder.encode((i === 0 ? "{" : ",") + JSON.stringify(f.name) + ":")
   );
@@ -346,6 +349,10 @@ export async function writeJsonl(
     const ws = columnWriters(schema, batch, true);
     const n = batch.length;
     for (let r = 0; r < n; r++) {
+      if (array) {
+        if (rows + r > 0) sink.byte(44);
+        sink.byte(10);
+      }
       if (ncols === 0) sink.byte(123);
       for (let c = 0; c < ncols; c++) {
         sink.bytes(keys[c] as Uint8Array);
@@ -357,11 +364,12 @@ export async function writeJsonl(
         else writeValue(sink, w, r, true);
       }
       sink.byte(125);
-      sink.byte(10);
+      if (!array) sink.byte(10);
       if (sink.full) await sink.flush();
     }
     rows += n;
   }
+  if (array) sink.ascii(rows > 0 ? "\n]\n" : "]\n");
   await sink.flush();
   return rows;
 }

@@ -41,20 +41,21 @@ import { IoError } from "./errors.ts";
 import { writeXlsx } from "./xlsx.ts";
 
 /** The output formats `writeOutput` writes. */
-export type OutputFormat = "csv" | "jsonl" | "parquet" | "arrow" | "xlsx";
+export type OutputFormat = "csv" | "jsonl" | "json" | "parquet" | "arrow" | "xlsx";
 
 /** Output formats by file extension (lower case, with the dot). */
 export const OUTPUT_EXTENSIONS: Readonly<Record<string, OutputFormat>> = Object.freeze({
   ".csv": "csv",
   ".jsonl": "jsonl",
   ".ndjson": "jsonl",
+  ".json": "json",
   ".parquet": "parquet",
   ".arrow": "arrow",
   ".arrows": "arrow",
   ".xlsx": "xlsx",
 });
 
-const FORMATS: readonly OutputFormat[] = ["csv", "jsonl", "parquet", "arrow", "xlsx"];
+const FORMATS: readonly OutputFormat[] = ["csv", "jsonl", "json", "parquet", "arrow", "xlsx"];
 
 /** The path that means stdout. */
 const STDOUT = "-";
@@ -250,6 +251,8 @@ function writeTo(sink: ByteWriter, spec: WriteSpec): Promise<number> {
       return writeCsv(sink, schema, input, spec.delimiter);
     case "jsonl":
       return writeJsonl(sink, schema, input);
+    case "json":
+      return writeJsonl(sink, schema, input, true);
     case "xlsx":
       return writeXlsx(sink, schema, input, { splitSheets: spec.splitSheets });
     case "arrow":

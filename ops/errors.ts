@@ -14,7 +14,10 @@ export type OpsErrorCode =
   | "VERIFY_FAILED"
   | "SCHEMA_MISMATCH"
   | "CONCURRENT_CHANGE"
-  | "NOT_ENCRYPTED";
+  | "NOT_ENCRYPTED"
+  // SQL over archives: not one SELECT, or DuckDB could not answer it.
+  | "SQL_REFUSED"
+  | "SQL_FAILED";
 
 /** Codec names `freeze` accepts: a registry id or `auto`. */
 export type CodecChoiceName = "zstd" | "lzma2" | "zpaq" | "auto" | (string & Record<never, never>);

@@ -1,0 +1,596 @@
+/**
+ * SQL over archives: `register(alias, archive)` names an archive (or a partitioned
+ * dataset directory), `query(sql)` answers a `SELECT` over the registered names with
+ * DuckDB, as an Arrow table.
+ *
+ * How a query runs: DuckDB parses it first (`json_serialize_sql`), which refuses
+ * anything but one `SELECT`; the names it reads tell which registered archives it uses
+ * and which of their columns (all of them for a `*`). Only those columns are thawed,
+ * into tables of a fresh, locked-down DuckDB (no file access but its own temp files,
+ * no extensions, configuration locked), and the query runs there; its answer is
+ * written to a temp Parquet file and read back with our Parquet reader, so every
+ * column comes back as exactly the type DuckDB answered.
+ *
+ * Pruning: when the query reads one archive once, from its top-level `FROM`, the
+ * `AND`-ed conditions of its `WHERE` that compare a column with constants (`=`, `<`,
+ * `BETWEEN`, `IN`, `IS NULL`) become a `--where` filter: chunks whose min/max cannot
+ * match are not read, and rows that cannot match are not loaded. Only columns whose
+ * order DuckDB and the statistics agree on take part (integers, decimals, dates,
+ * timestamps without a time zone, times, durations, booleans): text compares by
+ * different code units and floats by a different NaN rule, so those are never used
+ * to skip anything.
+ *
+ * @module
+ */
+import type { DuckDBConnection } from "@duckdb/node-api";
+import { join } from "node:path";
+import type * as arrow from "apache-arrow";
+import type { Batch, Schema } from "../format/column.ts";
+import type { KeyRing } from "../format/key_provider.ts";
+import { ArchiveReader } from "../format/reader.ts";
+import { openLockedDuckDB, sqlIdent, sqlString } from "../io/_duckdb.ts";
+import { appendTable } from "../io/_write_parquet.ts";
+import { batchesToTable } from "../io/arrow_table.ts";
+import { openParquet } from "../io/parquet.ts";
+import { OpsError } from "./errors.ts";
+import { isPartitionedDir, readManifest, readPartitioned } from "./partition.ts";
+import { newCounters, scanArchive } from "./_scan.ts";
+import { compileWhere, type WhereLiteral, type WhereNode, type WhereOp } from "./where.ts";
+
+/** What an alias may look like: an SQL identifier that needs no quotes. */
+const ALIAS = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+/** Column types whose order DuckDB and the footer statistics agree on (see the module doc). */
+const PRUNABLE = new Set(["int64", "decimal", "date", "timestamp", "time", "duration", "bool"]);
+
+/** One registered archive. */
+export interface RegisteredArchive {
+  /** The name queries use. */
+  readonly alias: string;
+  /** The archive file or partitioned dataset directory. */
+  readonly path: string;
+  /** Its rows. */
+  readonly rows: number;
+  /** Its columns. */
+  readonly columns: readonly string[];
+}
+
+/** What a query read of one registered archive. */
+export interface QueryScan {
+  /** The alias. */
+  alias: string;
+  /** Columns thawed. */
+  columns: string[];
+  /** The filter taken from the query's WHERE to skip chunks and rows, if any. */
+  pruned_by: string | null;
+  /** Chunks considered. */
+  chunks_total: number;
+  /** Chunks skipped by their min/max, unread. */
+  chunks_pruned: number;
+  /** Chunks read. */
+  chunks_read: number;
+  /** Payload bytes read. */
+  bytes_read: number;
+  /** Payload bytes of the archive. */
+  payload_bytes: number;
+  /** Rows loaded into the query engine. */
+  rows_loaded: number;
+}
+
+/** The answer of a query, streamed. */
+export interface QueryAnswer {
+  /** Its columns. */
+  schema: Schema;
+  /** Its rows (read once). */
+  batches: AsyncIterable<Batch>;
+}
+
+/** Options of {@link SqlSession.register}. */
+export interface RegisterAliasOptions {
+  /** Keys of an encrypted archive. */
+  keys?: KeyRing;
+}
+
+interface Entry extends RegisteredArchive {
+  readonly schema: Schema;
+  readonly partitioned: boolean;
+  readonly keys?: KeyRing;
+}
+
+/**
+ * Registered archives and the queries over them.
+ *
+ * @example Count rows by a column
+ * ```ts ignore
+ * import { SqlSession } from "./sql.ts";
+ * const sql = new SqlSession();
+ * await sql.register("flights", "data/flights.pf");
+ * const table = await sql.query("SELECT origin, count(*) AS n FROM flights GROUP BY 1");
+ * console.log(table.toArray());
+ * ```
+ */
+export class SqlSession {
+  readonly #entries = new Map<string, Entry>();
+
+  /**
+   * Registers an archive (or a partitioned dataset directory) under an alias,
+   * replacing what the alias named before. Reads its header and footer only.
+   *
+   * @param alias A name queries use: letters, digits and `_`, not starting with a digit.
+   * @param path The archive.
+   * @param options Keys of an encrypted archive.
+   * @returns What was registered.
+   * @throws {OpsError} BAD_OPTION for a bad alias; {FormatError} for a file that is not an archive.
+   */
+  async register(
+    alias: string,
+    path: string,
+    options: RegisterAliasOptions = {},
+  ): Promise<RegisteredArchive> {
+    if (!ALIAS.test(alias)) {
+      throw new OpsError(
+        "BAD_OPTION",
+        `Cannot register '${alias}': an alias is letters, digits and _ (not starting with a digit), e.g. flights or trips_2024`,
+      );
+    }
+    let schema: Schema;
+    let rows: number;
+    const partitioned = await isPartitionedDir(path);
+    if (partitioned) {
+      const { manifest, schema: s } = await readManifest(path);
+      schema = s;
+      rows = manifest.partitions.reduce((n, p) => n + p.rows, 0);
+    } else {
+      const reader = await ArchiveReader.open(path, { keys: options.keys });
+      try {
+        schema = reader.index.schema;
+        rows = reader.index.footer.rows;
+      } finally {
+        reader.close();
+      }
+    }
+    const entry: Entry = {
+      alias,
+      path,
+      rows,
+      columns: schema.map((f) => f.name),
+      schema,
+      partitioned,
+      ...(options.keys ? { keys: options.keys } : {}),
+    };
+    this.#entries.set(alias.toLowerCase(), entry);
+    return { alias, path, rows, columns: entry.columns };
+  }
+
+  /**
+   * Forgets an alias.
+   *
+   * @param alias The alias.
+   * @returns Whether it was registered.
+   */
+  unregister(alias: string): boolean {
+    return this.#entries.delete(alias.toLowerCase());
+  }
+
+  /**
+   * The registered archives, by alias.
+   *
+   * @returns Them.
+   */
+  registered(): RegisteredArchive[] {
+    return [...this.#entries.values()]
+      .map(({ alias, path, rows, columns }) => ({ alias, path, rows, columns }))
+      .sort((a, b) => a.alias.localeCompare(b.alias));
+  }
+
+  /**
+   * Answers a query as an Arrow table (held in memory: for big answers use
+   * {@link SqlSession.execute}).
+   *
+   * @param sql One `SELECT` over registered aliases.
+   * @returns The answer.
+   * @throws {OpsError} SQL_REFUSED for anything but one SELECT, SQL_FAILED for a query
+   * DuckDB cannot answer (an unknown table or column, a type error), with its reason.
+   */
+  async query(sql: string): Promise<arrow.Table> {
+    return (await this.execute(sql, async ({ schema, batches }) => {
+      const all: Batch[] = [];
+      for await (const b of batches) all.push(b);
+      return batchesToTable(schema, all);
+    })).value;
+  }
+
+  /**
+   * Runs a query and hands its answer, streamed, to `use`.
+   *
+   * @param sql One `SELECT` over registered aliases.
+   * @param use Consumes the answer (before the temp files go).
+   * @returns What `use` returned, and what the query read of each archive.
+   * @throws {OpsError} SQL_REFUSED, SQL_FAILED (see {@link SqlSession.query}).
+   */
+  async execute<T>(
+    sql: string,
+    use: (answer: QueryAnswer) => Promise<T>,
+  ): Promise<{ value: T; scans: QueryScan[] }> {
+    const text = sql.trim().replace(/;\s*$/, "");
+    const dir = await Deno.makeTempDir({ prefix: "permafrost-sql-" });
+    const answerPath = join(dir, "answer.parquet");
+    const db = await openLockedDuckDB([answerPath], join(dir, "query.duckdb"), "1GB");
+    try {
+      const conn = db.connection;
+      const plan = analyze(await serialize(conn, text), this.#entries);
+      const scans: QueryScan[] = [];
+      for (const use of plan) scans.push(await load(conn, use));
+      try {
+        const exact = await exactAnswer(conn, text);
+        await conn.run(
+          `COPY (${exact}) TO ${sqlString(answerPath)} (FORMAT parquet, COMPRESSION uncompressed)`,
+        );
+      } catch (cause) {
+        throw sqlFailed(cause, this.registered());
+      }
+      const answer = await openParquet(answerPath);
+      try {
+        return { value: await use({ schema: answer.schema, batches: answer.batches() }), scans };
+      } finally {
+        await answer.close();
+      }
+    } finally {
+      db.close();
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    }
+  }
+}
+
+/**
+ * The query, wrapped so that its answer crosses Parquet exactly: a 128-bit integer
+ * (`sum` of BIGINTs gives one) would be written as a DOUBLE, so it is cast to
+ * `DECIMAL(38,0)`, which holds every value it can have (past that DuckDB refuses the
+ * cast, never rounds).
+ */
+async function exactAnswer(conn: DuckDBConnection, text: string): Promise<string> {
+  const reader = await conn.runAndReadAll(`DESCRIBE (\n${text}\n)`);
+  const wide = reader.getRows()
+    .filter((r) => r[1] === "HUGEINT" || r[1] === "UHUGEINT")
+    .map((r) => String(r[0]));
+  if (wide.length === 0) return `\n${text}\n`;
+  const replace = wide.map((c) => `CAST(${sqlIdent(c)} AS DECIMAL(38,0)) AS ${sqlIdent(c)}`);
+  return `SELECT * REPLACE (${replace.join(", ")}) FROM (\n${text}\n)`;
+}
+
+/** One registered archive a query reads, and how. */
+interface Use {
+  entry: Entry;
+  columns: string[];
+  where: WhereNode | null;
+}
+
+/** The query's syntax tree, or SQL_REFUSED / SQL_FAILED. */
+async function serialize(conn: DuckDBConnection, sql: string): Promise<SqlNode> {
+  let json: string;
+  try {
+    const reader = await conn.runAndReadAll(`SELECT json_serialize_sql(${sqlString(sql)})`);
+    json = String(reader.getRows()[0]?.[0]);
+  } catch (cause) {
+    throw new OpsError("SQL_FAILED", `Cannot read the query: ${reason(cause)}`, { cause });
+  }
+  const tree = JSON.parse(json) as {
+    error?: boolean;
+    error_message?: string;
+    statements?: SqlNode[];
+  };
+  if (tree.error) {
+    const why = tree.error_message ?? "it does not parse";
+    throw new OpsError(
+      /only SELECT/i.test(why) ? "SQL_REFUSED" : "SQL_FAILED",
+      /only SELECT/i.test(why)
+        ? "Cannot run this statement: only one SELECT (or WITH … SELECT) is answered; nothing is written or changed"
+        : `Cannot read the query: ${why}`,
+    );
+  }
+  if (tree.statements?.length !== 1) {
+    throw new OpsError(
+      "SQL_REFUSED",
+      `Cannot run ${tree.statements?.length ?? 0} statements: give one SELECT`,
+    );
+  }
+  return tree.statements[0]!;
+}
+
+/** A node of DuckDB's serialized syntax tree. */
+type SqlNode = { [key: string]: unknown };
+
+/** Which registered archives the query reads, with the columns and the filter to read them with. */
+function analyze(statement: SqlNode, entries: ReadonlyMap<string, Entry>): Use[] {
+  const names = new Set<string>();
+  let star = false;
+  const tables = new Map<string, number>();
+  const visit = (v: unknown): void => {
+    if (Array.isArray(v)) {
+      for (const x of v) visit(x);
+      return;
+    }
+    if (v === null || typeof v !== "object") return;
+    const n = v as SqlNode;
+    if (n.class === "COLUMN_REF" && Array.isArray(n.column_names)) {
+      names.add(String(n.column_names.at(-1)).toLowerCase());
+    } else if (n.class === "STAR") star = true;
+    if (n.type === "BASE_TABLE" && typeof n.table_name === "string") {
+      const t = n.table_name.toLowerCase();
+      tables.set(t, (tables.get(t) ?? 0) + 1);
+    }
+    for (const x of Object.values(n)) visit(x);
+  };
+  visit(statement);
+  const uses: Use[] = [];
+  for (const [table, count] of tables) {
+    const entry = entries.get(table);
+    if (!entry) continue; // DuckDB says "does not exist", with our hint (sqlFailed)
+    let columns = star
+      ? entry.schema.map((f) => f.name)
+      : entry.schema.filter((f) => names.has(f.name.toLowerCase())).map((f) => f.name);
+    // `SELECT count(*) FROM t` reads no column; its rows still count: load the smallest.
+    if (columns.length === 0) columns = [entry.schema[0]!.name];
+    const where = count === 1 ? pruningFilter(statement, entry) : null;
+    uses.push({ entry, columns, where });
+  }
+  return uses;
+}
+
+/**
+ * The `AND`-ed `WHERE` conditions of a one-table query that may skip chunks and rows
+ * of `entry`, as a `--where` tree (see the module doc for when), or null.
+ */
+function pruningFilter(statement: SqlNode, entry: Entry): WhereNode | null {
+  const node = statement.node as SqlNode | undefined;
+  if (node?.type !== "SELECT_NODE") return null;
+  const ctes = (node.cte_map as { map?: unknown[] } | undefined)?.map ?? [];
+  if (ctes.length > 0) return null;
+  const from = node.from_table as SqlNode | undefined;
+  if (
+    from?.type !== "BASE_TABLE" ||
+    String(from.table_name).toLowerCase() !== entry.alias.toLowerCase()
+  ) {
+    return null;
+  }
+  const names = new Set([entry.alias.toLowerCase(), String(from.alias ?? "").toLowerCase()]);
+  const byName = new Map(entry.schema.map((f) => [f.name.toLowerCase(), f]));
+  const column = (n: unknown): string | null => {
+    const c = n as SqlNode | undefined;
+    if (c?.class !== "COLUMN_REF" || !Array.isArray(c.column_names)) return null;
+    const parts = c.column_names.map(String);
+    if (parts.length > 2 || (parts.length === 2 && !names.has(parts[0]!.toLowerCase()))) {
+      return null;
+    }
+    const field = byName.get(parts.at(-1)!.toLowerCase());
+    if (!field || !PRUNABLE.has(field.type) || field.timezone !== undefined) return null;
+    return field.name;
+  };
+  const literal = (n: unknown): WhereLiteral | null => {
+    const c = n as SqlNode | undefined;
+    const v = c?.class === "CONSTANT" ? c.value as { is_null?: boolean; value?: unknown } : null;
+    if (!v || v.is_null || v.value === undefined || v.value === null) return null;
+    if (typeof v.value === "object") return null;
+    return { text: String(v.value), quoted: typeof v.value === "string" };
+  };
+  const conjuncts: SqlNode[] = [];
+  const flatten = (n: unknown): void => {
+    const c = n as SqlNode | undefined;
+    if (!c) return;
+    if (c.type === "CONJUNCTION_AND" && Array.isArray(c.children)) {
+      for (const x of c.children) flatten(x);
+    } else conjuncts.push(c);
+  };
+  flatten(node.where_clause);
+  const parts: WhereNode[] = [];
+  for (const c of conjuncts) {
+    const part = condition(c, column, literal);
+    if (part !== null) parts.push(part);
+  }
+  if (parts.length === 0) return null;
+  const tree: WhereNode = parts.length === 1 ? parts[0]! : { kind: "and", args: parts };
+  try {
+    compileWhere(tree, entry.schema);
+  } catch {
+    return null; // a constant our reading of the column's type refuses: let DuckDB decide alone
+  }
+  return tree;
+}
+
+const COMPARE: Readonly<Record<string, WhereOp>> = {
+  COMPARE_EQUAL: "=",
+  COMPARE_NOTEQUAL: "!=",
+  COMPARE_LESSTHAN: "<",
+  COMPARE_LESSTHANOREQUALTO: "<=",
+  COMPARE_GREATERTHAN: ">",
+  COMPARE_GREATERTHANOREQUALTO: ">=",
+};
+
+const FLIPPED: Readonly<Record<WhereOp, WhereOp>> = {
+  "=": "=",
+  "!=": "!=",
+  "<": ">",
+  "<=": ">=",
+  ">": "<",
+  ">=": "<=",
+};
+
+/** One condition as a `--where` node, when it is one the pruning understands. */
+function condition(
+  c: SqlNode,
+  column: (n: unknown) => string | null,
+  literal: (n: unknown) => WhereLiteral | null,
+): WhereNode | null {
+  const type = String(c.type);
+  if (Object.hasOwn(COMPARE, type)) {
+    const op = COMPARE[type]!;
+    const lc = column(c.left);
+    const rl = literal(c.right);
+    if (lc !== null && rl !== null) return { kind: "cmp", column: lc, op, value: rl };
+    const rc = column(c.right);
+    const ll = literal(c.left);
+    if (rc !== null && ll !== null) return { kind: "cmp", column: rc, op: FLIPPED[op], value: ll };
+    return null;
+  }
+  if (type === "COMPARE_BETWEEN") {
+    const col = column(c.input);
+    const lo = literal(c.lower);
+    const hi = literal(c.upper);
+    if (col === null || lo === null || hi === null) return null;
+    return {
+      kind: "and",
+      args: [
+        { kind: "cmp", column: col, op: ">=", value: lo },
+        { kind: "cmp", column: col, op: "<=", value: hi },
+      ],
+    };
+  }
+  if (type === "COMPARE_IN" && Array.isArray(c.children) && c.children.length > 1) {
+    const col = column(c.children[0]);
+    const values = c.children.slice(1).map(literal);
+    if (col === null || values.some((v) => v === null)) return null;
+    return { kind: "in", column: col, values: values as WhereLiteral[], negated: false };
+  }
+  if (
+    (type === "OPERATOR_IS_NULL" || type === "OPERATOR_IS_NOT_NULL") &&
+    Array.isArray(c.children)
+  ) {
+    const col = column(c.children[0]);
+    if (col === null) return null;
+    return { kind: "null", column: col, negated: type === "OPERATOR_IS_NOT_NULL" };
+  }
+  return null;
+}
+
+/** Thaws what a query reads of one archive into a table named after its alias. */
+async function load(conn: DuckDBConnection, use: Use): Promise<QueryScan> {
+  const { entry, columns, where } = use;
+  const counters = { ...newCounters(), partitions_total: 0, partitions_read: 0 };
+  const schema = columns.map((c) => entry.schema.find((f) => f.name === c)!);
+  const options = {
+    columns,
+    ...(where ? { where } : {}),
+    ...(entry.keys ? { keys: entry.keys } : {}),
+  };
+  let rows: number;
+  if (entry.partitioned) {
+    rows = await appendTable(
+      conn,
+      entry.alias,
+      schema,
+      readPartitioned(entry.path, options, counters),
+    );
+  } else {
+    const reader = await ArchiveReader.open(entry.path, { keys: entry.keys, requireKey: true });
+    try {
+      rows = await appendTable(conn, entry.alias, schema, scanArchive(reader, options, counters));
+    } finally {
+      reader.close();
+    }
+  }
+  return {
+    alias: entry.alias,
+    columns,
+    pruned_by: where ? whereText(where) : null,
+    chunks_total: counters.chunks_total,
+    chunks_pruned: counters.chunks_pruned,
+    chunks_read: counters.chunks_read,
+    bytes_read: counters.bytes_read,
+    payload_bytes: counters.payload_bytes,
+    rows_loaded: rows,
+  };
+}
+
+/** A `--where` tree as text, for the report. */
+export function whereText(n: WhereNode): string {
+  const lit = (l: WhereLiteral) => l.quoted ? `'${l.text.replaceAll("'", "''")}'` : l.text;
+  switch (n.kind) {
+    case "cmp":
+      return `${sqlIdent(n.column)} ${n.op} ${lit(n.value)}`;
+    case "in":
+      return `${sqlIdent(n.column)} ${n.negated ? "not in" : "in"} (${
+        n.values.map(lit).join(", ")
+      })`;
+    case "null":
+      return `${sqlIdent(n.column)} is ${n.negated ? "not " : ""}null`;
+    case "and":
+    case "or":
+      return n.args.map((
+        a,
+      ) => (a.kind === "or" || a.kind === "and" ? `(${whereText(a)})` : whereText(a)))
+        .join(` ${n.kind} `);
+    case "not":
+      return `not (${whereText(n.arg)})`;
+  }
+}
+
+function reason(cause: unknown): string {
+  return (cause instanceof Error ? cause.message : String(cause)).split("\n")[0]!;
+}
+
+/** The error of a query DuckDB refused, with the registered names when a table is unknown. */
+function sqlFailed(cause: unknown, registered: RegisteredArchive[]): OpsError {
+  const why = reason(cause);
+  if (/^Permission Error/i.test(why)) {
+    return new OpsError(
+      "SQL_REFUSED",
+      "Cannot answer the query: it reads or writes files (read_csv, read_parquet, glob, …), which SQL over archives does not do; register each archive and query it by its alias",
+      { cause },
+    );
+  }
+  const hint = /Table with name .* does not exist/i.test(why)
+    ? registered.length === 0
+      ? "; no archive is registered (--register alias=archive.pf)"
+      : `; registered: ${registered.map((r) => r.alias).join(", ")}`
+    : "";
+  return new OpsError("SQL_FAILED", `Cannot answer the query: ${why}${hint}`, { cause });
+}
+
+/** The session behind {@link register}, {@link unregister}, {@link registered} and {@link query}. */
+const DEFAULT_SESSION = new SqlSession();
+
+/**
+ * Registers an archive under an alias for {@link query} (the process-wide session;
+ * make a {@link SqlSession} for one of your own).
+ *
+ * @param alias The name queries use.
+ * @param path The archive or partitioned dataset directory.
+ * @param options Keys of an encrypted archive.
+ * @returns What was registered.
+ */
+export function register(
+  alias: string,
+  path: string,
+  options: RegisterAliasOptions = {},
+): Promise<RegisteredArchive> {
+  return DEFAULT_SESSION.register(alias, path, options);
+}
+
+/**
+ * Forgets an alias of the process-wide session.
+ *
+ * @param alias The alias.
+ * @returns Whether it was registered.
+ */
+export function unregister(alias: string): boolean {
+  return DEFAULT_SESSION.unregister(alias);
+}
+
+/**
+ * The archives registered in the process-wide session.
+ *
+ * @returns Them, by alias.
+ */
+export function registered(): RegisteredArchive[] {
+  return DEFAULT_SESSION.registered();
+}
+
+/**
+ * Answers one SELECT over the process-wide session's aliases, as an Arrow table.
+ *
+ * @param sql The query.
+ * @returns The answer.
+ */
+export function query(sql: string): Promise<arrow.Table> {
+  return DEFAULT_SESSION.query(sql);
+}
