@@ -299,6 +299,12 @@ export interface TaskSpec {
     format: JobSourceFormat;
     /** Size in bytes when the job was laid out. */
     bytes: number;
+    /** Device of the file the job was accepted for (a worker reads only that file). */
+    dev: number;
+    /** Its inode. */
+    ino: number;
+    /** Its modification time, epoch milliseconds (null where unknown). */
+    mtime_ms: number | null;
   };
   /** What to read. */
   window: TaskWindow;

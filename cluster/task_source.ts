@@ -25,6 +25,12 @@ import { arrowBatchLayout, openArrow } from "../io/arrow.ts";
 import { openSource, sourceFormatOf } from "../io/source.ts";
 import type { SourceFormat } from "../io/types.ts";
 import { JobError } from "../client/errors.ts";
+import {
+  type FileIdentity,
+  openedIdentity,
+  sameFile,
+  unchanged,
+} from "../internal/file_identity.ts";
 import type { FieldJson, TaskWindow } from "../client/types.ts";
 import { cutChunk, freezeBatchRows } from "../io/chunk_window.ts";
 
@@ -196,6 +202,38 @@ export interface TaskRead {
   types: Record<string, "string">;
   /** The window. */
   window: TaskWindow;
+  /**
+   * The file the master laid the job out from (device, inode, size, modification
+   * time): the file read must be that one, else SOURCE_CHANGED (a path swapped for a
+   * link to another file reads nothing of it).
+   */
+  identity?: FileIdentity | null;
+}
+
+/**
+ * Checks that `path` opens the file a job was laid out from.
+ *
+ * @param path The source path.
+ * @param expected Its identity when the job was accepted (nothing is checked when absent).
+ * @throws {JobError} SOURCE_CHANGED naming what changed.
+ */
+export async function checkSourceIdentity(
+  path: string,
+  expected: FileIdentity | null | undefined,
+): Promise<void> {
+  if (!expected) return;
+  const now = await openedIdentity(path);
+  if (unchanged(expected, now)) return;
+  const what = now === null
+    ? "it can no longer be opened as a regular file"
+    : !sameFile(expected, now)
+    ? "it is now another file (replaced, or a link to another file)"
+    : `it changed since the job was accepted (size ${expected.size} -> ${now.size})`;
+  throw new JobError(
+    "SOURCE_CHANGED",
+    `Cannot read source '${path}': ${what}; submit the job again`,
+    { path },
+  );
 }
 
 /**
@@ -211,6 +249,15 @@ export interface TaskRead {
  * not hold the rows or schema the master planned.
  */
 export async function readTaskRows(read: TaskRead, readers?: ParquetReaders): Promise<Batch> {
+  const { path } = read;
+  await checkSourceIdentity(path, read.identity);
+  const chunk = await readWindow(read, readers);
+  // Again after reading: a file swapped in for the read and back is seen here too.
+  await checkSourceIdentity(path, read.identity);
+  return chunk;
+}
+
+async function readWindow(read: TaskRead, readers?: ParquetReaders): Promise<Batch> {
   const { path, format, schema, types, window } = read;
   const range = { start: window.start, end: window.end };
   let close = () => Promise.resolve();

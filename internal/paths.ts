@@ -12,9 +12,10 @@
  * The answer also names the path's namespace: its first directory under the root
  * (`<root>/team-a/x.pf` is in `team-a`; a file directly in the root is in `""`).
  *
- * Limits: the check is made when the request arrives; a symlink swapped in between
- * the check and the use (TOCTOU) is not caught — keep data roots writable only by
- * the service and its users' tooling.
+ * The check is made when the request arrives; callers that use the path later keep
+ * the real path and check again when they open it (the master's `_job_files.ts`:
+ * the source's device and inode, the destination's directory), so a symlink swapped
+ * in between fails instead of leading elsewhere.
  *
  * Leaf module: imports nothing from the project but `errors.ts`.
  *

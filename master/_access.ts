@@ -25,8 +25,9 @@
  * auth is on (403 for the others: there is nowhere their namespace could be checked);
  * the server logs a warning at start.
  *
- * Limits: checks happen when the request arrives (a symlink swapped in afterwards
- * is not caught; see `internal/paths.ts`).
+ * At the moment of use: the job keeps the real paths checked here and its source's
+ * identity; reads and the archive's write check them again (`_job_files.ts`), so a
+ * link swapped in afterwards fails the job instead of leading out of the roots.
  *
  * @module
  */

@@ -35,7 +35,7 @@
  *
  * @module
  */
-import { dirname, isAbsolute, resolve } from "node:path";
+import { isAbsolute, resolve } from "node:path";
 import { createHash } from "node:crypto";
 import type { Batch, Schema } from "../format/column.ts";
 import type { ColumnPlan } from "../format/header.ts";
@@ -67,6 +67,7 @@ import { decodeChunkBody, encodeBatchBody } from "../cluster/wire.ts";
 import { readTaskRows, type TaskRead } from "../cluster/task_source.ts";
 import { MAX_CHUNK_ROWS } from "../format/constants.ts";
 import { type PrepareInput, prepareJob, type PrepareResult } from "./prepare.ts";
+import { acceptFiles, checkDestinationInPlace, checkNotBusy } from "./_job_files.ts";
 import { ChunkStaging } from "./staging.ts";
 import { DispatchError, httpTransport, type WorkerTransport, workerUrl } from "./transport.ts";
 import type { JobRow, JobStore, TaskRow } from "./store.ts";
@@ -306,41 +307,12 @@ export class Master {
     } catch (err) {
       throw new JobError("INVALID_JOB", (err as Error).message, { cause: err });
     }
-    let info: Deno.FileInfo;
-    try {
-      info = await Deno.stat(source);
-    } catch (cause) {
-      throw new JobError(
-        "SOURCE_NOT_FOUND",
-        `Cannot read source '${req.source}': ${(cause as Error).message}`,
-        { cause, path: source },
-      );
-    }
-    if (!info.isFile) {
-      throw new JobError("SOURCE_NOT_FOUND", `Cannot read source '${req.source}': not a file`);
-    }
-    if (destination === source) {
-      throw new JobError("INVALID_JOB", "destination must differ from source");
-    }
-    const parent = await Deno.stat(dirname(destination)).catch(() => null);
-    if (!parent?.isDirectory) {
-      throw new JobError(
-        "INVALID_JOB",
-        `Cannot write '${req.destination}': directory '${dirname(destination)}' does not exist`,
-      );
-    }
-    const existing = await Deno.stat(destination).catch(() => null);
-    if (existing?.isDirectory) {
-      throw new JobError("INVALID_JOB", `Cannot write '${req.destination}': it is a directory`);
-    }
-    for (const other of this.#jobs.values()) {
-      if (this.#active(other) && other.destination === destination) {
-        throw new JobError(
-          "DESTINATION_BUSY",
-          `Job ${other.job_id} is already writing '${req.destination}'`,
-        );
-      }
-    }
+    const files = await acceptFiles(source, destination, req);
+    await checkNotBusy(
+      files,
+      [...this.#jobs.values()].filter((j) => this.#active(j)),
+      req.destination,
+    );
     const now = this.#now();
     let jobId = newId();
     while (this.#jobs.has(jobId)) jobId = newId();
@@ -349,8 +321,8 @@ export class Master {
       seq: this.#nextSeq++,
       status: "QUEUED",
       phase: "preparing",
-      source,
-      destination,
+      source: files.source,
+      destination: files.destination,
       format,
       codec,
       chunk_rows: chunkRows,
@@ -369,6 +341,7 @@ export class Master {
       updated_at: now,
       namespace: owner.namespace,
       submitted_by: owner.submitted_by,
+      source_id: files.sourceId,
     };
     this.#store.putJob(job);
     this.#jobs.set(jobId, job);
@@ -377,8 +350,8 @@ export class Master {
     this.#log.info("job submitted", {
       job_id: jobId,
       submitted_by: owner.submitted_by,
-      source,
-      destination,
+      source: files.source,
+      destination: files.destination,
       codec,
       chunk_rows: chunkRows,
     });
@@ -401,6 +374,7 @@ export class Master {
           codec: job.codec,
           types: job.types,
           windows,
+          identity: job.source_id,
         });
       } catch (err) {
         if (!this.#current(job, generation)) return;
@@ -671,7 +645,14 @@ export class Master {
       index: task.index,
       lease,
       worker_id: worker.worker_id,
-      source: { path: job.source, format: prepared.format, bytes: prepared.source_bytes },
+      source: {
+        path: job.source,
+        format: prepared.format,
+        bytes: prepared.source_bytes,
+        dev: job.source_id?.dev ?? 0,
+        ino: job.source_id?.ino ?? 0,
+        mtime_ms: job.source_id?.mtime_ms ?? null,
+      },
       window: task.window,
       schema: prepared.schema,
       types: job.types,
@@ -1093,6 +1074,7 @@ export class Master {
       schema: prepared.schema as Schema,
       types: job.types,
       window: task.window,
+      identity: job.source_id,
     });
     return encodeBatchBody(batch);
   }
@@ -1206,6 +1188,7 @@ export class Master {
     );
     let writer: ArchiveWriter | undefined;
     try {
+      await checkDestinationInPlace(job.destination);
       writer = await ArchiveWriter.create(job.destination, h);
       for (const t of tasks) {
         if (state.cancelled) break;
@@ -1223,6 +1206,9 @@ export class Master {
         await Deno.remove(job.destination).catch(() => {});
         return;
       }
+      // The directory was checked a moment before the rename; a swap in between
+      // fails the job here rather than report an archive that is somewhere else.
+      await checkDestinationInPlace(job.destination);
       const now = this.#now();
       job.status = "DONE";
       job.phase = "finished";

@@ -22,7 +22,14 @@ import type { SourceFormat } from "../io/types.ts";
 import { chooseArchiveCodec } from "../format/new_archive.ts";
 import { freezeBatchRows } from "../io/chunk_window.ts";
 import type { ColumnPlanJson, FieldJson, JobCodec, TaskWindow } from "../client/types.ts";
-import { fieldJson, layoutSource, readTaskRows, sourceSchema } from "../cluster/task_source.ts";
+import {
+  checkSourceIdentity,
+  fieldJson,
+  layoutSource,
+  readTaskRows,
+  sourceSchema,
+} from "../cluster/task_source.ts";
+import type { FileIdentity } from "../internal/file_identity.ts";
 
 /** What {@link prepareJob} needs. */
 export interface PrepareInput {
@@ -38,6 +45,8 @@ export interface PrepareInput {
   types: Record<string, "string">;
   /** Windows from an earlier layout of the same source (kept when the job starts over). */
   windows?: TaskWindow[] | null;
+  /** The source file as accepted: it must still be that file (else SOURCE_CHANGED). */
+  identity?: FileIdentity | null;
 }
 
 /** What {@link prepareJob} fixed. */
@@ -81,6 +90,7 @@ export async function prepareJob(input: PrepareInput): Promise<PrepareResult> {
 
 async function prepareWith(input: PrepareInput, readers: ParquetReaders): Promise<PrepareResult> {
   const { path, format, chunkRows } = input;
+  await checkSourceIdentity(path, input.identity);
   let windows = input.windows ?? null;
   let bytes: number;
   let rows: number;
@@ -107,7 +117,14 @@ async function prepareWith(input: PrepareInput, readers: ParquetReaders): Promis
       first = windows.length === 0
         ? { schema: opened.schema, columns: [], length: 0 }
         : await readTaskRows(
-          { path, format, schema: opened.schema, types, window: windows[0]! },
+          {
+            path,
+            format,
+            schema: opened.schema,
+            types,
+            window: windows[0]!,
+            identity: input.identity,
+          },
           readers,
         );
     } catch (err) {

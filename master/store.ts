@@ -28,6 +28,7 @@ import type {
   TaskWindow,
 } from "../client/types.ts";
 import { JobError } from "../client/errors.ts";
+import type { FileIdentity } from "../internal/file_identity.ts";
 
 /** What the master fixed for a job once it had read its source's layout and first chunk. */
 export interface PreparedJob {
@@ -76,6 +77,11 @@ export interface JobRow {
   namespace: string | null;
   /** Name of that token's user (null: auth off). */
   submitted_by: string | null;
+  /**
+   * The source file as accepted (device, inode, size, modification time): every read
+   * of the job must open this file (null for jobs accepted before it was recorded).
+   */
+  source_id: FileIdentity | null;
 }
 
 /** One task as stored (and held in memory). */
@@ -103,8 +109,11 @@ export interface TaskRow {
   staged_sha256: string | null;
 }
 
-/** Version 2 added the jobs' `namespace` and `submitted_by` (auth, issue 6). */
-const SCHEMA_VERSION = "2";
+/**
+ * Version 2 added the jobs' `namespace` and `submitted_by` (auth); version 3 the
+ * source's identity (`source_id`).
+ */
+const SCHEMA_VERSION = "3";
 
 const JOB_COLUMNS = [
   "job_id",
@@ -131,6 +140,7 @@ const JOB_COLUMNS = [
   "updated_at",
   "namespace",
   "submitted_by",
+  "source_id",
 ] as const;
 
 const TASK_COLUMNS = [
@@ -161,7 +171,7 @@ CREATE TABLE IF NOT EXISTS jobs (
   chunk_rows INTEGER NOT NULL, types TEXT NOT NULL, widened TEXT NOT NULL, prepared TEXT,
   total_rows INTEGER, tasks_total INTEGER, generation INTEGER NOT NULL, error TEXT,
   payload_sha256 TEXT, archive_bytes INTEGER, created_at REAL NOT NULL, started_at REAL,
-  finished_at REAL, updated_at REAL NOT NULL, namespace TEXT, submitted_by TEXT
+  finished_at REAL, updated_at REAL NOT NULL, namespace TEXT, submitted_by TEXT, source_id TEXT
 );
 CREATE TABLE IF NOT EXISTS tasks (
   task_id TEXT PRIMARY KEY, job_id TEXT NOT NULL, idx INTEGER NOT NULL, status TEXT NOT NULL,
@@ -272,6 +282,9 @@ export class JobStore {
       updated_at: Number(r.updated_at),
       namespace: str(r.namespace),
       submitted_by: str(r.submitted_by),
+      source_id: r.source_id === null || r.source_id === undefined
+        ? null
+        : JSON.parse(String(r.source_id)),
     }));
   }
 
@@ -329,6 +342,7 @@ export class JobStore {
       job.updated_at,
       job.namespace,
       job.submitted_by,
+      job.source_id === null ? null : JSON.stringify(job.source_id),
     );
   }
 
@@ -388,6 +402,14 @@ function migrate(db: DatabaseSync): void {
     // Jobs from before auth have no owner: only namespace '*' sees them.
     db.exec("ALTER TABLE jobs ADD COLUMN namespace TEXT");
     db.exec("ALTER TABLE jobs ADD COLUMN submitted_by TEXT");
+    db.prepare("UPDATE meta SET value = '2' WHERE key = 'schema_version'").run();
+  }
+  const now = db.prepare("SELECT value FROM meta WHERE key = 'schema_version'").get() as
+    | { value: string }
+    | undefined;
+  if (now?.value === "2") {
+    // Jobs from before: their source's identity was not recorded (checked by size only).
+    db.exec("ALTER TABLE jobs ADD COLUMN source_id TEXT");
     db.prepare("UPDATE meta SET value = ? WHERE key = 'schema_version'").run(SCHEMA_VERSION);
   }
 }

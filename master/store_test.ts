@@ -36,6 +36,7 @@ const job: JobRow = {
   updated_at: 3000,
   namespace: "team-a",
   submitted_by: "alice",
+  source_id: { dev: 1, ino: 2, size: 3, mtime_ms: 4 },
 };
 
 const task: TaskRow = {
@@ -126,11 +127,17 @@ Deno.test("JobStore.open() brings a version 1 store up to date: old jobs have no
     const db = new DatabaseSync(path);
     db.exec("ALTER TABLE jobs DROP COLUMN namespace");
     db.exec("ALTER TABLE jobs DROP COLUMN submitted_by");
+    db.exec("ALTER TABLE jobs DROP COLUMN source_id");
     db.exec("UPDATE meta SET value = '1' WHERE key = 'schema_version'");
     db.close();
     const again = await JobStore.open(path);
     try {
-      assert.deepEqual(again.jobs(), [{ ...job, namespace: null, submitted_by: null }]);
+      assert.deepEqual(again.jobs(), [{
+        ...job,
+        namespace: null,
+        submitted_by: null,
+        source_id: null,
+      }]);
       again.putJob({ ...job, job_id: "j2", seq: 2 });
       assert.deepEqual(again.jobs().map((j) => j.namespace), [null, "team-a"]);
     } finally {

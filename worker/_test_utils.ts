@@ -8,9 +8,19 @@ import type { Batch } from "../format/column.ts";
 import type { TaskSpec } from "../client/types.ts";
 
 await Deno.mkdir(".tmp", { recursive: true });
-/** A file the worker can see, so it reads "directly" (through an injected `readRows`). */
-export const TEST_SOURCE = ".tmp/worker_test_source.csv";
+/**
+ * A file the worker can see, so it reads "directly" (through an injected `readRows`);
+ * one per test process, since a task names its source's identity (inode, mtime).
+ */
+export const TEST_SOURCE = await Deno.makeTempFile({ dir: ".tmp", prefix: "worker-source-" });
 await Deno.writeTextFile(TEST_SOURCE, "a\n");
+globalThis.addEventListener("unload", () => {
+  try {
+    Deno.removeSync(TEST_SOURCE);
+  } catch {
+    // Already gone.
+  }
+});
 
 /** A 3-row task of one int64 column over {@link TEST_SOURCE}, leased as `lease-<id>`. */
 export function testSpec(taskId: string): TaskSpec {
@@ -20,7 +30,7 @@ export function testSpec(taskId: string): TaskSpec {
     index: 0,
     lease: `lease-${taskId}`,
     worker_id: "w1",
-    source: { path: TEST_SOURCE, format: "csv", bytes: 2 },
+    source: specSource(TEST_SOURCE, "csv"),
     window: { unit: "bytes", start: 0, end: 10, span_rows: 3, skip: 0, rows: 3, batch_rows: 3 },
     schema: [{ name: "a", type: "int64", nullable: false }],
     types: {},
@@ -35,4 +45,23 @@ export function stuckRows(_read: unknown, signal: AbortSignal): Promise<Batch> {
     if (signal.aborted) reject(signal.reason);
     signal.addEventListener("abort", () => reject(signal.reason));
   });
+}
+
+/**
+ * A task spec's `source` for a real file, as the master records it (its identity).
+ *
+ * @param path The file.
+ * @param format Its format.
+ * @returns The `source` part of a spec.
+ */
+export function specSource(path: string, format: "csv" | "parquet"): TaskSpec["source"] {
+  const info = Deno.statSync(path);
+  return {
+    path,
+    format,
+    bytes: info.size,
+    dev: info.dev,
+    ino: info.ino ?? 0,
+    mtime_ms: info.mtime?.getTime() ?? null,
+  };
 }

@@ -22,6 +22,9 @@ export const TaskSpecSchema = z.object({
     path: z.string().min(1),
     format: z.enum(SOURCE_FORMATS),
     bytes: count,
+    dev: z.number().int().min(0),
+    ino: z.number().int().min(0),
+    mtime_ms: z.number().nullable(),
   }),
   window: z.object({
     unit: z.enum(["bytes", "rows"]),

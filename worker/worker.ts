@@ -43,6 +43,7 @@ import { TaskSpecSchema } from "./task_spec.ts";
 import { type TaskEncoder, TaskThread } from "./task_thread.ts";
 import { decodeBatchBody, encodeChunkBody, WIRE_CONTENT_TYPE } from "../cluster/wire.ts";
 import { type ServiceToken, withServiceToken } from "../cluster/service_token.ts";
+import { type FileIdentity, openedIdentity, unchanged } from "../internal/file_identity.ts";
 
 /**
  * Chunks of at most this many cells are encoded on this thread: handing one to the
@@ -583,6 +584,7 @@ export class WorkerNode {
         schema,
         types: spec.types,
         window: spec.window,
+        identity: sourceIdentity(spec),
       };
       try {
         if (this.#readsOnThread && encoder.readAndEncode) {
@@ -600,13 +602,14 @@ export class WorkerNode {
     return await encode(await this.#fetchRows(spec, schema, signal));
   }
 
+  /**
+   * Whether this machine opens the very file the master accepted (same device, inode,
+   * size and modification time). Another machine's mount, or a path that now names
+   * another file, answers false: the rows then come from the master, which checks the
+   * file it reads the same way.
+   */
   async #seesSource(spec: TaskSpec): Promise<boolean> {
-    try {
-      const info = await Deno.stat(spec.source.path);
-      return info.isFile && info.size === spec.source.bytes;
-    } catch {
-      return false;
-    }
+    return unchanged(sourceIdentity(spec), await openedIdentity(spec.source.path));
   }
 
   async #fetchRows(spec: TaskSpec, schema: Schema, signal: AbortSignal): Promise<Batch> {
@@ -636,4 +639,10 @@ export class WorkerNode {
     }
     return batch;
   }
+}
+
+/** The identity of a task's source file as the master accepted it. */
+function sourceIdentity(spec: TaskSpec): FileIdentity {
+  const { dev, ino, bytes, mtime_ms } = spec.source;
+  return { dev, ino, size: bytes, mtime_ms };
 }

@@ -13,7 +13,7 @@ import { decodeChunkBody, encodeBatchBody, WIRE_CONTENT_TYPE } from "../cluster/
 import { planColumns } from "../format/plan.ts";
 import { memoryLogger, writeCsv } from "../master/_test_utils.ts";
 import { createWorkerApp } from "./app.ts";
-import { stuckRows, testSpec } from "./_test_utils.ts";
+import { specSource, stuckRows, testSpec } from "./_test_utils.ts";
 import { TaskThread } from "./task_thread.ts";
 import { WorkerNode, type WorkerNodeDeps } from "./worker.ts";
 
@@ -135,7 +135,7 @@ async function csvTask(dir: string, rows: number, chunkRows: number) {
   const plans = planColumns(batch);
   const task = (id: string, path = csv, format: "csv" | "parquet" = "csv"): TaskSpec => ({
     ...testSpec(id),
-    source: { path, format, bytes: Deno.statSync(path).size },
+    source: specSource(path, format),
     window: window!,
     schema: schema.map(fieldJson),
     plans,
