@@ -223,6 +223,7 @@ export const SearchResultSchema = z.object({
 
 export const HealthSchema = z.object({
   status: z.literal("ok"),
+  version: z.string().openapi({ description: "The release version", example: "1.3.1" }),
   datasets: count,
   versions: count,
 }).openapi("Health");

@@ -25,6 +25,7 @@
  *
  * @module
  */
+import { version } from "../internal/version.ts";
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { requestId } from "hono/request-id";
 import { accessLog } from "../internal/access_log.ts";
@@ -318,7 +319,10 @@ export function createCatalogApp(deps: CatalogAppDeps): OpenAPIHono<CatalogEnv> 
 
   app.openapi(routes.health, async (c) => {
     const s = await catalog.stats();
-    return c.json({ status: "ok" as const, datasets: s.datasets, versions: s.versions }, 200);
+    return c.json(
+      { status: "ok" as const, version: version(), datasets: s.datasets, versions: s.versions },
+      200,
+    );
   });
 
   app.openapi(routes.register, async (c) => {
@@ -428,7 +432,7 @@ export function createCatalogApp(deps: CatalogAppDeps): OpenAPIHono<CatalogEnv> 
     openapi: "3.1.0",
     info: {
       title: DOCS_TITLE,
-      version: "1.0.0",
+      version: version(),
       description:
         "Index of Permafrost archives: register, browse, verify, search and query them. " +
         'Errors are `{"error": {"code", "message"}}`.',

@@ -242,7 +242,12 @@ Deno.test("catalog app answers /health, /stats, /cost_report and /search", async
     });
     await t.step("/health", async () => {
       const r = await call(app, "GET", "/health");
-      assert.deepEqual(r.json, { status: "ok", datasets: 2, versions: 2 });
+      assert.deepEqual(r.json, {
+        status: "ok",
+        version: JSON.parse(Deno.readTextFileSync("deno.json")).version,
+        datasets: 2,
+        versions: 2,
+      });
     });
     await t.step("/stats", async () => {
       const r = await call(app, "GET", "/stats");

@@ -21,7 +21,12 @@ Deno.test("serveCatalog() prints its URL, serves the app and closes the catalog 
     assert.deepEqual(lines, [`Catalog serving at ${server.url} — docs: ${server.url}/docs`]);
     assert.match(server.url, /^http:\/\/127\.0\.0\.1:\d+$/);
     const res = await fetch(`${server.url}/health`);
-    assert.deepEqual(await res.json(), { status: "ok", datasets: 0, versions: 0 });
+    assert.deepEqual(await res.json(), {
+      status: "ok",
+      version: JSON.parse(Deno.readTextFileSync("deno.json")).version,
+      datasets: 0,
+      versions: 0,
+    });
   } finally {
     await server.shutdown();
   }

@@ -293,12 +293,13 @@ export const workersCommand = command({
       const workers = await client.listWorkers();
       io.out(
         flags.json ? JSON.stringify(workers, null, 2) : table(
-          ["worker_id", "status", "task", "jobs done", "heartbeat", "url"],
+          ["worker_id", "status", "task", "jobs", "tasks done", "heartbeat", "url"],
           workers.map((w) => [
             w.worker_id,
             w.status,
             w.task_id ?? "",
             String(w.jobs_done),
+            String(w.tasks_done),
             `${w.heartbeat_age_s.toFixed(1)} s ago`,
             w.url,
           ]),

@@ -141,8 +141,10 @@ export interface WorkerRecord {
   url: string;
   /** Status. */
   status: WorkerStatus;
-  /** Tasks it finished. */
+  /** Jobs it finished at least one task for. */
   jobs_done: number;
+  /** Tasks it finished. */
+  tasks_done: number;
   /** Tasks that failed on it. */
   tasks_failed: number;
   /** Last heartbeat (ISO 8601). */
@@ -159,6 +161,8 @@ export interface WorkerRecord {
 export interface HealthRecord {
   /** Always `ok` when the master answers. */
   status: "ok";
+  /** The release version (`deno.json`). */
+  version: string;
   /** Workers not offline. */
   workers: number;
   /** Idle workers. */

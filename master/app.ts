@@ -40,6 +40,7 @@
  *
  * @module
  */
+import { version } from "../internal/version.ts";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
@@ -162,7 +163,8 @@ const WorkerSchema = z.object({
   worker_id: z.string(),
   url: z.string(),
   status: z.enum(["idle", "busy", "offline"]),
-  jobs_done: z.number().int(),
+  jobs_done: z.number().int().openapi({ description: "Jobs it finished at least one task for" }),
+  tasks_done: z.number().int().openapi({ description: "Tasks it finished" }),
   tasks_failed: z.number().int(),
   last_heartbeat: z.string(),
   heartbeat_age_s: z.number(),
@@ -172,6 +174,7 @@ const WorkerSchema = z.object({
 
 const HealthSchema = z.object({
   status: z.literal("ok"),
+  version: z.string().openapi({ description: "The release version", example: "1.3.1" }),
   workers: z.number().int(),
   idle_workers: z.number().int(),
   offline_workers: z.number().int(),
@@ -475,7 +478,7 @@ export function createMasterApp(deps: MasterAppDeps): OpenAPIHono<MasterEnv> {
     openapi: "3.1.0",
     info: {
       title: "Permafrost master",
-      version: "1.0.0",
+      version: version(),
       description: "Freeze jobs split into tasks run by workers. Errors: {error: {code, message}}.",
     },
   });

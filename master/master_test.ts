@@ -127,7 +127,10 @@ Deno.test("Master finishes a job: staged chunks become an archive in index order
     assert.equal(index.footer.payload_sha256, job.payload_sha256);
     // Staging is cleaned up.
     await assert.rejects(Deno.stat(join(f.dir, "data", "staging", id)));
-    assert.equal(f.master.workers()[0]!.jobs_done, 3);
+    // Three tasks of one job: jobs_done counts the job once, tasks_done each task.
+    assert.equal(f.master.workers()[0]!.jobs_done, 1);
+    assert.equal(f.master.workers()[0]!.tasks_done, 3);
+    assert.equal(f.master.health().version, JSON.parse(Deno.readTextFileSync("deno.json")).version);
   } finally {
     await f.close();
   }

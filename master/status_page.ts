@@ -53,7 +53,7 @@ export const STATUS_PAGE_HTML = `<!doctype html>
 <button id="logout" type="button" hidden>Forget token</button>
 <h2>Workers</h2>
 <table>
-  <thead><tr><th>worker</th><th>status</th><th>task</th><th class="num">tasks done</th><th class="num">last heartbeat</th><th>url</th></tr></thead>
+  <thead><tr><th>worker</th><th>status</th><th>task</th><th class="num">jobs</th><th class="num">tasks done</th><th class="num">last heartbeat</th><th>url</th></tr></thead>
   <tbody id="workers"><tr><td colspan="6" class="empty">no workers yet</td></tr></tbody>
 </table>
 <h2>Jobs</h2>
@@ -82,7 +82,7 @@ function fill(id, rows, columns, empty) {
   return body;
 }
 function drawWorkers(workers) {
-  const body = fill("workers", workers, 6, "no workers yet");
+  const body = fill("workers", workers, 7, "no workers yet");
   for (const w of workers) {
     const tr = document.createElement("tr");
     tr.dataset.worker = w.worker_id;
@@ -90,6 +90,7 @@ function drawWorkers(workers) {
     cell(tr, w.status, "status " + w.status);
     cell(tr, w.task_id || "");
     cell(tr, w.jobs_done, "num");
+    cell(tr, w.tasks_done, "num");
     cell(tr, w.heartbeat_age_s.toFixed(1) + " s ago", "num");
     cell(tr, w.url);
     body.appendChild(tr);

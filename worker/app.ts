@@ -3,7 +3,7 @@
  *
  * | method | path | body → answer |
  * |---|---|---|
- * | GET | /health | → `{status, worker_id, state, task_id, master, tasks_done}` |
+ * | GET | /health | → `{status, version, worker_id, state, task_id, master, tasks_done}` |
  * | POST | /tasks | a task (`TaskSpec`) → 202 `{accepted, task_id}`; 409 `BUSY` while another runs |
  * | POST | /tasks/{task_id}/cancel | → `{ok, dropped}` (`DELETE /tasks/{task_id}` does the same) |
  *
@@ -19,6 +19,7 @@
  *
  * @module
  */
+import { version } from "../internal/version.ts";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { limitBody } from "../internal/body_limit.ts";
 import { createErrorHandler, notFoundHandler, validationHook } from "../internal/http_error.ts";
@@ -62,6 +63,7 @@ const routes = {
       200: json(
         z.object({
           status: z.literal("ok"),
+          version: z.string().openapi({ description: "The release version", example: "1.3.1" }),
           worker_id: z.string(),
           state: z.enum(["registering", "idle", "busy"]),
           task_id: z.string().nullable(),
@@ -136,6 +138,7 @@ export function createWorkerApp(deps: WorkerAppDeps): OpenAPIHono<WorkerEnv> {
     const s = node.state;
     return c.json({
       status: "ok" as const,
+      version: version(),
       worker_id: s.worker_id,
       state: s.status,
       task_id: s.task_id,
@@ -162,7 +165,7 @@ export function createWorkerApp(deps: WorkerAppDeps): OpenAPIHono<WorkerEnv> {
 
   app.doc31("/openapi.json", {
     openapi: "3.1.0",
-    info: { title: "Permafrost worker", version: "1.0.0" },
+    info: { title: "Permafrost worker", version: version() },
   });
   return app;
 }

@@ -450,6 +450,7 @@ Deno.test("createWorkerApp() takes a task, refuses a second one, cancels, and an
       const res = await app.request("/health");
       assert.deepEqual(await res.json(), {
         status: "ok",
+        version: JSON.parse(Deno.readTextFileSync("deno.json")).version,
         worker_id: "w1",
         state: "registering",
         task_id: null,

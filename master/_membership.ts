@@ -1,0 +1,196 @@
+/**
+ * The master's membership: workers register, send heartbeats, and go offline when
+ * silent for {@link MISSED_HEARTBEATS} heartbeat intervals (their task re-queued
+ * without counting the attempt). What the master and a worker believe the worker runs
+ * is reconciled on every register and heartbeat: a task the worker should not run is
+ * dropped there, a task it does not run is re-queued here. After a restart, a task
+ * still RUNNING waits 3 heartbeat intervals for its worker to re-register.
+ *
+ * @module
+ */
+import { JobError } from "../client/errors.ts";
+import type {
+  HeartbeatRequest,
+  HeartbeatResponse,
+  RegisterRequest,
+  RegisterResponse,
+  RunningTask,
+  WorkerRecord,
+} from "../client/types.ts";
+import { workerUrl } from "./transport.ts";
+import { iso, type MasterState, type WorkerState } from "./_state.ts";
+
+/** Heartbeat intervals of silence after which a worker is offline. */
+export const MISSED_HEARTBEATS = 3;
+
+/** Who is in the cluster, and whether they are still there. */
+export class Membership {
+  #s: MasterState;
+
+  /** @param state The master's shared state. */
+  constructor(state: MasterState) {
+    this.#s = state;
+  }
+
+  /**
+   * Registers (or re-registers) a worker.
+   *
+   * @param req Id, URL, and the task it still runs.
+   * @param remoteHost The caller's address, used when the URL's host is unspecified (`0.0.0.0`).
+   * @returns Heartbeat interval, the URL used, and tasks to drop.
+   */
+  register(req: RegisterRequest, remoteHost?: string): RegisterResponse {
+    const now = this.#s.now();
+    const url = workerUrl(req.url, remoteHost);
+    const old = this.#s.workers.get(req.worker_id);
+    const worker: WorkerState = old ?? {
+      worker_id: req.worker_id,
+      url,
+      status: "idle",
+      task_id: null,
+      jobs: new Set(),
+      tasks_done: 0,
+      tasks_failed: 0,
+      last_heartbeat: now,
+      registered_at: now,
+    };
+    worker.url = url;
+    worker.last_heartbeat = now;
+    if (!old) this.#s.workers.set(req.worker_id, worker);
+    // Tasks the master believes this worker runs, but it does not: re-queue them.
+    for (const t of [...this.#s.running]) {
+      if (t.worker_id === worker.worker_id && t.task_id !== req.running?.task_id) {
+        if (worker.task_id === t.task_id) worker.task_id = null;
+        this.#s.requeue(t, `worker ${worker.worker_id} re-registered without it`);
+      }
+    }
+    const drop = this.#reconcile(worker, req.running ?? null, true);
+    this.#s.log.info(old ? "worker re-registered" : "worker registered", {
+      worker_id: worker.worker_id,
+      url,
+      status: worker.status,
+    });
+    this.#s.hooks.schedule();
+    return { worker_id: worker.worker_id, heartbeat_s: this.#s.heartbeatMs / 1000, url, drop };
+  }
+
+  /**
+   * Records a heartbeat.
+   *
+   * @param workerId The worker.
+   * @param req The task it runs, if any.
+   * @returns Tasks to drop.
+   * @throws {JobError} WORKER_NOT_FOUND when the worker never registered (it should register).
+   */
+  heartbeat(workerId: string, req: HeartbeatRequest = {}): HeartbeatResponse {
+    const worker = this.#s.workers.get(workerId);
+    if (!worker) {
+      throw new JobError(
+        "WORKER_NOT_FOUND",
+        `No worker '${workerId}': register with POST /workers/register`,
+      );
+    }
+    worker.last_heartbeat = this.#s.now();
+    const drop = this.#reconcile(worker, req.running ?? null, false);
+    this.#s.hooks.schedule();
+    return { ok: true, drop };
+  }
+
+  /** Aligns what the master and a worker believe the worker runs; returns tasks to drop. */
+  #reconcile(worker: WorkerState, running: RunningTask | null, registering: boolean): string[] {
+    const drop: string[] = [];
+    if (worker.status === "offline") {
+      this.#s.log.info("worker back online", { worker_id: worker.worker_id });
+      worker.status = "idle";
+      worker.task_id = null;
+    }
+    if (running) {
+      const t = this.#s.taskById.get(running.task_id);
+      if (
+        t && t.status === "RUNNING" && t.lease === running.lease &&
+        t.worker_id === worker.worker_id
+      ) {
+        worker.status = "busy";
+        worker.task_id = t.task_id;
+        return drop;
+      }
+      // A task it should not run (cancelled, re-queued elsewhere, already done): it
+      // drops it at once, so its state here stands.
+      drop.push(running.task_id);
+      if (worker.task_id !== running.task_id) return drop;
+      worker.task_id = null;
+      worker.status = "idle";
+      return drop;
+    }
+    if (worker.task_id !== null) {
+      const t = this.#s.taskById.get(worker.task_id);
+      // Not yet started on the worker (the assignment is in flight): give it time.
+      const young = t?.started_at != null &&
+        this.#s.now() - t.started_at < 2 * this.#s.heartbeatMs;
+      if (
+        t && t.status === "RUNNING" && t.worker_id === worker.worker_id && (young && !registering)
+      ) {
+        return drop;
+      }
+      if (t && t.status === "RUNNING" && t.worker_id === worker.worker_id) {
+        this.#s.requeue(t, `worker ${worker.worker_id} does not run it`);
+      }
+      worker.task_id = null;
+    }
+    worker.status = "idle";
+    return drop;
+  }
+
+  /** Marks silent workers offline and re-queues their tasks (the caller's clock tick). */
+  sweep(): void {
+    const now = this.#s.now();
+    const silence = MISSED_HEARTBEATS * this.#s.heartbeatMs;
+    for (const w of this.#s.workers.values()) {
+      if (w.status === "offline" || now - w.last_heartbeat <= silence) continue;
+      w.status = "offline";
+      this.#s.log.warn("worker offline", {
+        worker_id: w.worker_id,
+        silent_s: (now - w.last_heartbeat) / 1000,
+      });
+      const t = w.task_id ? this.#s.taskById.get(w.task_id) : undefined;
+      w.task_id = null;
+      if (t && t.status === "RUNNING" && t.worker_id === w.worker_id) {
+        this.#s.requeue(t, `worker ${w.worker_id} went offline`);
+      }
+    }
+    if (now - this.#s.startedAt <= silence) return;
+    for (const t of [...this.#s.running]) {
+      // Running when the master restarted; its worker never came back.
+      if (t.worker_id === null || !this.#s.workers.has(t.worker_id)) {
+        this.#s.requeue(t, `worker ${t.worker_id} did not re-register`);
+      }
+    }
+  }
+
+  /** Every worker, in registration order. */
+  list(): WorkerRecord[] {
+    const now = this.#s.now();
+    return [...this.#s.workers.values()].map((w) => ({
+      worker_id: w.worker_id,
+      url: w.url,
+      status: w.status,
+      jobs_done: w.jobs.size,
+      tasks_done: w.tasks_done,
+      tasks_failed: w.tasks_failed,
+      last_heartbeat: iso(w.last_heartbeat)!,
+      heartbeat_age_s: Math.max(0, (now - w.last_heartbeat) / 1000),
+      task_id: w.task_id,
+      registered_at: iso(w.registered_at)!,
+    }));
+  }
+
+  /** Workers not offline, idle, and offline. */
+  counts(): { workers: number; idle_workers: number; offline_workers: number } {
+    const workers = [...this.#s.workers.values()];
+    return {
+      workers: workers.filter((w) => w.status !== "offline").length,
+      idle_workers: workers.filter((w) => w.status === "idle").length,
+      offline_workers: workers.filter((w) => w.status === "offline").length,
+    };
+  }
+}

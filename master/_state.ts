@@ -1,0 +1,269 @@
+/**
+ * What the master's parts share: its settings, the jobs, tasks and workers in memory
+ * (written through to the {@link JobStore}), background work, the callers waiting for
+ * a job's end, and the two steps every part may need: ending a job and telling a
+ * worker to drop a task.
+ *
+ * The parts ({@link Master} in `master.ts`, the scheduler, membership and assembly in
+ * `_scheduler.ts`, `_membership.ts`, `_assembly.ts`) each hold this one object; what
+ * one part asks of another that sits above it in that list (the scheduler starting a
+ * preparation or an assembly, anything asking for a schedule round) goes through
+ * {@link MasterHooks}, set once by the master, so the files import downwards only.
+ *
+ * @module
+ */
+import type { TaskSpec } from "../client/types.ts";
+import { JobError } from "../client/errors.ts";
+import { PermafrostError } from "../internal/errors.ts";
+import type { Logger } from "../internal/log.ts";
+import type { ChunkStaging } from "./staging.ts";
+import type { JobRow, JobStore, TaskRow } from "./store.ts";
+import type { WorkerTransport } from "./transport.ts";
+
+/** A worker as the master sees it. */
+export interface WorkerState {
+  worker_id: string;
+  url: string;
+  status: "idle" | "busy" | "offline";
+  /** Task the master gave it and expects back, or null. */
+  task_id: string | null;
+  /** Jobs it finished a task for. */
+  jobs: Set<string>;
+  /** Tasks it finished. */
+  tasks_done: number;
+  tasks_failed: number;
+  last_heartbeat: number;
+  registered_at: number;
+}
+
+/** Steps of the parts above the state, set by the master once they exist. */
+export interface MasterHooks {
+  /** Assigns queued tasks to idle workers. */
+  schedule(): void;
+  /** Starts (or starts over) a job's preparation. */
+  startPrepare(job: JobRow): void;
+  /** Starts writing a job's archive once every task is done. */
+  startAssemble(job: JobRow): void;
+}
+
+/** The master's settings, as the parts use them. */
+export interface MasterSettings {
+  store: JobStore;
+  log: Logger;
+  now: () => number;
+  transport: WorkerTransport;
+  staging: ChunkStaging;
+  maxRetries: number;
+  heartbeatMs: number;
+  taskTimeoutMs: number;
+}
+
+/** A unique id: 12 hex digits. */
+export function newId(): string {
+  return crypto.randomUUID().replaceAll("-", "").slice(0, 12);
+}
+
+/** Epoch milliseconds as ISO 8601, null kept. */
+export function iso(ms: number | null): string | null {
+  return ms === null ? null : new Date(ms).toISOString();
+}
+
+/** An error as one line for a job's or task's `error`. */
+export function errorText(e: unknown): string {
+  if (e instanceof PermafrostError) return `${e.code}: ${e.message}`;
+  return e instanceof Error ? e.message : String(e);
+}
+
+/** Forgets where a task's chunk was staged. */
+export function unstage(t: TaskRow): void {
+  t.staged_path = null;
+  t.staged_offset = null;
+  t.staged_bytes = null;
+  t.staged_sha256 = null;
+}
+
+/** The shared state (see the module doc). */
+export class MasterState implements MasterSettings {
+  readonly store: JobStore;
+  readonly log: Logger;
+  readonly now: () => number;
+  readonly transport: WorkerTransport;
+  readonly staging: ChunkStaging;
+  readonly maxRetries: number;
+  readonly heartbeatMs: number;
+  readonly taskTimeoutMs: number;
+  /** When this master started (its clock). */
+  readonly startedAt: number;
+
+  readonly jobs = new Map<string, JobRow>();
+  readonly tasks = new Map<string, TaskRow[]>();
+  readonly taskById = new Map<string, TaskRow>();
+  /** Each job's QUEUED tasks, in the order they are handed out. */
+  readonly queues = new Map<string, TaskRow[]>();
+  readonly running = new Set<TaskRow>();
+  readonly workers = new Map<string, WorkerState>();
+  /** Jobs whose archive is being written, with the flag that stops the write. */
+  readonly assembling = new Map<string, { cancelled: boolean }>();
+  /** Jobs being prepared, with the generation the preparation is for. */
+  readonly preparing = new Map<string, number>();
+  /** Set by the master right after construction. */
+  hooks!: MasterHooks;
+  closed = false;
+  /** While a done-report is handled: its worker, which takes its next task in the answer. */
+  inlineFor: WorkerState | null = null;
+  /** The task assigned to `inlineFor` meanwhile. */
+  inlineSpec: TaskSpec | null = null;
+
+  #pending = new Set<Promise<unknown>>();
+  #finishWaiters = new Map<string, Set<() => void>>();
+
+  constructor(settings: MasterSettings) {
+    this.store = settings.store;
+    this.log = settings.log;
+    this.now = settings.now;
+    this.transport = settings.transport;
+    this.staging = settings.staging;
+    this.maxRetries = settings.maxRetries;
+    this.heartbeatMs = settings.heartbeatMs;
+    this.taskTimeoutMs = settings.taskTimeoutMs;
+    this.startedAt = this.now();
+  }
+
+  /** Whether a job is still QUEUED or RUNNING. */
+  active(job: JobRow): boolean {
+    return job.status === "QUEUED" || job.status === "RUNNING";
+  }
+
+  /** Whether a prepared job has every task DONE. */
+  allDone(job: JobRow): boolean {
+    return job.tasks_total !== null &&
+      (this.tasks.get(job.job_id) ?? []).every((t) => t.status === "DONE");
+  }
+
+  /**
+   * A job by id.
+   *
+   * @throws {JobError} JOB_NOT_FOUND.
+   */
+  job(jobId: string): JobRow {
+    const job = this.jobs.get(jobId);
+    if (!job) throw new JobError("JOB_NOT_FOUND", `No job '${jobId}'`);
+    return job;
+  }
+
+  /** Runs `p` in the background; {@link settled} waits for it, a failure is logged. */
+  track<T>(p: Promise<T>): void {
+    const tracked = p.catch((err) => {
+      this.log.error("background work failed", { err, stack: (err as Error)?.stack });
+    }).finally(() => this.#pending.delete(tracked));
+    this.#pending.add(tracked);
+  }
+
+  /** Resolves once every background step has settled. */
+  async settled(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
+  }
+
+  /** Waits for a job's end (see `Master.untilFinished`). */
+  async untilFinished(jobId: string, ms: number, signal?: AbortSignal): Promise<void> {
+    if (!this.active(this.job(jobId)) || this.closed || signal?.aborted) return;
+    let waiters = this.#finishWaiters.get(jobId);
+    if (!waiters) this.#finishWaiters.set(jobId, waiters = new Set());
+    const set = waiters;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal?.removeEventListener("abort", done);
+        set.delete(done);
+        if (set.size === 0 && this.#finishWaiters.get(jobId) === set) {
+          this.#finishWaiters.delete(jobId);
+        }
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal?.addEventListener("abort", done, { once: true });
+      set.add(done);
+    });
+  }
+
+  /** Answers every waiter now (the master is closing: no timer outlives it). */
+  stopWaiting(): void {
+    for (const set of [...this.#finishWaiters.values()]) for (const done of [...set]) done();
+  }
+
+  /** Answers the waiters of one job (it has ended). */
+  wakeFinishWaiters(jobId: string): void {
+    for (const done of [...this.#finishWaiters.get(jobId) ?? []]) done();
+  }
+
+  /** Ends a job (CANCELLED or FAILED): drops its running tasks and deletes its staged chunks. */
+  finishJob(job: JobRow, status: "CANCELLED" | "FAILED", error: string | null): void {
+    const now = this.now();
+    job.status = status;
+    job.phase = "finished";
+    job.error = error;
+    job.finished_at = now;
+    job.updated_at = now;
+    const assembling = this.assembling.get(job.job_id);
+    if (assembling) assembling.cancelled = true;
+    this.preparing.delete(job.job_id);
+    const tasks = this.tasks.get(job.job_id) ?? [];
+    for (const t of tasks) {
+      if (t.status === "RUNNING") this.dropOnWorker(t);
+      if (t.status === "QUEUED" || t.status === "RUNNING") {
+        t.status = "CANCELLED";
+        t.lease = null;
+        t.finished_at = now;
+      }
+      unstage(t);
+    }
+    this.queues.set(job.job_id, []);
+    this.store.transaction(() => {
+      this.store.putJob(job);
+      for (const t of tasks) this.store.putTask(t);
+    });
+    this.track(this.staging.remove(job.job_id));
+    this.wakeFinishWaiters(job.job_id);
+    this.log.info(`job ${status.toLowerCase()}`, { job_id: job.job_id, error });
+  }
+
+  /** Tells the worker running a task to drop it; the task's lease ends now. */
+  dropOnWorker(task: TaskRow): void {
+    this.running.delete(task);
+    const lease = task.lease;
+    task.lease = null;
+    const worker = task.worker_id ? this.workers.get(task.worker_id) : undefined;
+    if (!worker || worker.task_id !== task.task_id) return;
+    // Busy without a task until it confirms: it may still be encoding.
+    worker.task_id = null;
+    if (worker.status === "offline") return;
+    worker.status = "busy";
+    this.track(
+      this.transport.cancel(worker.url, task.task_id).then(() => {
+        if (worker.status === "busy" && worker.task_id === null) {
+          worker.status = "idle";
+          this.hooks.schedule();
+        }
+      }, (err) => {
+        this.log.debug("could not tell worker to drop task; its heartbeat will", {
+          worker_id: worker.worker_id,
+          task_id: task.task_id,
+          lease,
+          err,
+        });
+      }),
+    );
+  }
+
+  /** Puts a task back in its queue without counting the attempt (its worker went away). */
+  requeue(task: TaskRow, why: string): void {
+    this.running.delete(task);
+    task.status = "QUEUED";
+    task.lease = null;
+    task.attempts = Math.max(0, task.attempts - 1);
+    task.started_at = null;
+    this.store.putTask(task);
+    this.queues.get(task.job_id)?.unshift(task);
+    this.log.info("task re-queued", { task_id: task.task_id, job_id: task.job_id, why });
+  }
+}
