@@ -28,7 +28,7 @@
  * @module
  */
 import type { DuckDBValue } from "@duckdb/node-api";
-import { isAbsolute, relative, resolve, sep } from "node:path";
+import { resolve } from "node:path";
 import { PermafrostError } from "../internal/errors.ts";
 import { createLogger, type Logger } from "../internal/log.ts";
 import type { RowRange } from "../format/reader.ts";
@@ -43,6 +43,7 @@ import {
   nameFromPath,
   paging,
   type RegisterOptions,
+  resolveUnderRoot,
 } from "./options.ts";
 import {
   type CatalogDb,
@@ -57,6 +58,7 @@ import { catalogStats, costReport, DEFAULT_PARQUET_RATIO, DEFAULT_PRICES } from 
 import { checkIntegrity } from "./integrity.ts";
 import { chooseVersion, deleteVersions, recordVersion } from "./_record.ts";
 import { searchDatasets } from "./search.ts";
+import { CACHE_NAMES, RecordCache } from "./_cache.ts";
 import { DATASET_COLUMNS, datasetFromRow } from "./_rows.ts";
 import { listChunks, listDatasets, listVersions, notFound } from "./_queries.ts";
 import { isPermissionError, notAllowed, unreadable } from "./_read_errors.ts";
@@ -74,9 +76,6 @@ import type {
   SearchResult,
   SqlResult,
 } from "./types.ts";
-
-/** Names whose records `get` keeps in memory (the oldest is dropped past this). */
-const CACHE_NAMES = 10_000;
 
 const SILENT: Logger = createLogger({ component: "catalog", level: "error", sink: () => {} });
 
@@ -102,10 +101,8 @@ export class Catalog {
   readonly #root: string | undefined;
   #opening: Promise<CatalogDb> | undefined;
   #closed = false;
-  /** Dataset records by name, then by version key (`""` = latest); see {@link Catalog.get}. */
-  readonly #cache = new Map<string, Map<string, DatasetDetail>>();
-  /** Bumped after every committed write, so a read that raced a write is not cached. */
-  #generation = 0;
+  /** Records `get` has read (`_cache.ts`). */
+  readonly #cache = new RecordCache();
 
   /**
    * Creates a catalog on a database file. Nothing is opened until the first call
@@ -204,9 +201,10 @@ export class Catalog {
         `SELECT ${DATASET_COLUMNS}, count(*) OVER (PARTITION BY name) AS n_versions FROM datasets
          QUALIFY row_number() OVER (PARTITION BY name ORDER BY seq DESC) = 1 LIMIT ${CACHE_NAMES}`,
       );
+      const generation = this.#cache.generation;
       for (const row of rows) {
         const detail: DatasetDetail = { ...datasetFromRow(row), versions: Number(row.n_versions) };
-        this.#cache.set(detail.name, new Map([["", detail]]));
+        this.#cache.keep(detail.name, "", detail, generation);
       }
     } catch (err) {
       this.#logger.warn("cannot warm the dataset cache", { err });
@@ -257,9 +255,9 @@ export class Catalog {
   async get(name: string, options: { version?: string } = {}): Promise<DatasetDetail> {
     if (this.#closed) throw new CatalogError("CLOSED", "The catalog is closed");
     const key = options.version ?? "";
-    const hit = this.#cache.get(name)?.get(key);
-    if (hit) return structuredClone(hit);
-    const generation = this.#generation;
+    const hit = this.#cache.get(name, key);
+    if (hit) return hit;
+    const generation = this.#cache.generation;
     const rows = options.version === undefined
       ? await this.#read(
         `SELECT ${DATASET_COLUMNS}, count(*) OVER () AS n_versions FROM datasets WHERE name = $1
@@ -274,22 +272,7 @@ export class Catalog {
     const row = rows[0];
     if (!row) throw notFound(name, options.version);
     const detail: DatasetDetail = { ...datasetFromRow(row), versions: Number(row.n_versions) };
-    if (generation === this.#generation) {
-      let byVersion = this.#cache.get(name);
-      if (!byVersion) {
-        if (this.#cache.size >= CACHE_NAMES) this.#cache.delete(this.#cache.keys().next().value!);
-        this.#cache.set(name, byVersion = new Map());
-      }
-      byVersion.set(key, detail);
-      return structuredClone(detail);
-    }
-    return detail;
-  }
-
-  /** Forgets cached records of a name after a committed write. */
-  #written(name: string): void {
-    this.#generation++;
-    this.#cache.delete(name);
+    return this.#cache.keep(name, key, detail, generation);
   }
 
   /**
@@ -405,7 +388,7 @@ export class Catalog {
         description,
         registeredAt,
       });
-      this.#written(name);
+      this.#cache.written(name);
       return { created: true, version };
     });
     if (outcome.created) {
@@ -482,7 +465,7 @@ export class Catalog {
     const db = await this.#db();
     const removed = await db.writer.run(async (c) => {
       const found = await deleteVersions(c, name, options.version);
-      this.#written(name);
+      this.#cache.written(name);
       return found;
     });
     this.#logger.info("dataset removed", { name, versions: removed });
@@ -615,21 +598,6 @@ export class Catalog {
   }
 
   #resolvePath(path: string): string {
-    if (typeof path !== "string" || path.trim() === "" || path.includes("\0")) {
-      throw new CatalogError("INVALID_ARGUMENT", "Path is empty");
-    }
-    if (!this.#root) return this.#backend.resolve(path);
-    const abs = resolve(this.#root, path);
-    const rel = relative(this.#root, abs);
-    if (rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
-      throw new CatalogError(
-        "PATH_OUTSIDE_ROOT",
-        `Path '${path}' is outside the catalog root '${this.#root}'`,
-        {
-          path,
-        },
-      );
-    }
-    return abs;
+    return resolveUnderRoot(path, this.#root, (p) => this.#backend.resolve(p));
   }
 }

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { basename } from "node:path";
+import { basename, isAbsolute, relative, resolve, sep } from "node:path";
 import type { RowRange } from "../format/reader.ts";
 import type { Logger } from "../internal/log.ts";
 import { ARCHIVE_EXTENSION, type ArchiveBackend } from "./backend.ts";
@@ -128,4 +128,36 @@ export function nameFromPath(path: string): string {
   if (base.endsWith(ARCHIVE_EXTENSION)) base = base.slice(0, -ARCHIVE_EXTENSION.length);
   const clean = base.replace(/[^A-Za-z0-9._-]/g, "_").replace(/^[._-]+/, "").slice(0, 128);
   return clean === "" ? "dataset" : clean;
+}
+
+/**
+ * Resolves a path to register under the catalog's root.
+ *
+ * @param path The path as given.
+ * @param root The root (absolute), or undefined for none.
+ * @param resolveFree How a path resolves without a root (the backend's way).
+ * @returns The absolute path.
+ * @throws {CatalogError} INVALID_ARGUMENT for an empty path; PATH_OUTSIDE_ROOT.
+ */
+export function resolveUnderRoot(
+  path: string,
+  root: string | undefined,
+  resolveFree: (path: string) => string,
+): string {
+  if (typeof path !== "string" || path.trim() === "" || path.includes("\0")) {
+    throw new CatalogError("INVALID_ARGUMENT", "Path is empty");
+  }
+  if (!root) return resolveFree(path);
+  const abs = resolve(root, path);
+  const rel = relative(root, abs);
+  if (rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
+    throw new CatalogError(
+      "PATH_OUTSIDE_ROOT",
+      `Path '${path}' is outside the catalog root '${root}'`,
+      {
+        path,
+      },
+    );
+  }
+  return abs;
 }
