@@ -3,6 +3,7 @@
  * tokens get in; `/health` is public), the "auth is off" warning, and the worker's
  * own service token on every request it makes to the master.
  */
+import { until } from "../internal/_test_utils.ts";
 import assert from "node:assert/strict";
 import { RBACManager } from "../auth/rbac.ts";
 import { INLINE_ENCODER } from "../format/chunk.ts";
@@ -144,17 +145,14 @@ Deno.test("WorkerNode sends its service token to the master, and says so when it
   });
   try {
     node.start("http://w");
-    for (let i = 0; i < 400 && !lines.some((l) => l.level === "error"); i++) {
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    const error = lines.find((l) => l.level === "error");
-    assert.ok(error, "the refusal was logged as an error");
+    const error = await until(
+      "the refusal to be logged as an error",
+      () => lines.find((l) => l.level === "error"),
+    );
     assert.match(String(error.msg), /refused this worker's token.*PERMAFROST_JWT_SECRET/);
     assert.equal(error.status, 401);
     refuse = false;
-    for (let i = 0; i < 400 && !seen.some((s) => s.path.endsWith("/heartbeat")); i++) {
-      await new Promise((r) => setTimeout(r, 5));
-    }
+    await until("a heartbeat", () => seen.some((s) => s.path.endsWith("/heartbeat")));
     assert.ok(seen.some((s) => s.path === "/workers/w%3A1/heartbeat"), JSON.stringify(seen));
     assert.ok(seen.every((s) => s.sub === "service:w-1"), JSON.stringify(seen));
   } finally {
@@ -171,7 +169,7 @@ Deno.test("WorkerNode sends its service token to the master, and says so when it
   });
   seen.length = 0;
   other.start("http://w2");
-  for (let i = 0; i < 400 && seen.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+  await until("a registration attempt", () => seen.length > 0);
   await other.stop();
   assert.equal(other.state.status, "registering");
   assert.ok(seen.length > 0, "it tried to register");

@@ -42,7 +42,8 @@ import { ParquetReaders } from "../io/parquet.ts";
 import { TaskSpecSchema } from "./task_spec.ts";
 import { type TaskEncoder, TaskThread } from "./task_thread.ts";
 import { decodeBatchBody, encodeChunkBody, WIRE_CONTENT_TYPE } from "../cluster/wire.ts";
-import { type ServiceToken, withServiceToken } from "../cluster/service_token.ts";
+import type { ServiceToken } from "../cluster/service_token.ts";
+import { MasterLink } from "./_master_link.ts";
 import { type FileIdentity, openedIdentity, unchanged } from "../internal/file_identity.ts";
 
 /**
@@ -116,10 +117,8 @@ export function errorReport(err: unknown): TaskErrorReport {
 /** A cluster worker. */
 export class WorkerNode {
   readonly workerId: string;
-  #master: string;
+  #link: MasterLink;
   #read: "auto" | "master";
-  #fetch: typeof fetch;
-  #token: ServiceToken | undefined;
   #log: Logger;
   #makeEncoder: () => TaskEncoder;
   #readRows: (read: TaskRead, signal: AbortSignal) => Promise<Batch>;
@@ -149,10 +148,12 @@ export class WorkerNode {
    */
   constructor(deps: WorkerNodeDeps) {
     this.workerId = deps.workerId || `worker-${crypto.randomUUID().slice(0, 8)}`;
-    this.#master = deps.masterUrl.replace(/\/+$/, "");
+    this.#link = new MasterLink(deps.masterUrl, {
+      fetch: deps.fetch,
+      token: deps.token,
+      timeoutMs: () => Math.max(10_000, 4 * this.#heartbeatMs),
+    });
     this.#read = deps.read ?? "auto";
-    this.#fetch = deps.fetch ?? fetch;
-    this.#token = deps.token;
     this.#log = deps.logger ?? createLogger({ component: "worker" });
     this.#log = this.#log.child({ worker_id: this.workerId });
     this.#makeEncoder = deps.encoder ?? (() => new TaskThread());
@@ -167,7 +168,7 @@ export class WorkerNode {
       worker_id: this.workerId,
       status: !this.#registered ? "registering" : this.#current ? "busy" : "idle",
       task_id: this.#current?.spec.task_id ?? null,
-      master: this.#master,
+      master: this.#link.url,
       tasks_done: this.#tasksDone,
     };
   }
@@ -223,8 +224,8 @@ export class WorkerNode {
     while (!this.#stopped) {
       if (!this.#registered) {
         try {
-          await this.#register();
-          if (failures > 0) this.#log.info("reached the master again", { master: this.#master });
+          await this.register();
+          if (failures > 0) this.#log.info("reached the master again", { master: this.#link.url });
           failures = 0;
           backoff = 100;
         } catch (err) {
@@ -233,11 +234,11 @@ export class WorkerNode {
           if (refused && (failures === 1 || failures % 10 === 0)) {
             this.#log.error(
               "the master refused this worker's token; is PERMAFROST_JWT_SECRET the same on the master and every worker?",
-              { master: this.#master, status: err.status, attempts: failures, err },
+              { master: this.#link.url, status: err.status, attempts: failures, err },
             );
           } else if (failures === 1 || failures % 10 === 0) {
             this.#log.warn("cannot register with the master; retrying", {
-              master: this.#master,
+              master: this.#link.url,
               attempts: failures,
               retry_in_ms: backoff,
               err,
@@ -257,7 +258,7 @@ export class WorkerNode {
         if (err instanceof JobError && err.code === "WORKER_NOT_FOUND") {
           this.#log.info("the master does not know this worker (restarted?); registering again");
         } else {
-          this.#log.warn("lost the master; registering again", { master: this.#master, err });
+          this.#log.warn("lost the master; registering again", { master: this.#link.url, err });
         }
       }
     }
@@ -284,81 +285,43 @@ export class WorkerNode {
     return run ? { task_id: run.spec.task_id, lease: run.spec.lease } : null;
   }
 
-  async #post(
-    path: string,
-    body: BodyInit,
-    type: string,
-    signal?: AbortSignal,
-  ): Promise<Response> {
-    const timeout = AbortSignal.timeout(Math.max(10_000, 4 * this.#heartbeatMs));
-    const headers = await withServiceToken({ "content-type": type }, this.#token);
-    try {
-      return await this.#fetch(`${this.#master}${path}`, {
-        method: "POST",
-        headers,
-        body,
-        signal: signal ? AbortSignal.any([signal, timeout]) : timeout,
-      });
-    } catch (cause) {
-      throw new JobError(
-        "UNREACHABLE",
-        `Cannot reach the master at ${this.#master}: ${
-          cause instanceof Error ? cause.message : String(cause)
-        }`,
-        { cause },
-      );
-    }
-  }
-
-  async #json<T>(res: Response): Promise<T> {
-    const text = await res.text();
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = null;
-    }
-    if (!res.ok) {
-      const e = (body as { error?: { code?: string; message?: string } } | null)?.error;
-      const code = e?.code === "WORKER_NOT_FOUND" || e?.code === "STALE_RESULT" ||
-          e?.code === "TASK_NOT_FOUND" || e?.code === "BAD_CHUNK"
-        ? e.code
-        : "REQUEST_FAILED";
-      throw new JobError(
-        code,
-        `Master answered ${res.status}: ${e?.message ?? text.slice(0, 200)}`,
-        {
-          status: res.status,
-        },
-      );
-    }
-    return body as T;
-  }
-
-  async #register(): Promise<void> {
-    const res = await this.#post(
+  /**
+   * Joins the master once: registers this worker (with the task it still runs, so a
+   * restarted master re-adopts it) and takes the heartbeat interval the master asks
+   * for. {@link start} calls it, and again whenever the master has lost this worker;
+   * call it yourself to join without the heartbeat loop, or to learn the answer.
+   *
+   * @param url Where the master reaches this worker (default: the URL given to `start`).
+   * @returns The master's answer: heartbeat interval, the URL it will use, tasks to drop.
+   * @throws {JobError} UNREACHABLE, or REQUEST_FAILED with the status (401/403: a
+   * service token the master refuses).
+   */
+  async register(url?: string): Promise<RegisterResponse> {
+    if (url !== undefined) this.#url = url;
+    const res = await this.#link.post(
       "/workers/register",
       JSON.stringify({ worker_id: this.workerId, url: this.#url, running: this.#running() }),
       "application/json",
     );
-    const answer = await this.#json<RegisterResponse>(res);
+    const answer = await this.#link.json<RegisterResponse>(res);
     this.#heartbeatMs = answer.heartbeat_s * 1000;
     this.#registered = true;
     this.#log.info("registered with the master", {
-      master: this.#master,
+      master: this.#link.url,
       url: answer.url,
       heartbeat_s: answer.heartbeat_s,
     });
     for (const id of answer.drop) this.#drop(id, "the master does not expect it");
+    return answer;
   }
 
   async #heartbeat(): Promise<void> {
-    const res = await this.#post(
+    const res = await this.#link.post(
       `/workers/${encodeURIComponent(this.workerId)}/heartbeat`,
       JSON.stringify({ running: this.#running() }),
       "application/json",
     );
-    const answer = await this.#json<HeartbeatResponse>(res);
+    const answer = await this.#link.json<HeartbeatResponse>(res);
     for (const id of answer.drop) this.#drop(id, "the master does not expect it");
   }
 
@@ -521,8 +484,8 @@ export class WorkerNode {
     for (let attempt = 1;; attempt++) {
       if (run.cancelled || this.#stopped) return false;
       try {
-        const res = await this.#post(path, body as BodyInit, type, run.abort.signal);
-        const answer = await this.#json<{ next?: unknown }>(res);
+        const res = await this.#link.post(path, body as BodyInit, type, run.abort.signal);
+        const answer = await this.#link.json<{ next?: unknown }>(res);
         if (answer?.next !== undefined) this.#acceptInline(answer.next);
         return true;
       } catch (err) {
@@ -613,24 +576,8 @@ export class WorkerNode {
   }
 
   async #fetchRows(spec: TaskSpec, schema: Schema, signal: AbortSignal): Promise<Batch> {
-    const url = `${this.#master}/tasks/${encodeURIComponent(spec.task_id)}/rows?lease=${
-      encodeURIComponent(spec.lease)
-    }`;
-    const headers = await withServiceToken({}, this.#token);
-    let res: Response;
-    try {
-      res = await this.#fetch(url, { signal, headers });
-    } catch (cause) {
-      throw new JobError(
-        "UNREACHABLE",
-        `Cannot fetch rows from the master: ${
-          cause instanceof Error ? cause.message : String(cause)
-        }`,
-        { cause },
-      );
-    }
-    if (!res.ok) await this.#json<unknown>(res);
-    const batch = decodeBatchBody(new Uint8Array(await res.arrayBuffer()));
+    const body = await this.#link.taskRows(spec, signal);
+    const batch = decodeBatchBody(body);
     if (batch.length !== spec.window.rows || !sameSchema(batch.schema, schema)) {
       throw new JobError(
         "SOURCE_CHANGED",

@@ -3,11 +3,13 @@
  * answers as the master would): registration with back-off, heartbeats, drops,
  * result retries, and the worker's HTTP answers.
  */
+import { until } from "../internal/_test_utils.ts";
 import assert from "node:assert/strict";
 import { INLINE_ENCODER } from "../format/chunk.ts";
 import type { Batch } from "../format/column.ts";
 import { IoError } from "../io/errors.ts";
 import type { TaskSpec } from "../client/types.ts";
+import { JobError } from "../client/errors.ts";
 import { fieldJson, layoutSource, readTaskRows, sourceSchema } from "../cluster/task_source.ts";
 import { decodeChunkBody, encodeBatchBody, WIRE_CONTENT_TYPE } from "../cluster/wire.ts";
 import { planColumns } from "../format/plan.ts";
@@ -102,14 +104,6 @@ function nodeFor(master: { fetch: typeof fetch }, deps: Partial<WorkerNodeDeps> 
   });
 }
 
-async function until(what: string, check: () => boolean, rounds = 2000): Promise<void> {
-  for (let i = 0; i < rounds; i++) {
-    if (check()) return;
-    await new Promise((r) => setTimeout(r, 5));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 const batch: Batch = {
   schema: [{ name: "a", type: "int64", nullable: false }],
   columns: [{ type: "int64", values: BigInt64Array.of(1n, 2n, 3n), validity: null }],
@@ -161,6 +155,27 @@ Deno.test("WorkerNode keeps retrying registration with back-off while the master
     await until("registration", () => node.state.status === "idle");
     assert.ok(lines.some((l) => l.msg === "reached the master again"));
     await until("a heartbeat", () => master.calls.some((c) => c.path === "/workers/w1/heartbeat"));
+  } finally {
+    await node.stop();
+  }
+});
+
+Deno.test("WorkerNode.register() joins the master once and returns its answer", async () => {
+  const master = scriptedMaster(0.5);
+  const node = nodeFor(master);
+  try {
+    const answer = await node.register("http://w:7001");
+    assert.deepEqual(answer, { worker_id: "w1", heartbeat_s: 0.5, url: "http://w", drop: [] });
+    assert.equal(node.state.status, "idle");
+    assert.deepEqual(master.calls.map((c) => [c.path, c.body]), [
+      ["/workers/register", { worker_id: "w1", url: "http://w:7001", running: null }],
+    ]);
+    master.state.down = true;
+    await assert.rejects(node.register(), (e: unknown) => {
+      assert.ok(e instanceof JobError);
+      assert.equal(e.code, "UNREACHABLE");
+      return true;
+    });
   } finally {
     await node.stop();
   }
