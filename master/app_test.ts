@@ -3,6 +3,7 @@
  * error and the master keeps serving; and whole jobs run by in-process workers
  * (their apps wired to the master's, no sockets) give the local freeze's payload.
  */
+import { until } from "../internal/_test_utils.ts";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { freeze } from "../ops/freeze.ts";
@@ -316,11 +317,10 @@ Deno.test("GET /jobs/{id}?wait_s= answers at once when the master stops waiting 
       .then((res) => (answered = res));
     // Until the request is answered (its handler registers its wait on a later
     // turn), for 10 s at most where the wait would hold it 55 s.
-    for (let i = 0; i < 500 && !answered; i++) {
+    await until("the held request to be answered", () => {
       c.master.stopWaiting();
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    assert.ok(answered, "the held request was answered");
+      return answered !== null;
+    }, { intervalMs: 20 });
     const job = await jsonOf(await held);
     assert.equal(job.job_id, jobId);
     assert.notEqual(job.status, "DONE");
