@@ -32,12 +32,8 @@ export { thaw, thawTable } from "./ops/thaw.ts";
 export { freezeFile, freezeStream } from "./ops/stream.ts";
 export type { FreezeFileOptions, FreezeStreamOptions } from "./ops/stream.ts";
 export { freezePartitioned } from "./ops/partition.ts";
-export type {
-  FreezePartitionedOptions,
-  PartitionedSummary,
-  PartitionEntry,
-  PartitionManifest,
-} from "./ops/partition.ts";
+export type { FreezePartitionedOptions, PartitionedSummary } from "./ops/partition.ts";
+export type { PartitionEntry, PartitionManifest } from "./ops/partition_read.ts";
 export { append } from "./ops/append.ts";
 export type { AppendOptions, AppendSummary } from "./ops/append.ts";
 export { diff, formatDiff } from "./ops/diff.ts";

@@ -1,8 +1,8 @@
 /**
  * Partitioned datasets: `freezePartitioned(source, dir, {partitionBy})` writes
  * one archive per distinct combination of the partition columns' values, Hive
- * style, plus a small manifest; `readPartitioned` reads a directory back,
- * opening only the partitions a `where` can match.
+ * style, plus a small manifest; `readPartitioned` (`partition_read.ts`) reads a
+ * directory back, opening only the partitions a `where` can match.
  *
  * Layout:
  * ```
@@ -39,13 +39,11 @@ import { encodeChunk } from "../format/chunk.ts";
 import type { Batch, Field, Schema } from "../format/column.ts";
 import { cellValue, concatBatches, sliceBatch } from "../format/column.ts";
 import { valueText } from "../io/cell_text.ts";
-import type { ArrowSchemaJson, ColumnPlan, ColumnStats } from "../format/header.ts";
-import { schemaFromJson, schemaToJson } from "../format/header.ts";
+import type { ColumnPlan, ColumnStats } from "../format/header.ts";
+import { schemaToJson } from "../format/header.ts";
 import { planColumns } from "../format/plan.ts";
 import { BlockPool } from "../format/pool.ts";
 import type { FormatWarning } from "../format/predictors/predictor.ts";
-import type { KeyRing } from "../format/key_provider.ts";
-import { ArchiveReader, type RowRange } from "../format/reader.ts";
 import { mergeStats } from "../format/stats.ts";
 import { ArchiveWriter, type EncodedChunk } from "../format/writer.ts";
 import { formatDate, formatFloat, TimestampFormatter } from "../io/_format.ts";
@@ -60,57 +58,14 @@ import {
 } from "./freeze.ts";
 import { PrimaryKeyCheck } from "./primary_key.ts";
 import { chooseArchiveCodec, newArchiveHeader } from "../format/new_archive.ts";
-import {
-  scanArchive,
-  type ScanCounters,
-  type ScanOptions,
-  selectSchema,
-  takeRows,
-} from "./_scan.ts";
-import { compileWhere } from "./where.ts";
-
-/** Name of the manifest file in a partitioned dataset directory. */
-export const MANIFEST_NAME = "_manifest.json";
+import { takeRows } from "./_scan.ts";
+import { MANIFEST_NAME, type PartitionEntry, type PartitionManifest } from "./partition_read.ts";
 
 /** Name of each partition's archive inside its folder. */
 export const PART_NAME = "part.pf";
 
 /** Most partitions one freeze may write (each holds an open file and a partial chunk). */
 export const MAX_PARTITIONS = 1000;
-
-/** One partition in the manifest. */
-export interface PartitionEntry {
-  /** Partition column → value as text (dates `YYYY-MM-DD`, timestamps ISO, null as null). */
-  values: Record<string, string | null>;
-  /** Archive path relative to the dataset directory. */
-  path: string;
-  /** Rows. */
-  rows: number;
-  /** Chunks. */
-  chunks: number;
-  /** Size of the archive file. */
-  archive_bytes: number;
-  /** SHA-256 (hex) of the archive's payload. */
-  payload_sha256: string;
-  /** Merged statistics of every column, by name (for pruning whole partitions). */
-  stats: Record<string, ColumnStats>;
-}
-
-/** The manifest (`_manifest.json`). */
-export interface PartitionManifest {
-  /** Always `permafrost-partitioned`. */
-  format: "permafrost-partitioned";
-  /** Manifest version (1). */
-  version: 1;
-  /** Partition columns, outermost first. */
-  partition_by: string[];
-  /** The schema shared by every partition (Arrow-schema JSON). */
-  schema: ArrowSchemaJson;
-  /** Total rows. */
-  rows: number;
-  /** Partitions, in order of first appearance in the source. */
-  partitions: PartitionEntry[];
-}
 
 /** Options of `freezePartitioned`: those of `freeze` plus the partition columns. */
 export interface FreezePartitionedOptions extends FreezeOptions {
@@ -516,112 +471,4 @@ export function pathSegment(text: string | null): string {
   }
   if (out === "__null__" || out === "__empty__") out = out.replaceAll("_", "%5F");
   return out;
-}
-
-/**
- * Tells whether a path is a partitioned dataset directory (holds a manifest).
- *
- * @param path A path.
- * @returns True for a directory with `_manifest.json`.
- */
-export async function isPartitionedDir(path: string): Promise<boolean> {
-  try {
-    const info = await Deno.stat(path);
-    if (!info.isDirectory) return false;
-    return (await Deno.stat(join(path, MANIFEST_NAME))).isFile;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * Reads and checks a partitioned dataset's manifest.
- *
- * @param dir The dataset directory.
- * @returns The manifest and its schema.
- * @throws {OpsError} BAD_OPTION when the manifest is missing or malformed.
- */
-export async function readManifest(
-  dir: string,
-): Promise<{ manifest: PartitionManifest; schema: Schema }> {
-  let manifest: PartitionManifest;
-  try {
-    manifest = JSON.parse(await Deno.readTextFile(join(dir, MANIFEST_NAME)));
-  } catch (cause) {
-    throw new OpsError(
-      "BAD_OPTION",
-      `Cannot read '${join(dir, MANIFEST_NAME)}': ${
-        cause instanceof Error ? cause.message : cause
-      }`,
-      { path: dir, cause },
-    );
-  }
-  if (manifest?.format !== "permafrost-partitioned" || !Array.isArray(manifest.partitions)) {
-    throw new OpsError("BAD_OPTION", `'${join(dir, MANIFEST_NAME)}' is not a Permafrost manifest`, {
-      path: dir,
-    });
-  }
-  for (const p of manifest.partitions) {
-    if (typeof p?.path !== "string" || p.path.split("/").some((s) => s === ".." || s === "")) {
-      throw new OpsError("BAD_OPTION", `'${join(dir, MANIFEST_NAME)}' names a bad partition path`, {
-        path: dir,
-      });
-    }
-  }
-  return { manifest, schema: schemaFromJson(manifest.schema) };
-}
-
-/** Counters of a partitioned read. */
-export interface PartitionCounters extends ScanCounters {
-  /** Partitions in the manifest. */
-  partitions_total: number;
-  /** Partitions opened (the others were skipped by their statistics). */
-  partitions_read: number;
-}
-
-/**
- * Reads a partitioned dataset: partitions in manifest order, each filtered by
- * `where`. `rows` counts across the partitions in that order.
- *
- * @param dir The dataset directory.
- * @param options Rows, columns, where; keys for encrypted partitions.
- * @param counters Updated as partitions and chunks are skipped and read.
- * @returns Batches holding `options.columns`.
- */
-export async function* readPartitioned(
-  dir: string,
-  options: ScanOptions & { keys?: KeyRing },
-  counters: PartitionCounters,
-): AsyncGenerator<Batch> {
-  const { manifest, schema } = await readManifest(dir);
-  selectSchema(schema, options.columns);
-  const where = typeof options.where === "object" && "mask" in options.where
-    ? options.where
-    : options.where === undefined
-    ? undefined
-    : compileWhere(options.where, schema);
-  const start = options.rows?.start ?? 0;
-  const end = options.rows?.end ?? Infinity;
-  counters.partitions_total += manifest.partitions.length;
-  let offset = 0;
-  for (const p of manifest.partitions) {
-    const first = offset;
-    offset += p.rows;
-    if (offset <= start || first >= end) continue;
-    if (where && !where.mayMatch((name) => p.stats?.[name], p.rows)) continue;
-    counters.partitions_read++;
-    const reader = await ArchiveReader.open(join(dir, ...p.path.split("/")), {
-      keys: options.keys,
-      requireKey: true,
-    });
-    try {
-      const rows: RowRange = {
-        start: Math.max(0, start - first),
-        end: Math.min(p.rows, end - first),
-      };
-      yield* scanArchive(reader, { ...options, rows, where }, counters);
-    } finally {
-      reader.close();
-    }
-  }
 }

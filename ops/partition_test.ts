@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import type { Batch, Schema } from "../format/column.ts";
 import { STALE_TEMP_AGE_MS } from "../internal/temp_files.ts";
 import { OpsError } from "./errors.ts";
-import { freezePartitioned, MANIFEST_NAME, pathSegment, readManifest } from "./partition.ts";
+import { freezePartitioned, pathSegment } from "./partition.ts";
+import { MANIFEST_NAME, readManifest } from "./partition_read.ts";
 import { verify } from "./inspect.ts";
 import { thaw, thawTable } from "./thaw.ts";
 

@@ -33,7 +33,7 @@ import { appendTable } from "../io/_write_parquet.ts";
 import { batchesToTable } from "../io/arrow_table.ts";
 import { openParquet } from "../io/parquet.ts";
 import { OpsError } from "./errors.ts";
-import { isPartitionedDir, readManifest, readPartitioned } from "./partition.ts";
+import { isPartitionedDir, readManifest, readPartitioned } from "./partition_read.ts";
 import { newCounters, scanArchive } from "./_scan.ts";
 import { compileWhere, type WhereLiteral, type WhereNode, type WhereOp } from "./where.ts";
 

@@ -4,7 +4,7 @@ import type { Batch, Schema } from "../format/column.ts";
 import { OpsError } from "./errors.ts";
 import { freezeFile, freezeStream } from "./stream.ts";
 import { thawTable } from "./thaw.ts";
-import { isPartitionedDir } from "./partition.ts";
+import { isPartitionedDir } from "./partition_read.ts";
 
 const TMP = ".tmp/ops_stream";
 await Deno.remove(TMP, { recursive: true }).catch(() => {});

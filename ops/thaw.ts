@@ -26,7 +26,7 @@ import {
   type PartitionCounters,
   readManifest,
   readPartitioned,
-} from "./partition.ts";
+} from "./partition_read.ts";
 import { newCounters, scanArchive, selectSchema, whereFor } from "./_scan.ts";
 import type { CompiledWhere, WhereNode } from "./where.ts";
 
