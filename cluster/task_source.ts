@@ -32,7 +32,8 @@ import {
   unchanged,
 } from "../internal/file_identity.ts";
 import type { FieldJson, TaskWindow } from "../client/types.ts";
-import { cutChunk, freezeBatchRows } from "../io/chunk_window.ts";
+import { cutChunk, freezeBatchRows, readChunk } from "../io/chunk_window.ts";
+import { IoError } from "../io/errors.ts";
 
 /** A source cut into task windows. */
 export interface SourceLayout {
@@ -272,10 +273,15 @@ async function readWindow(read: TaskRead, readers?: ParquetReaders): Promise<Bat
     case "parquet":
     case "arrow": {
       if (format === "parquet" && readers) {
+        // The local freeze's Parquet reader (a window of whole batches, then the cut).
         const reader = await readers.get(path, types, window.batch_rows);
         if (!sameSchema(reader.schema, schema)) throw schemaChanged(path, reader.schema, schema);
-        batches = reader.read(range);
-        break;
+        return await readChunk(reader, { ...range, skip: window.skip, rows: window.rows }, path)
+          .catch((err) => {
+            // The same finding in the cluster's terms: the source is not as planned.
+            if (!(err instanceof IoError) || err.code !== "READ_FAILED") throw err;
+            throw new JobError("SOURCE_CHANGED", err.message, { path, cause: err });
+          });
       }
       const options = { types: { ...types }, rows: range, batchRows: window.batch_rows };
       const source = format === "parquet"

@@ -11,7 +11,8 @@ import { INLINE_ENCODER } from "../format/chunk.ts";
 import { servePoolWorker } from "../format/pool.ts";
 import { ParquetReaders } from "../io/parquet.ts";
 import { IoError } from "../io/errors.ts";
-import { type ParquetChunkTask, type ParquetOpenTask, readChunk } from "./_parquet_chunks.ts";
+import type { ParquetChunkTask, ParquetOpenTask } from "./_parquet_chunks.ts";
+import { readChunk } from "../io/chunk_window.ts";
 
 // One open file per Worker for the whole freeze (and a second, should a caller
 // freeze two files with one pool).

@@ -38,15 +38,14 @@ import { tableToBatches } from "../io/arrow_table.ts";
 import { codecById } from "../codecs/registry.ts";
 import { type CodecChoiceName, OpsError } from "./errors.ts";
 import { PrimaryKeyCheck } from "./primary_key.ts";
+import type { ParquetChunkTask, ParquetFile, ParquetOpenTask } from "./_parquet_chunks.ts";
 import {
   type ChunkWindow,
   chunkWindows,
-  type ParquetChunkTask,
-  type ParquetFile,
-  type ParquetOpenTask,
+  freezeBatchRows,
   readChunk,
-} from "./_parquet_chunks.ts";
-import { freezeBatchRows, rechunk } from "../io/chunk_window.ts";
+  rechunk,
+} from "../io/chunk_window.ts";
 import { chooseArchiveCodec, newArchiveHeader } from "../format/new_archive.ts";
 import { MAX_THREADS_PER_CORE, maxThreads } from "./threads.ts";
 

@@ -13,7 +13,7 @@ import { cellValue, concatBatches } from "../format/column.ts";
 import { openParquetRanges } from "../io/parquet.ts";
 import { freeze, thawTable } from "../mod.ts";
 import type { FreezeProgress } from "./freeze.ts";
-import { chunkWindows, readChunk } from "./_parquet_chunks.ts";
+import { chunkWindows, readChunk } from "../io/chunk_window.ts";
 import { rechunk } from "../io/chunk_window.ts";
 
 const TMP = ".tmp/ops_freeze_parquet";
