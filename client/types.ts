@@ -275,6 +275,13 @@ export interface FieldJson {
   scale?: number;
 }
 
+/**
+ * What a column is read as after a value did not fit its inferred type: `json` for
+ * JSON lines (each value keeps its JSON text, so a number stays a number), `string`
+ * for the other formats (`io/source.ts` `fallbackType`).
+ */
+export type TextFallback = "string" | "json";
+
 /** A column's prediction plan (`format/header.ts` `ColumnPlan`). */
 export interface ColumnPlanJson {
   /** Columns it is conditioned on. */
@@ -314,8 +321,8 @@ export interface TaskSpec {
   window: TaskWindow;
   /** The job's schema (every chunk is read with it). */
   schema: FieldJson[];
-  /** Columns forced to text (Parquet and Arrow are opened with these). */
-  types: Record<string, "string">;
+  /** Columns read as text from now on, after a value that did not fit (every reader is opened with these). */
+  types: Record<string, TextFallback>;
   /** The job's plan, by column. */
   plans: Record<string, ColumnPlanJson>;
   /** Codec id of every block. */

@@ -17,6 +17,7 @@
  *
  * @module
  */
+import type { TextFallback } from "../client/types.ts";
 import type { Batch, Field, Schema } from "../format/column.ts";
 import { csvRowBoundaries, readCsvRange } from "../io/csv.ts";
 import { jsonlRowBoundaries, readJsonlRange } from "../io/jsonl.ts";
@@ -170,7 +171,7 @@ export async function sourceSchema(
   path: string,
   options: {
     format: SourceFormat;
-    types: Record<string, "string">;
+    types: Record<string, TextFallback>;
     batchRows: number;
     readers?: ParquetReaders;
   },
@@ -200,7 +201,7 @@ export interface TaskRead {
   /** The job's schema. */
   schema: Schema;
   /** Columns forced to text. */
-  types: Record<string, "string">;
+  types: Record<string, TextFallback>;
   /** The window. */
   window: TaskWindow;
   /**

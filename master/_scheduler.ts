@@ -21,7 +21,8 @@
 import { createHash } from "node:crypto";
 import type { Batch, Schema } from "../format/column.ts";
 import { JobError } from "../client/errors.ts";
-import type { FailedRequest, TaskErrorReport, TaskSpec } from "../client/types.ts";
+import type { FailedRequest, TaskErrorReport, TaskSpec, TextFallback } from "../client/types.ts";
+import { fallbackType, sourceFormatOf } from "../io/source.ts";
 import { decodeChunkBody, encodeBatchBody } from "../cluster/wire.ts";
 import type { TaskRead } from "../cluster/task_source.ts";
 import { DispatchError } from "./transport.ts";
@@ -359,22 +360,26 @@ export class Scheduler {
     this.#endAttemptOnWorker(task);
     const job = this.#s.jobs.get(task.job_id)!;
     const column = error.column;
-    if (error.code === "SCHEMA_MISMATCH" && column && job.types[column] !== "string") {
-      this.#widen(job, column, error.message);
+    const fallback = fallbackType(job.prepared?.format ?? job.format ?? sourceFormatOf(job.source));
+    if (error.code === "SCHEMA_MISMATCH" && column && job.types[column] !== fallback) {
+      this.#widen(job, column, fallback, error.message);
     } else {
       this.failAttempt(task, error, req.worker_id);
     }
     this.schedule();
   }
 
-  /** Reads a column as text from now on and starts the job over (a local freeze does the same). */
-  #widen(job: JobRow, column: string, why: string): void {
+  /**
+   * Reads a column as text (`fallback`: JSON text for JSON lines) from now on and
+   * starts the job over, as a local freeze does.
+   */
+  #widen(job: JobRow, column: string, fallback: TextFallback, why: string): void {
     this.#s.log.info("widening column to text and starting the job over", {
       job_id: job.job_id,
       column,
       why,
     });
-    job.types = { ...job.types, [column]: "string" };
+    job.types = { ...job.types, [column]: fallback };
     job.widened = [...job.widened, column];
     job.generation++;
     job.prepared = null;

@@ -14,6 +14,8 @@
  *
  * @module
  */
+import { fallbackType } from "../io/source.ts";
+import type { TextFallback } from "../client/types.ts";
 import type { Batch } from "../format/column.ts";
 import { planColumns } from "../format/plan.ts";
 import { IoError } from "../io/errors.ts";
@@ -42,7 +44,7 @@ export interface PrepareInput {
   /** Codec asked for. */
   codec: JobCodec;
   /** Columns already forced to text. */
-  types: Record<string, "string">;
+  types: Record<string, TextFallback>;
   /** Windows from an earlier layout of the same source (kept when the job starts over). */
   windows?: TaskWindow[] | null;
   /** The source file as accepted: it must still be that file (else SOURCE_CHANGED). */
@@ -66,7 +68,7 @@ export interface PrepareResult {
   /** Why `auto` chose it (null when the codec was given). */
   autoReason: string | null;
   /** Columns forced to text, with any widened here. */
-  types: Record<string, "string">;
+  types: Record<string, TextFallback>;
   /** Columns widened here, in order. */
   widened: string[];
 }
@@ -130,9 +132,9 @@ async function prepareWith(input: PrepareInput, readers: ParquetReaders): Promis
     } catch (err) {
       if (
         err instanceof IoError && err.code === "SCHEMA_MISMATCH" && err.column &&
-        types[err.column] !== "string"
+        types[err.column] !== fallbackType(format)
       ) {
-        types[err.column] = "string";
+        types[err.column] = fallbackType(format);
         widened.push(err.column);
         continue;
       }

@@ -15,6 +15,7 @@
  *
  * @module
  */
+import type { TextFallback } from "../client/types.ts";
 import { DatabaseSync, type SQLInputValue } from "node:sqlite";
 import { dirname } from "node:path";
 import type {
@@ -58,7 +59,7 @@ export interface JobRow {
   codec: JobCodec;
   chunk_rows: number;
   /** Columns forced to text (grows when a worker reports SCHEMA_MISMATCH). */
-  types: Record<string, "string">;
+  types: Record<string, TextFallback>;
   /** The same columns, in the order they were widened. */
   widened: string[];
   prepared: PreparedJob | null;

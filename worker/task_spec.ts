@@ -7,6 +7,7 @@
  */
 import { z } from "@hono/zod-openapi";
 import { SOURCE_FORMATS } from "../io/types.ts";
+import { COLUMN_TYPES, type ColumnType, MAX_DECIMAL_PRECISION } from "../format/column.ts";
 
 const name = z.string().min(1).max(100_000);
 const count = z.number().int().min(0);
@@ -39,12 +40,14 @@ export const TaskSpecSchema = z.object({
   }),
   schema: z.array(z.object({
     name,
-    type: z.enum(["int64", "float64", "bool", "timestamp", "date", "string"]),
+    type: z.enum(COLUMN_TYPES as [ColumnType, ...ColumnType[]]),
     nullable: z.boolean(),
     unit: z.enum(["s", "ms", "us", "ns"]).optional(),
     timezone: z.string().optional(),
+    precision: z.number().int().min(1).max(MAX_DECIMAL_PRECISION).optional(),
+    scale: z.number().int().min(0).max(MAX_DECIMAL_PRECISION).optional(),
   })).max(100_000),
-  types: z.record(z.string(), z.literal("string")),
+  types: z.record(z.string(), z.enum(["string", "json"])),
   plans: z.record(
     z.string(),
     z.object({
