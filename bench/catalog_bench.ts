@@ -1,6 +1,6 @@
 /**
  * Catalog read throughput: `GET /datasets/{name}` under 32 concurrent connections
- * with 1,000 datasets registered. Target (issue 4): at least 1,000 req/s with p99 at
+ * with 1,000 datasets registered. Target: at least 1,000 req/s with p99 at
  * most 50 ms on this machine.
  *
  * Two rows: the latest version as served (records are cached in memory once read,

@@ -1,5 +1,5 @@
 /**
- * Who may do what on the master, and where a job may read and write (issue 6).
+ * Who may do what on the master, and where a job may read and write.
  * The app authenticates (bearer token → {@link Principal}, `auth/`); this module
  * applies the rules to one caller. With auth off (`who === null`) everyone sees
  * everything, as before.

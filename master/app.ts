@@ -10,7 +10,7 @@
  * (`internal/http_error.ts`; cluster codes mapped by `JOB_STATUS_BY_CODE`). Bodies
  * are limited to 1 MiB, except a frozen chunk (`maxChunkBytes`).
  *
- * Security (issue 6): with an {@link RBACManager} (a JWT secret configured) every
+ * Security: with an {@link RBACManager} (a JWT secret configured) every
  * route but `GET /health` and the status page `/` needs `Authorization: Bearer
  * <JWT>`; 401 without a valid token, 403 without the right:
  *

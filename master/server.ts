@@ -3,7 +3,7 @@
  * builds the app and runs the clock ({@link Master.tick}) on a timer. Shared by
  * `cli/servers.ts` (`master` command, on `Deno.serve`) and `serve.ts` (`deno serve`).
  *
- * Security (issue 6): with a JWT secret it opens the user store (`--users-db`,
+ * Security: with a JWT secret it opens the user store (`--users-db`,
  * default `users.db` in the data directory: the file `cluster add-user` writes) so
  * user tokens are checked against it (a removed user's tokens stop at once), signs
  * the master's own service token for its calls to workers, and resolves the data

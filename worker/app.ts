@@ -10,7 +10,7 @@
  * No state of its own: {@link createWorkerApp} gets the {@link WorkerNode}, so tests
  * drive it through `app.request()`. Errors are `{"error": {"code", "message"}}`.
  *
- * Security (issue 6): with an {@link RBACManager} (the shared JWT secret) every
+ * Security: with an {@link RBACManager} (the shared JWT secret) every
  * route but `GET /health` — `/tasks...` and `/openapi.json` — needs
  * `Authorization: Bearer` with a *service* token, which only the cluster's own
  * processes can sign (the master signs `service:master`): 401 without a valid
