@@ -9,7 +9,6 @@
  */
 import type { Field, TimeUnit } from "../format/column.ts";
 import { type LockedDuckDB, PARQUET_SCHEMA_KEY, sqlIdent } from "./_duckdb.ts";
-import type { ShortStringCache } from "./_parquet_vectors.ts";
 import { resolve } from "node:path";
 import { IoError } from "./errors.ts";
 import type { ForcedType } from "./types.ts";
@@ -258,4 +257,11 @@ export function planForced(
     `Cannot read column '${name}' of Parquet '${path}' as ${forcedName}: it is ${natural?.field.type}; only string, json or ${natural?.field.type} are possible`,
     { path, column: name },
   );
+}
+
+/** The short-string cache of one column (`_parquet_vectors.ts` `shortString`). */
+export interface ShortStringCache {
+  small: Map<number, string>;
+  map: Map<number, Map<number, Map<number, string>>>;
+  size: number;
 }

@@ -16,7 +16,7 @@ import type {
 import type { Batch } from "../format/column.ts";
 import { BatchBuilder, type ColumnBuilder } from "./_builder.ts";
 import { fitsInt64 } from "./_parse.ts";
-import { type ColumnPlan, readFailed } from "./_parquet_plan.ts";
+import { type ColumnPlan, readFailed, type ShortStringCache } from "./_parquet_plan.ts";
 import { IoError } from "./errors.ts";
 
 /**
@@ -263,10 +263,3 @@ function shortString(
 }
 
 const SHORT_DECODER = new TextDecoder();
-
-/** The short-string cache of one column (see {@link shortString}). */
-export interface ShortStringCache {
-  small: Map<number, string>;
-  map: Map<number, Map<number, Map<number, string>>>;
-  size: number;
-}
