@@ -43,7 +43,9 @@ import { createErrorHandler, notFoundHandler, validationHook } from "../internal
 import { jsonBody } from "../internal/json_body.ts";
 import { createLogger, type Logger } from "../internal/log.ts";
 import type { Catalog } from "./catalog.ts";
-import { DOCS_TITLE, mountDocs } from "./_docs.ts";
+import { mountDocs } from "../internal/docs.ts";
+
+const DOCS_TITLE = "Permafrost catalog API";
 import { CatalogAccess } from "./_access.ts";
 import {
   ChunkPageSchema,
@@ -444,6 +446,6 @@ export function createCatalogApp(deps: CatalogAppDeps): OpenAPIHono<CatalogEnv> 
       { name: "service", description: "Health" },
     ],
   });
-  mountDocs(app);
+  mountDocs(app, DOCS_TITLE);
   return app;
 }

@@ -40,6 +40,7 @@
  *
  * @module
  */
+import { mountDocs } from "../internal/docs.ts";
 import { version } from "../internal/version.ts";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
@@ -92,8 +93,19 @@ export interface MasterAppDeps {
   dataRoots?: readonly string[];
 }
 
-/** Paths served without a token: liveness, and the status page (static HTML, no data). */
-export const MASTER_PUBLIC_PATHS: readonly string[] = Object.freeze(["/health", "/"]);
+/**
+ * Paths served without a token: liveness, the status page (static HTML, no data), and
+ * the API's description with its documentation pages.
+ */
+export const MASTER_PUBLIC_PATHS: readonly string[] = Object.freeze([
+  "/health",
+  "/",
+  "/openapi.json",
+  "/docs",
+  "/docs/*",
+  "/redoc",
+  "/redoc/*",
+]);
 
 /** Context variables the app sets: the request id and the caller (`auth`, null when auth is off). */
 export type MasterEnv = {
@@ -482,5 +494,6 @@ export function createMasterApp(deps: MasterAppDeps): OpenAPIHono<MasterEnv> {
       description: "Freeze jobs split into tasks run by workers. Errors: {error: {code, message}}.",
     },
   });
+  mountDocs(app, "Permafrost master API");
   return app;
 }

@@ -172,7 +172,6 @@ Deno.test("master with auth: every route answers 401 without a valid token and 4
       { method: "GET", path: "/jobs", forbidden: ["service"] },
       { method: "GET", path: `/jobs/${job}`, forbidden: ["service"], notFound: ["bob"] },
       { method: "GET", path: "/workers", forbidden: ["service"] },
-      { method: "GET", path: "/openapi.json", forbidden: [] },
       {
         method: "POST",
         path: "/jobs",
@@ -237,8 +236,15 @@ Deno.test("master with auth: every route answers 401 without a valid token and 4
         }
       });
     }
-    await t.step("/health and the status page need no token", async () => {
-      assert.equal((await call(w, "none", "GET", "/health")).status, 200);
+    await t.step("/health, the status page and the API docs need no token", async () => {
+      for (const path of ["/health", "/openapi.json"]) {
+        assert.equal((await call(w, "none", "GET", path)).status, 200, path);
+      }
+      for (const path of ["/docs", "/redoc"]) {
+        const res = await w.c.masterApp.request(path);
+        assert.equal(res.status, 200, path);
+        assert.match(await res.text(), /<title>Permafrost master API/);
+      }
       const page = await w.c.masterApp.request("/");
       assert.equal(page.status, 200);
       const html = await page.text();

@@ -199,6 +199,15 @@ Deno.test("createMasterApp() serves the status page and the OpenAPI document", a
     for (const path of ["/jobs", "/jobs/{job_id}", "/workers", "/workers/register", "/health"]) {
       assert.ok(doc.paths[path], `${path} in the OpenAPI document`);
     }
+    // /docs and /redoc render that document with assets served here (no CDN).
+    const docs = await (await c.masterApp.request("/docs")).text();
+    assert.match(docs, /<title>Permafrost master API — docs<\/title>/);
+    assert.ok(!/https?:\/\//.test(docs), "no external URL in /docs");
+    for (const asset of ["/docs/swagger-ui.css", "/docs/swagger-ui-bundle.js", "/redoc"]) {
+      const res = await c.masterApp.request(asset);
+      assert.equal(res.status, 200, asset);
+      await res.body?.cancel();
+    }
   } finally {
     await c.close();
   }

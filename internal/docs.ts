@@ -3,7 +3,8 @@
  * from the npm packages `swagger-ui-dist` and `redoc` (its standalone bundle),
  * imported as text so they are part of the module graph (no read permission, no
  * path into the npm cache, and `deno compile` embeds them). Nothing is fetched
- * from a CDN; the pages load only what this server serves.
+ * from a CDN; the pages load only what this server serves. The catalog and the
+ * master mount them.
  *
  * @module
  */
@@ -11,9 +12,6 @@ import type { Env, Hono } from "hono";
 import swaggerCss from "swagger-ui-dist/swagger-ui.css" with { type: "text" };
 import swaggerJs from "swagger-ui-dist/swagger-ui-bundle.js" with { type: "text" };
 import redocJs from "redoc/bundles/redoc.standalone.js" with { type: "text" };
-
-/** Title of both documentation pages. */
-export const DOCS_TITLE = "Permafrost catalog API";
 
 const SWAGGER_INIT = `window.addEventListener("load", function () {
   window.ui = SwaggerUIBundle({ url: "/openapi.json", dom_id: "#swagger-ui", deepLinking: true });
@@ -61,9 +59,9 @@ const CACHE = "public, max-age=86400";
  * Adds `/docs`, `/redoc` and their assets to an app.
  *
  * @param app The app (its `/openapi.json` is what the pages load).
- * @param title Page title (default {@link DOCS_TITLE}).
+ * @param title Page title (the API's name).
  */
-export function mountDocs<E extends Env>(app: Hono<E>, title = DOCS_TITLE): void {
+export function mountDocs<E extends Env>(app: Hono<E>, title: string): void {
   const swagger = swaggerPage(title);
   const redoc = redocPage(title);
   app.get("/docs", (c) => c.html(swagger));
