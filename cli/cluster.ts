@@ -171,9 +171,11 @@ async function waitFor(
   io.err(
     `job ${jobId} DONE: ${formatCount(job.total_rows ?? 0)} rows in ${
       job.tasks_total ?? 0
-    } tasks -> ${job.destination} (${formatBytes(job.archive_bytes ?? 0)}), codec ${
-      job.codec_used ?? job.codec
-    }, waited ${seconds} s`,
+    } tasks -> ${job.destination} (${formatBytes(job.archive_bytes ?? 0)}${
+      job.ratio === null ? "" : `, ${job.ratio.toFixed(1)}x smaller`
+    }), codec ${job.codec_used ?? job.codec}, ${
+      job.rows_per_s === null ? "" : `${formatCount(Math.round(job.rows_per_s))} rows/s, `
+    }waited ${seconds} s`,
   );
   for (const c of job.widened_columns) {
     io.err(
@@ -263,13 +265,25 @@ export const jobsCommand = command({
       const jobs = await client.listJobs();
       io.out(
         flags.json ? JSON.stringify(jobs, null, 2) : table(
-          ["job_id", "status", "progress", "tasks", "rows", "codec", "destination"],
+          [
+            "job_id",
+            "status",
+            "progress",
+            "tasks",
+            "rows",
+            "rows/s",
+            "ratio",
+            "codec",
+            "destination",
+          ],
           jobs.map((j) => [
             j.job_id,
             j.status,
             `${Math.round(j.progress * 100)}%`,
             j.tasks_total === null ? "…" : `${j.tasks_done}/${j.tasks_total}`,
             j.total_rows === null ? "" : formatCount(j.total_rows),
+            j.rows_per_s === null ? "" : formatCount(Math.round(j.rows_per_s)),
+            j.ratio === null ? "" : `${j.ratio.toFixed(1)}x`,
             j.codec_used ?? j.codec,
             j.destination,
           ]),

@@ -6,6 +6,7 @@
  *   this machine. On a machine without it the tests skip, each with one line saying
  *   why and how to install it; CI sets `PERMAFROST_REQUIRE_TOOLS=1`, which makes a
  *   missing tool a failure, so CI can never skip them silently.
+ * - {@link renderPage}: a page as headless Chromium renders it (and a screenshot).
  *
  * @module
  */
@@ -105,4 +106,73 @@ export function requireTool(tool: string, who: string): string | null {
     Deno.stderr.writeSync(new TextEncoder().encode(line + "\n"));
   }
   return null;
+}
+
+/** Options of {@link renderPage}. */
+export interface RenderOptions {
+  /** Milliseconds of page time to let the page's scripts run (default 5,000). */
+  budgetMs?: number;
+  /** Also save a screenshot of the page here (PNG), for people to look at. */
+  screenshot?: string;
+  /** Window size for the screenshot (default `1400,900`). */
+  windowSize?: string;
+}
+
+/**
+ * Loads a page in headless Chromium (Debian `chromium`), lets its scripts run, and
+ * answers the DOM as it then stands (`--dump-dom`); with `screenshot`, a second load
+ * saves a PNG of it. Chromium starts with the flags this machine's closed network
+ * needs (no background networking, no component updates) and a fresh profile.
+ *
+ * @param chromium The browser's path ({@link requireTool}).
+ * @param url The page.
+ * @param options Script time, screenshot.
+ * @returns The rendered DOM as HTML.
+ * @throws {Error} when Chromium fails, with its stderr.
+ */
+export async function renderPage(
+  chromium: string,
+  url: string,
+  options: RenderOptions = {},
+): Promise<string> {
+  const profile = await Deno.makeTempDir({ prefix: "permafrost-chromium-" });
+  const common = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    `--user-data-dir=${profile}`,
+    `--virtual-time-budget=${options.budgetMs ?? 5000}`,
+  ];
+  const run = async (args: string[]) => {
+    const out = await new Deno.Command(chromium, {
+      args: [...common, ...args, url],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    if (out.code !== 0) {
+      throw new Error(
+        `chromium exited with ${out.code}: ${new TextDecoder().decode(out.stderr).slice(-2000)}`,
+      );
+    }
+    return new TextDecoder().decode(out.stdout);
+  };
+  try {
+    const dom = await run(["--dump-dom"]);
+    if (options.screenshot) {
+      const shot = options.screenshot.startsWith("/")
+        ? options.screenshot
+        : `${Deno.cwd()}/${options.screenshot}`;
+      await Deno.mkdir(shot.slice(0, shot.lastIndexOf("/")), { recursive: true });
+      await run([`--screenshot=${shot}`, `--window-size=${options.windowSize ?? "1400,900"}`]);
+    }
+    return dom;
+  } finally {
+    await Deno.remove(profile, { recursive: true }).catch(() => {});
+  }
 }

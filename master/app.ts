@@ -167,6 +167,15 @@ const JobSummarySchema = z.object({
   archive_bytes: z.number().int().nullable(),
   namespace: z.string().nullable(),
   submitted_by: z.string().nullable(),
+  source_bytes: z.number().int().nullable(),
+  rows_done: z.number().int(),
+  elapsed_s: z.number().nullable(),
+  rows_per_s: z.number().nullable(),
+  mb_per_s: z.number().nullable(),
+  eta_s: z.number().nullable(),
+  ratio: z.number().nullable().openapi({
+    description: "Source bytes per archive byte (estimated from staged chunks while RUNNING)",
+  }),
 }).openapi("JobSummary");
 
 const JobSchema = JobSummarySchema.extend({ tasks: z.array(TaskSchema) }).openapi("Job");

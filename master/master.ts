@@ -57,6 +57,7 @@ import { errorText, iso, MasterState, newId } from "./_state.ts";
 import { Scheduler } from "./_scheduler.ts";
 import { Membership } from "./_membership.ts";
 import { Assembly } from "./_assembly.ts";
+import { jobMetrics } from "./_metrics.ts";
 
 export { MISSED_HEARTBEATS } from "./_membership.ts";
 
@@ -530,6 +531,7 @@ export class Master {
       archive_bytes: job.archive_bytes,
       namespace: job.namespace,
       submitted_by: job.submitted_by,
+      ...jobMetrics(job, tasks, progress, this.#s.now()),
     };
   }
 

@@ -593,3 +593,39 @@ Deno.test("Master fails a job whose preparation fails, and goes on with others",
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("Master reports a job's rows/s, MB/s, elapsed, time left and ratio from its clock", async () => {
+  const f = await fixture({ tasks: 4 });
+  try {
+    const id = await f.submit("out");
+    let job = f.master.job(id);
+    assert.equal(job.elapsed_s, null, "not started yet");
+    assert.equal(job.rows_per_s, null);
+    f.register("w0");
+    await f.master.settled();
+    f.clock.advance(2000);
+    await f.done("w0");
+    job = f.master.job(id);
+    assert.equal(job.status, "RUNNING");
+    assert.equal(job.rows_done, 10);
+    assert.equal(job.elapsed_s, 2);
+    assert.equal(job.rows_per_s, 5);
+    assert.equal(job.eta_s, 6, "a quarter done in 2 s: 6 s left");
+    assert.equal(job.source_bytes, 1);
+    assert.equal(job.mb_per_s, 0.25 / 1e6 / 2);
+    assert.ok(job.ratio !== null && job.ratio > 0, "estimated from the staged chunk");
+    for (let i = 0; i < 3; i++) {
+      f.clock.advance(1000);
+      await f.done("w0");
+    }
+    job = f.master.job(id);
+    assert.equal(job.status, "DONE");
+    assert.equal(job.rows_done, 40);
+    assert.equal(job.elapsed_s, 5);
+    assert.equal(job.rows_per_s, 8);
+    assert.equal(job.eta_s, null);
+    assert.equal(job.ratio, 1 / job.archive_bytes!);
+  } finally {
+    await f.close();
+  }
+});

@@ -1,8 +1,11 @@
 /**
  * The master's status page at `/`: plain HTML and a little JavaScript, no build
  * step. Every second it reads `GET /workers` and `GET /jobs` and redraws two
- * tables: workers with their status and heartbeat age, jobs with a progress bar.
- * Text goes in with `textContent` only, so a path in a job cannot inject markup.
+ * tables: workers with their status and heartbeat age; jobs with a progress bar,
+ * rows/s, source MB/s, elapsed time, time left, compression ratio, and a sparkline
+ * of the job's throughput (rows/s between refreshes, kept in the page while it is
+ * open; an SVG drawn here, no charting library). Text goes in with `textContent`
+ * only, so a path in a job cannot inject markup.
  *
  * With auth on the page itself is public but holds no data: the script sends
  * `Authorization: Bearer <token>` with the token kept in this browser's
@@ -35,6 +38,9 @@ export const STATUS_PAGE_HTML = `<!doctype html>
   .idle, .DONE { color: #15803d; } .busy, .RUNNING { color: #1d4ed8; }
   .offline, .FAILED { color: #b91c1c; } .QUEUED, .CANCELLED { color: #6b7785; }
   .empty { color: #6b7785; font-style: italic; }
+  svg.spark { width: 6rem; height: 1.2rem; vertical-align: middle; }
+  svg.spark polyline { fill: none; stroke: #3b82f6; stroke-width: 1.5; }
+  svg.spark polygon { fill: #3b82f622; stroke: none; }
   code { font-size: .85rem; }
   #login { margin: 1rem 0; padding: .8rem; border: 1px solid #e3e8ee; border-radius: .4rem; }
   #login[hidden], #logout[hidden] { display: none; }
@@ -58,8 +64,8 @@ export const STATUS_PAGE_HTML = `<!doctype html>
 </table>
 <h2>Jobs</h2>
 <table>
-  <thead><tr><th>job</th><th>status</th><th>progress</th><th class="num">tasks</th><th class="num">rows</th><th>codec</th><th>source → destination</th><th>error</th></tr></thead>
-  <tbody id="jobs"><tr><td colspan="8" class="empty">no jobs yet</td></tr></tbody>
+  <thead><tr><th>job</th><th>status</th><th>progress</th><th class="num">tasks</th><th class="num">rows</th><th class="num">rows/s</th><th class="num">MB/s</th><th class="num">elapsed</th><th class="num">left</th><th class="num">ratio</th><th>throughput</th><th>codec</th><th>source → destination</th><th>error</th></tr></thead>
+  <tbody id="jobs"><tr><td colspan="14" class="empty">no jobs yet</td></tr></tbody>
 </table>
 <noscript>This page refreshes with JavaScript; the same data is at <code>/workers</code> and <code>/jobs</code>.</noscript>
 <script>
@@ -96,8 +102,54 @@ function drawWorkers(workers) {
     body.appendChild(tr);
   }
 }
+function duration(s) {
+  if (s == null) return "";
+  if (s < 60) return s.toFixed(1) + " s";
+  const m = Math.floor(s / 60);
+  return m < 60 ? m + " min " + Math.round(s % 60) + " s" : Math.floor(m / 60) + " h " + (m % 60) + " min";
+}
+function number(v, digits) {
+  return v == null ? "" : v.toLocaleString("en-US", { maximumFractionDigits: digits });
+}
+// Rows done per job at each refresh while the page is open: the sparkline's data.
+const history = new Map();
+function sample(j) {
+  let h = history.get(j.job_id);
+  if (!h) history.set(j.job_id, h = []);
+  const last = h[h.length - 1];
+  if (!last || last.rows !== j.rows_done || j.status === "RUNNING") {
+    h.push({ t: performance.now(), rows: j.rows_done });
+    if (h.length > 61) h.shift();
+  }
+  const rates = [];
+  for (let i = 1; i < h.length; i++) {
+    const dt = (h[i].t - h[i - 1].t) / 1000;
+    if (dt > 0) rates.push((h[i].rows - h[i - 1].rows) / dt);
+  }
+  // Until the page has seen the job move, its average rate stands for it.
+  if (rates.length === 0 && j.rows_per_s != null) rates.push(j.rows_per_s, j.rows_per_s);
+  return rates;
+}
+const SVG = "http://www.w3.org/2000/svg";
+function sparkline(rates) {
+  const svg = document.createElementNS(SVG, "svg");
+  svg.setAttribute("class", "spark");
+  svg.setAttribute("viewBox", "0 0 100 20");
+  svg.setAttribute("preserveAspectRatio", "none");
+  if (rates.length < 2) return svg;
+  const max = Math.max(...rates, 1);
+  const points = rates.map((r, i) => (i * 100 / (rates.length - 1)).toFixed(1) + "," + (19 - r / max * 18).toFixed(1));
+  const area = document.createElementNS(SVG, "polygon");
+  area.setAttribute("points", "0,20 " + points.join(" ") + " 100,20");
+  const line = document.createElementNS(SVG, "polyline");
+  line.setAttribute("points", points.join(" "));
+  const title = document.createElementNS(SVG, "title");
+  title.textContent = "rows/s, peak " + number(max, 0);
+  svg.append(title, area, line);
+  return svg;
+}
 function drawJobs(jobs) {
-  const body = fill("jobs", jobs, 8, "no jobs yet");
+  const body = fill("jobs", jobs, 14, "no jobs yet");
   for (const j of jobs) {
     const tr = document.createElement("tr");
     tr.dataset.job = j.job_id;
@@ -114,6 +166,12 @@ function drawJobs(jobs) {
     td.appendChild(document.createTextNode(" " + Math.round(j.progress * 100) + "%"));
     cell(tr, j.tasks_total == null ? "…" : j.tasks_done + " / " + j.tasks_total, "num");
     cell(tr, j.total_rows == null ? "" : j.total_rows.toLocaleString("en-US"), "num");
+    cell(tr, number(j.rows_per_s, 0), "num rate");
+    cell(tr, number(j.mb_per_s, 1), "num mbs");
+    cell(tr, duration(j.elapsed_s), "num elapsed");
+    cell(tr, duration(j.eta_s), "num eta");
+    cell(tr, j.ratio == null ? "" : j.ratio.toFixed(1) + "×", "num ratio");
+    cell(tr, "", "spark").appendChild(sparkline(sample(j)));
     cell(tr, j.codec_used || j.codec);
     cell(tr, j.source + " → " + j.destination);
     cell(tr, j.error || "");

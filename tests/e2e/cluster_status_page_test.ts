@@ -1,14 +1,16 @@
 /**
  * The master's status page at `/`, rendered by headless Chromium (Debian
  * `chromium`): after its script has run, the DOM lists the worker with its status
- * and heartbeat age, and the job with its progress bar. Skipped, with a message,
- * when no Chromium binary is installed.
+ * and heartbeat age, and the job with its progress bar, rows/s, MB/s, elapsed time,
+ * ratio and throughput sparkline; a screenshot is saved as
+ * `.tmp/screenshots/master-status.png`. Skipped, with a message, when no Chromium
+ * binary is installed.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ClusterClient } from "../../client/cluster_client.ts";
 import { type ServerProcess, spawnLocalMaster, spawnLocalWorker } from "../../cli/spawn.ts";
-import { requireTool } from "../../internal/_test_utils.ts";
+import { renderPage, requireTool } from "../../internal/_test_utils.ts";
 
 const chromium = requireTool("chromium", "tests/e2e/cluster_status_page_test.ts");
 
@@ -38,22 +40,9 @@ Deno.test({
       const job = await client.wait(jobId, { pollInterval: 50 });
       assert.equal(job.status, "DONE");
 
-      const { code, stdout, stderr } = await new Deno.Command(chromium!, {
-        args: [
-          "--headless",
-          "--no-sandbox",
-          "--disable-gpu",
-          "--disable-dev-shm-usage",
-          `--user-data-dir=${join(dir, "chromium")}`,
-          "--virtual-time-budget=5000",
-          "--dump-dom",
-          `${master.url}/`,
-        ],
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      const dom = new TextDecoder().decode(stdout);
-      assert.equal(code, 0, new TextDecoder().decode(stderr));
+      const dom = await renderPage(chromium!, `${master.url}/`, {
+        screenshot: ".tmp/screenshots/master-status.png",
+      });
       // The script ran: the placeholder rows are gone and the data is in.
       assert.match(dom, /<div id="updated">updated /);
       assert.match(
@@ -70,6 +59,15 @@ Deno.test({
         /<div class="bar" title="100%"><div style="width: 100(\.0)?%;"><\/div><\/div> 100%/,
       );
       assert.match(dom, /6 \/ 6/);
+      // The job's figures: rows/s, MB/s, elapsed, ratio, and the throughput sparkline.
+      assert.match(dom, /<td class="num rate">[\d,]+<\/td><td class="num mbs">[\d.]+<\/td>/);
+      assert.match(dom, /<td class="num elapsed">[\d.]+ s<\/td><td class="num eta"><\/td>/);
+      assert.match(dom, /<td class="num ratio">\d+\.\d×<\/td>/);
+      assert.match(
+        dom,
+        /<td class="spark"><svg class="spark"[^>]*><title>rows\/s, peak [\d,]+<\/title><polygon[^>]*><\/polygon><polyline points="[\d., ]+"><\/polyline><\/svg><\/td>/,
+      );
+      assert.ok((await Deno.stat(".tmp/screenshots/master-status.png")).size > 1000);
     } finally {
       await Promise.allSettled(children.map((c) => c.stop("SIGKILL")));
       await Deno.remove(dir, { recursive: true });
