@@ -100,6 +100,8 @@ export type {
   ChunkOptions,
   ChunkRecord,
   ColumnInfo,
+  ColumnSize,
+  ColumnsReport,
   CostLine,
   CostReport,
   DatasetDetail,

@@ -32,6 +32,7 @@ import { type ListOptions, MAX_PAGE, nameFromPath, type RegisterOptions } from "
 import { isPermissionError, notAllowed } from "./_read_errors.ts";
 import { CatalogError } from "./errors.ts";
 import type {
+  ColumnsReport,
   DatasetDetail,
   DatasetRecord,
   IntegrityReport,
@@ -186,6 +187,21 @@ export class CatalogAccess {
   ): Promise<string | undefined> {
     if (this.#all(who)) return version;
     return (await this.get(who, name, version)).version;
+  }
+
+  /**
+   * `GET /datasets/{name}/columns`.
+   *
+   * @param who The caller.
+   * @param name Dataset name.
+   * @param version Version (default: the latest the caller sees).
+   * @returns The columns with their bytes.
+   * @throws {CatalogError} NOT_FOUND (also for another namespace's dataset).
+   */
+  async columns(who: Principal | null, name: string, version?: string): Promise<ColumnsReport> {
+    return await this.#catalog.columns(name, {
+      version: await this.versionFor(who, name, version),
+    });
   }
 
   /**

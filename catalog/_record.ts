@@ -6,7 +6,8 @@
  *
  * @module
  */
-import type { DuckDBConnection } from "@duckdb/node-api";
+import { type DuckDBConnection, LIST, listValue, VARCHAR } from "@duckdb/node-api";
+import type { Field } from "../format/column.ts";
 import { PermafrostError } from "../internal/errors.ts";
 import type { ArchiveIndex } from "./backend.ts";
 import { CatalogError } from "./errors.ts";
@@ -103,6 +104,7 @@ export async function recordVersion(
     } finally {
       appender.closeSync();
     }
+    await recordColumns(c, index, name, version);
     await c.run("COMMIT");
   } catch (err) {
     await c.run("ROLLBACK").catch(() => undefined);
@@ -190,6 +192,7 @@ export async function deleteVersions(
   await c.run("BEGIN TRANSACTION");
   try {
     await c.run(`DELETE FROM chunks WHERE ${cond.replace("name", "dataset")}`, params);
+    await c.run(`DELETE FROM dataset_columns WHERE ${cond.replace("name", "dataset")}`, params);
     await c.run(`DELETE FROM datasets WHERE ${cond}`, params);
     await c.run("COMMIT");
   } catch (err) {
@@ -199,4 +202,59 @@ export async function deleteVersions(
     });
   }
   return found;
+}
+
+/**
+ * Records a version's columns with their bytes summed over its chunks
+ * (`dataset_columns`), inside the caller's transaction.
+ *
+ * @param c The writer connection.
+ * @param index The archive.
+ * @param name Dataset name.
+ * @param version Its version.
+ */
+export async function recordColumns(
+  c: DuckDBConnection,
+  index: ArchiveIndex,
+  name: string,
+  version: string,
+): Promise<void> {
+  const appender = await c.createAppender("dataset_columns");
+  try {
+    index.schema.forEach((field, j) => {
+      let stored = 0;
+      let raw = 0;
+      let nulls = 0;
+      const predictors = new Set<string>();
+      for (const chunk of index.footer.chunks) {
+        const block = chunk.blocks[j];
+        if (block) {
+          stored += block.length;
+          raw += block.raw_length;
+          predictors.add(block.predictor);
+        }
+        nulls += chunk.stats[j]?.null_count ?? 0;
+      }
+      appender.appendVarchar(name);
+      appender.appendVarchar(version);
+      appender.appendInteger(j);
+      appender.appendVarchar(field.name);
+      appender.appendVarchar(columnTypeText(field));
+      appender.appendList(listValue([...predictors]), LIST(VARCHAR));
+      appender.appendBigInt(BigInt(stored));
+      appender.appendBigInt(BigInt(raw));
+      appender.appendBigInt(BigInt(nulls));
+      appender.endRow();
+    });
+    appender.flushSync();
+  } finally {
+    appender.closeSync();
+  }
+}
+
+/** A column's type as people read it: `decimal(18,2)`, `timestamp[us, UTC]`, `int64`. */
+function columnTypeText(f: Field): string {
+  if (f.type === "decimal") return `decimal(${f.precision},${f.scale})`;
+  if (f.unit === undefined) return f.type;
+  return `${f.type}[${f.unit}${f.timezone ? `, ${f.timezone}` : ""}]`;
 }

@@ -7,7 +7,13 @@
  */
 import type { ArchiveIndex } from "./backend.ts";
 import { round } from "./cost.ts";
-import type { ChunkColumnStats, ChunkRecord, ColumnInfo, DatasetRecord } from "./types.ts";
+import type {
+  ChunkColumnStats,
+  ChunkRecord,
+  ColumnInfo,
+  ColumnsReport,
+  DatasetRecord,
+} from "./types.ts";
 
 /** The `datasets` columns of a {@link datasetFromRow} record, JSON and timestamps as text. */
 export const DATASET_COLUMNS =
@@ -80,5 +86,34 @@ export function chunkFromRow(r: Record<string, unknown>): ChunkRecord {
     raw_bytes: Number(r.raw_bytes),
     sha256: String(r.sha256),
     stats: parseJson<ChunkColumnStats[]>(r.stats, []),
+  };
+}
+
+/**
+ * The columns report of a version from its `dataset_columns` rows.
+ *
+ * @param record The version.
+ * @param rows Its rows, in schema order.
+ * @returns The report.
+ */
+export function columnsReport(
+  record: DatasetRecord,
+  rows: Record<string, unknown>[],
+): ColumnsReport {
+  const total = rows.reduce((n, r) => n + Number(r.stored_bytes), 0);
+  return {
+    name: record.name,
+    version: record.version,
+    rows: record.rows,
+    stored_bytes: total,
+    columns: rows.map((r) => ({
+      name: String(r.name),
+      type: String(r.type),
+      predictors: (r.predictors as unknown[]).map(String),
+      stored_bytes: Number(r.stored_bytes),
+      raw_bytes: Number(r.raw_bytes),
+      null_count: Number(r.null_count),
+      share: total === 0 ? 0 : Number(r.stored_bytes) / total,
+    })),
   };
 }

@@ -25,6 +25,7 @@ export const CATALOG_TABLES: readonly string[] = Object.freeze([
   "datasets",
   "chunks",
   "chunk_stats",
+  "dataset_columns",
 ]);
 
 /** DDL run at open, idempotent. */
@@ -75,6 +76,20 @@ export const SCHEMA_DDL: readonly string[] = Object.freeze([
     stats JSON NOT NULL
   )`,
   `CREATE INDEX IF NOT EXISTS chunks_by_dataset ON chunks (dataset, version)`,
+  // One row per column of a version: its bytes summed over the chunks (added in 1.4;
+  // versions registered before have none until first asked for, see Catalog.columns).
+  `CREATE TABLE IF NOT EXISTS dataset_columns (
+    dataset VARCHAR NOT NULL,
+    version VARCHAR NOT NULL,
+    position INTEGER NOT NULL,
+    name VARCHAR NOT NULL,
+    type VARCHAR NOT NULL,
+    predictors VARCHAR[] NOT NULL,
+    stored_bytes BIGINT NOT NULL,
+    raw_bytes BIGINT NOT NULL,
+    null_count BIGINT NOT NULL
+  )`,
+  `CREATE INDEX IF NOT EXISTS dataset_columns_by_dataset ON dataset_columns (dataset, version)`,
   `CREATE OR REPLACE VIEW chunk_stats AS
     SELECT c.dataset, c.version, c.chunk, c.row_start, c.row_end,
            s.column AS column_name, s.min, s.max, s.null_count

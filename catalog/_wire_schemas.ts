@@ -9,6 +9,7 @@ import { z } from "@hono/zod-openapi";
 import type {
   CatalogStats,
   ChunkRecord,
+  ColumnsReport,
   CostReport,
   DatasetDetail,
   DatasetRecord,
@@ -95,6 +96,22 @@ function page<T extends z.ZodType>(item: T, name: string) {
 export const DatasetPageSchema = page(DatasetSchema, "DatasetPage");
 export const ChunkPageSchema = page(ChunkSchema, "ChunkPage").extend({ version: z.string() })
   .openapi("ChunkPage");
+
+export const ColumnsReportSchema = z.object({
+  name: z.string(),
+  version: z.string(),
+  rows: count,
+  stored_bytes: count,
+  columns: z.array(z.object({
+    name: z.string(),
+    type: z.string().openapi({ example: "decimal(18,2)" }),
+    predictors: z.array(z.string()),
+    stored_bytes: count,
+    raw_bytes: count,
+    null_count: count,
+    share: z.number().openapi({ description: "Share of the version's stored column bytes, 0..1" }),
+  })),
+}).openapi("ColumnsReport") satisfies z.ZodType<ColumnsReport>;
 
 export const RegisterBodySchema = z.object({
   path: z.string().min(1).openapi({

@@ -50,6 +50,7 @@ import { CatalogAccess } from "./_access.ts";
 import {
   ChunkPageSchema,
   ChunksQuerySchema,
+  ColumnsReportSchema,
   CostReportSchema,
   DatasetDetailSchema,
   DatasetPageSchema,
@@ -209,6 +210,15 @@ const routes = {
     ...secured,
     request: { params: NameParamSchema, query: ChunksQuerySchema },
     responses: { 200: json(ChunkPageSchema, "One page of chunks"), ...errors(400, 401, 404) },
+  }),
+  columns: createRoute({
+    method: "get",
+    path: "/datasets/{name}/columns",
+    tags: tags("datasets"),
+    summary: "Where a version's bytes go: each column's stored and raw bytes, share, nulls",
+    ...secured,
+    request: { params: NameParamSchema, query: VersionQuerySchema },
+    responses: { 200: json(ColumnsReportSchema, "The columns"), ...errors(401, 404, 422) },
   }),
   integrity: createRoute({
     method: "get",
@@ -387,6 +397,11 @@ export function createCatalogApp(deps: CatalogAppDeps): OpenAPIHono<CatalogEnv> 
       rows: q.rows === undefined ? undefined : { start: start!, end: end! },
     });
     return c.json(page, 200);
+  });
+
+  app.openapi(routes.columns, async (c) => {
+    const { name } = c.req.valid("param");
+    return c.json(await access.columns(c.get("auth"), name, c.req.valid("query").version), 200);
   });
 
   app.openapi(routes.integrity, async (c) => {

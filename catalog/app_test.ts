@@ -234,6 +234,20 @@ Deno.test("catalog app checks integrity over GET /datasets/{name}/integrity", as
   });
 });
 
+Deno.test("catalog app answers each column's bytes at GET /datasets/{name}/columns", async () => {
+  await withApp(async (app, dir) => {
+    const path = await makeArchive(dir, "s", 100, 25);
+    assert.equal((await call(app, "POST", "/datasets/register", { path })).status, 201);
+    const r = await call(app, "GET", "/datasets/s/columns?version=v1");
+    assert.equal(r.status, 200);
+    const columns = r.json.columns as { name: string; stored_bytes: number; share: number }[];
+    assert.deepEqual(columns.map((c) => c.name), ["ts", "sensor", "reading"]);
+    assert.equal(columns.reduce((n, c) => n + c.stored_bytes, 0), r.json.stored_bytes);
+    assertError(await call(app, "GET", "/datasets/s/columns?version=v9"), 404, "NOT_FOUND");
+    assertError(await call(app, "GET", "/datasets/nope/columns"), 404, "NOT_FOUND");
+  });
+});
+
 Deno.test("catalog app answers /health, /stats, /cost_report and /search", async (t) => {
   await withApp(async (app, _dir, catalog) => {
     await catalog.registerIndex(fakeIndex("flights", { columns: ["origin"] }));
@@ -451,6 +465,7 @@ Deno.test("catalog app serves /openapi.json listing every endpoint, /docs and /r
         "GET /datasets",
         "GET /datasets/{name}",
         "GET /datasets/{name}/chunks",
+        "GET /datasets/{name}/columns",
         "GET /datasets/{name}/integrity",
         "GET /datasets/{name}/versions",
         "GET /health",

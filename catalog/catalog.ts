@@ -56,16 +56,17 @@ import {
 import { CATALOG_TABLES, prepareTables } from "./_tables.ts";
 import { catalogStats, costReport, DEFAULT_PARQUET_RATIO, DEFAULT_PRICES } from "./cost.ts";
 import { checkIntegrity } from "./integrity.ts";
-import { chooseVersion, deleteVersions, recordVersion } from "./_record.ts";
+import { chooseVersion, deleteVersions, recordColumns, recordVersion } from "./_record.ts";
 import { searchDatasets } from "./search.ts";
 import { CACHE_NAMES, RecordCache } from "./_cache.ts";
-import { DATASET_COLUMNS, datasetFromRow } from "./_rows.ts";
+import { columnsReport, DATASET_COLUMNS, datasetFromRow } from "./_rows.ts";
 import { listChunks, listDatasets, listVersions, notFound } from "./_queries.ts";
 import { isPermissionError, notAllowed, unreadable } from "./_read_errors.ts";
 import { runSandboxedSql } from "./sql_sandbox.ts";
 import type {
   CatalogStats,
   ChunkRecord,
+  ColumnsReport,
   CostReport,
   DatasetDetail,
   DatasetRecord,
@@ -306,6 +307,59 @@ export class Catalog {
     const record = await this.get(name, { version: options.version });
     const read = (sql: string, params: DuckDBValue[]) => this.#read(sql, params);
     return await listChunks(read, name, record.version, options.rows, page);
+  }
+
+  /**
+   * A version's columns with the bytes each takes, largest share first in `share`.
+   * A version registered by a release before 1.4 has none recorded: they are worked
+   * out from its archive's footer on first request (the archive must be readable and
+   * still be the one registered) and kept.
+   *
+   * @param name Dataset name.
+   * @param options `version` (default: latest).
+   * @returns The report.
+   * @throws {CatalogError} NOT_FOUND; ARCHIVE_UNREADABLE when sizes must be worked out
+   * and the archive cannot be read or has changed.
+   */
+  async columns(name: string, options: { version?: string } = {}): Promise<ColumnsReport> {
+    const record = await this.get(name, options);
+    const query = () =>
+      this.#read(
+        `SELECT name, type, predictors, stored_bytes, raw_bytes, null_count FROM dataset_columns
+         WHERE dataset = $1 AND version = $2 ORDER BY position`,
+        [name, record.version],
+      );
+    let rows = await query();
+    if (rows.length === 0 && record.columns > 0) {
+      await this.#recordColumnsLate(record);
+      rows = await query();
+    }
+    return columnsReport(record, rows);
+  }
+
+  async #recordColumnsLate(record: DatasetRecord): Promise<void> {
+    let index: ArchiveIndex;
+    try {
+      index = await this.#backend.readIndex(record.path);
+    } catch (cause) {
+      throw unreadable(record.path, cause);
+    }
+    if (index.header_sha256 !== record.header_sha256) {
+      throw new CatalogError(
+        "ARCHIVE_UNREADABLE",
+        `Cannot work out the column sizes of ${record.name}@${record.version}: '${record.path}' is no longer the archive registered (its header changed)`,
+        { path: record.path },
+      );
+    }
+    const db = await this.#db();
+    await db.writer.run(async (c) => {
+      const found = await c.runAndReadAll(
+        "SELECT count(*) FROM dataset_columns WHERE dataset = $1 AND version = $2",
+        [record.name, record.version],
+      );
+      if (Number(found.getRowsJS()[0]![0]) > 0) return;
+      await recordColumns(c, index, record.name, record.version);
+    });
   }
 
   // -------------------------------------------------------------------------

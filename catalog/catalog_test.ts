@@ -475,3 +475,53 @@ Deno.test("nameFromPath() strips .pf and unsafe characters", () => {
   assert.equal(nameFromPath(".hidden.pf"), "hidden");
   assert.equal(nameFromPath("..."), "dataset");
 });
+
+Deno.test("Catalog.columns() answers each column's bytes, and works them out for older registrations", async () => {
+  const dir = await tempDir("columns");
+  const db = join(dir, "catalog.db");
+  const archive = await makeArchive(dir, "sensors", 300, 100);
+  let catalog = await Catalog.open(db);
+  try {
+    await catalog.register(archive);
+    const report = await catalog.columns("sensors");
+    const record = await catalog.get("sensors");
+    assert.equal(report.version, "v1");
+    assert.equal(report.rows, 300);
+    assert.deepEqual(report.columns.map((c) => [c.name, c.type]), [
+      ["ts", "timestamp[us]"],
+      ["sensor", "string"],
+      ["reading", "float64"],
+    ]);
+    // The blocks of every chunk, column by column, are the whole payload.
+    assert.equal(report.stored_bytes, record.stored_bytes);
+    assert.ok(Math.abs(report.columns.reduce((n, c) => n + c.share, 0) - 1) < 1e-9);
+    for (const c of report.columns) {
+      assert.ok(c.stored_bytes > 0 && c.raw_bytes > 0 && c.predictors.length > 0, c.name);
+    }
+    // A registration from before the table existed: worked out from the archive once.
+    await catalog.close();
+    const { DuckDBInstance } = await import("@duckdb/node-api");
+    const raw = await DuckDBInstance.create(db);
+    const conn = await raw.connect();
+    await conn.run("DELETE FROM dataset_columns");
+    conn.closeSync();
+    raw.closeSync();
+    catalog = await Catalog.open(db);
+    assert.deepEqual(await catalog.columns("sensors"), report);
+    assert.equal((await catalog.sql("SELECT count(*) AS n FROM dataset_columns")).rows[0]![0], 3);
+    // …and a clear error when that archive is gone.
+    await catalog.close();
+    const again = await DuckDBInstance.create(db);
+    const c2 = await again.connect();
+    await c2.run("DELETE FROM dataset_columns");
+    c2.closeSync();
+    again.closeSync();
+    await Deno.remove(archive);
+    catalog = await Catalog.open(db);
+    await assertCatalogError(catalog.columns("sensors"), "ARCHIVE_UNREADABLE");
+    await assertCatalogError(catalog.columns("nope"), "NOT_FOUND");
+  } finally {
+    await catalog.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});

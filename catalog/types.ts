@@ -98,6 +98,38 @@ export interface ChunkColumnStats {
   null_count: number;
 }
 
+/** One column of a dataset version with its bytes (a row of the `dataset_columns` table). */
+export interface ColumnSize {
+  /** Column name. */
+  name: string;
+  /** Its type, as people read it (`decimal(18,2)`, `timestamp[us, UTC]`). */
+  type: string;
+  /** Predictors its blocks used. */
+  predictors: string[];
+  /** Stored (compressed) bytes over every chunk. */
+  stored_bytes: number;
+  /** Bytes before the codec (after the predictor). */
+  raw_bytes: number;
+  /** Nulls. */
+  null_count: number;
+  /** Its share of the version's stored column bytes, 0..1. */
+  share: number;
+}
+
+/** `GET /datasets/{name}/columns`: where a version's bytes go. */
+export interface ColumnsReport {
+  /** Dataset name. */
+  name: string;
+  /** Version. */
+  version: string;
+  /** Rows. */
+  rows: number;
+  /** Stored bytes of every column together. */
+  stored_bytes: number;
+  /** Columns in schema order. */
+  columns: ColumnSize[];
+}
+
 /** One chunk of a dataset version (a row of the `chunks` table). */
 export interface ChunkRecord {
   /** Chunk index, 0-based. */
