@@ -1,16 +1,16 @@
 /**
  * The catalog's Hono app: the REST paths of `DESIGN.md` over a {@link Catalog},
  * typed with `@hono/zod-openapi`, plus `/openapi.json`, `/docs` (Swagger UI) and
- * `/redoc` (ReDoc), both offline.
+ * `/redoc` (ReDoc), both offline, and a page for people at `/` (`page.ts`).
  *
  * The app owns no state: it gets the catalog and a logger in {@link CatalogAppDeps},
- * so tests drive it through `app.request()` and `serve.ts`/`cli.ts` put it behind
+ * so tests drive it through `app.request()` and `serve.ts`/`server.ts` put it behind
  * `Deno.serve`. Every error answer is `{"error": {"code", "message"}}`
  * (`internal/http_error.ts`), with catalog codes mapped by
  * {@link CATALOG_STATUS_BY_CODE}. Request bodies sent the way `curl -d` sends them
  * (form content type) are read as JSON (`internal/json_body.ts`).
  *
- * Security: with an {@link RBACManager} every route but `/health`,
+ * Security: with an {@link RBACManager} every route but `/`, `/health`,
  * `/openapi.json`, `/docs` and `/redoc` (and their assets) needs
  * `Authorization: Bearer <JWT>` of a *user* (401 without a valid one). The manager
  * checks user tokens against its user store when it has one (`--users-db`), so a
@@ -25,6 +25,7 @@
  *
  * @module
  */
+import { CATALOG_PAGE_HTML } from "./page.ts";
 import { version } from "../internal/version.ts";
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { requestId } from "hono/request-id";
@@ -117,6 +118,7 @@ export type CatalogEnv = { Variables: { requestId: string } & AuthVariables };
 
 /** Paths served without a token. */
 export const CATALOG_PUBLIC_PATHS: readonly string[] = Object.freeze([
+  "/",
   "/health",
   "/openapi.json",
   "/docs",
@@ -462,5 +464,7 @@ export function createCatalogApp(deps: CatalogAppDeps): OpenAPIHono<CatalogEnv> 
     ],
   });
   mountDocs(app, DOCS_TITLE);
+  // The page holds no data: its script reads the API with the browser's token.
+  app.get("/", (c) => c.html(CATALOG_PAGE_HTML));
   return app;
 }

@@ -149,7 +149,7 @@ Deno.test("catalog app with auth: the 401/403 matrix of every route", async (t) 
       201,
     );
     await t.step("public paths answer without a token", async () => {
-      for (const path of ["/health", "/openapi.json"]) {
+      for (const path of ["/", "/health", "/openapi.json"]) {
         assert.equal((await app.request(path)).status, 200, path);
       }
       for (

@@ -234,6 +234,26 @@ Deno.test("catalog app checks integrity over GET /datasets/{name}/integrity", as
   });
 });
 
+Deno.test("catalog app serves its page at / (no data in it, nothing from a CDN)", async () => {
+  await withApp(async (app, _dir, catalog) => {
+    await catalog.registerIndex(fakeIndex("secret-name"));
+    const res = await app.request("/");
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get("content-type") ?? "", /text\/html/);
+    const html = await res.text();
+    assert.match(html, /<title>Permafrost catalog<\/title>/);
+    // Nothing loads from elsewhere (the SVG namespace is a name, not a fetch).
+    assert.ok(!/(src|href)=["']?https?:/.test(html), "no external asset");
+    assert.ok(!/fetch\(["']https?:/.test(html), "no external fetch");
+    assert.doesNotMatch(html, /secret-name/);
+    for (
+      const path of ["stats", "cost_report", "datasets?limit=100", "/columns", "/chunks?limit=100"]
+    ) {
+      assert.ok(html.includes(path), `the page reads ${path}`);
+    }
+  });
+});
+
 Deno.test("catalog app answers each column's bytes at GET /datasets/{name}/columns", async () => {
   await withApp(async (app, dir) => {
     const path = await makeArchive(dir, "s", 100, 25);
