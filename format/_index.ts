@@ -27,6 +27,7 @@ import type { ArchiveFooter, ArchiveHeader } from "./header.ts";
 import { archiveMinor, decodeFooter, decodeHeader } from "./header.ts";
 import { sha256Hex } from "./_hash.ts";
 import { zstd } from "../codecs/zstd.ts";
+import { type ByteSource, readExact } from "./byte_source.ts";
 
 /** Everything an archive says about itself, read from header and footer only. */
 export interface ArchiveIndex {
@@ -49,14 +50,14 @@ export interface ArchiveIndex {
 /**
  * Reads and checks header and footer from an open archive file.
  *
- * @param file The open file.
- * @param path Its path, for messages.
+ * @param source The archive's bytes.
+ * @param path Its path or URI, for messages.
  * @returns The index.
  * @throws {FormatError} BAD_MAGIC (or a foreign file named), UNSUPPORTED_VERSION,
  * TRUNCATED, HASH_MISMATCH, CORRUPT.
  */
-export async function readIndex(file: Deno.FsFile, path: string): Promise<ArchiveIndex> {
-  const size = (await file.stat()).size;
+export async function readIndex(source: ByteSource, path: string): Promise<ArchiveIndex> {
+  const size = source.size;
   const fail = (
     code: ConstructorParameters<typeof FormatError>[0],
     message: string,
@@ -64,7 +65,7 @@ export async function readIndex(file: Deno.FsFile, path: string): Promise<Archiv
   ) => new FormatError(code, `Cannot read archive '${path}': ${message}`, { path, offset });
   // 1. Magic first when there are enough bytes for it: a CSV given by mistake
   // should say "not an archive", not "truncated".
-  const head = await readExact(file, path, 0, Math.min(size, PREAMBLE_SIZE));
+  const head = await readExact(source, 0, Math.min(size, PREAMBLE_SIZE));
   if (head.length < MAGIC.length || !startsWith(head, MAGIC)) {
     if (head.length < MAGIC.length && startsWith(MAGIC, head)) {
       throw fail(
@@ -109,7 +110,7 @@ export async function readIndex(file: Deno.FsFile, path: string): Promise<Archiv
     );
   }
   // 3. Tail: a missing end magic means the file was cut short (or overwritten).
-  const tail = await readExact(file, path, size - TAIL_SIZE, TAIL_SIZE);
+  const tail = await readExact(source, size - TAIL_SIZE, TAIL_SIZE);
   if (!startsWith(tail.subarray(40), MAGIC)) {
     throw fail(
       "TRUNCATED",
@@ -150,14 +151,14 @@ export async function readIndex(file: Deno.FsFile, path: string): Promise<Archiv
     throw fail("CORRUPT", `unknown footer flags 0x${footerFlags.toString(16)}`, size - 10);
   }
   // 5. Hashes, then parse.
-  const headerBytes = await readExact(file, path, PREAMBLE_SIZE, headerLength + HASH_SIZE);
+  const headerBytes = await readExact(source, PREAMBLE_SIZE, headerLength + HASH_SIZE);
   const headerJson = headerBytes.subarray(0, headerLength);
   const headerSha = sha256Hex(headerJson);
   if (headerSha !== hexOf(headerBytes.subarray(headerLength), "")) {
     throw fail("HASH_MISMATCH", "the header does not match its SHA-256", PREAMBLE_SIZE);
   }
   const footerStart = size - TAIL_SIZE - footerLength;
-  const footerStored = await readExact(file, path, footerStart, footerLength);
+  const footerStored = await readExact(source, footerStart, footerLength);
   if (sha256Hex(footerStored) !== hexOf(tail.subarray(0, HASH_SIZE), "")) {
     throw fail("HASH_MISMATCH", "the footer index does not match its SHA-256", footerStart);
   }
@@ -231,32 +232,6 @@ function declaredZstdSize(frame: Uint8Array, path: string): number {
   if (fcsSize === 2) value += 256;
   if (value > MAX_FOOTER_SIZE * 8) throw bad();
   return value;
-}
-
-/**
- * Reads exactly `length` bytes at `offset`, or throws TRUNCATED.
- */
-export async function readExact(
-  file: Deno.FsFile,
-  path: string,
-  offset: number,
-  length: number,
-): Promise<Uint8Array> {
-  const out = new Uint8Array(length);
-  await file.seek(offset, Deno.SeekMode.Start);
-  let at = 0;
-  while (at < length) {
-    const n = await file.read(out.subarray(at));
-    if (n === null || n === 0) {
-      throw new FormatError(
-        "TRUNCATED",
-        `Cannot read archive '${path}': expected ${length} bytes at offset ${offset}, found ${at}`,
-        { path, offset: offset + at },
-      );
-    }
-    at += n;
-  }
-  return out;
 }
 
 function startsWith(bytes: Uint8Array, prefix: Uint8Array): boolean {

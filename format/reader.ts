@@ -17,7 +17,6 @@
  *
  * @module
  */
-import { isAbsolute, resolve } from "node:path";
 import { codecById } from "../codecs/registry.ts";
 import type { Codec } from "../codecs/codec.ts";
 import { decodeBlock } from "./block.ts";
@@ -29,7 +28,8 @@ import { FormatError } from "./errors.ts";
 import { type ErrorDetails, PermafrostError } from "../internal/errors.ts";
 import type { ChunkEntry } from "./header.ts";
 import { sha256, sha256Hex } from "./_hash.ts";
-import { type ArchiveIndex, readExact, readIndex } from "./_index.ts";
+import { type ArchiveIndex, readIndex } from "./_index.ts";
+import { type ByteSource, openFileSource, readExact } from "./byte_source.ts";
 
 export type { ArchiveIndex } from "./_index.ts";
 
@@ -87,7 +87,7 @@ export interface VerifyReport {
 export class ArchiveReader {
   /** Header and footer. */
   readonly index: ArchiveIndex;
-  #file: Deno.FsFile;
+  #source: ByteSource;
   #codec: Codec;
   #bytesRead = 0;
   #chunksRead = 0;
@@ -96,12 +96,12 @@ export class ArchiveReader {
   #binding: string | null;
 
   private constructor(
-    file: Deno.FsFile,
+    source: ByteSource,
     index: ArchiveIndex,
     codec: Codec,
     dataKey: Uint8Array | null,
   ) {
-    this.#file = file;
+    this.#source = source;
     this.index = index;
     this.#codec = codec;
     this.#dataKey = dataKey;
@@ -144,20 +144,22 @@ export class ArchiveReader {
    * UNKNOWN_CODEC; KEY_REQUIRED, WRONG_KEY, KEY_PROVIDER_FAILED for an encrypted archive.
    */
   static async open(path: string, options: OpenOptions = {}): Promise<ArchiveReader> {
-    let file: Deno.FsFile;
+    return await ArchiveReader.openSource(await openFileSource(path), options);
+  }
+
+  /**
+   * Opens and validates an archive read from any {@link ByteSource} (an object in a
+   * store, read by ranges); closes the source when it fails.
+   *
+   * @param source The archive's bytes.
+   * @param options Keys of an encrypted archive; `requireKey`.
+   * @returns An open reader (closing it closes the source).
+   * @throws {FormatError} as {@link ArchiveReader.open}.
+   */
+  static async openSource(source: ByteSource, options: OpenOptions = {}): Promise<ArchiveReader> {
+    const path = source.name;
     try {
-      file = await Deno.open(path, { read: true });
-    } catch (cause) {
-      const why = cause instanceof Deno.errors.NotFound
-        ? `no such file${isAbsolute(path) ? "" : ` (looked for ${resolve(path)})`}`
-        : String((cause as Error)?.message ?? cause);
-      throw new FormatError("BAD_ARGUMENT", `Cannot open archive '${path}': ${why}`, {
-        path,
-        cause,
-      });
-    }
-    try {
-      const index = await readIndex(file, path);
+      const index = await readIndex(source, path);
       let codec: Codec;
       try {
         codec = codecById(index.header.codec);
@@ -173,9 +175,9 @@ export class ArchiveReader {
       if (encryption && (options.keys || options.requireKey)) {
         dataKey = await unlockDataKey(encryption, options.keys, path);
       }
-      return new ArchiveReader(file, index, codec, dataKey);
+      return new ArchiveReader(source, index, codec, dataKey);
     } catch (err) {
-      file.close();
+      source.close();
       throw err;
     }
   }
@@ -241,6 +243,7 @@ export class ArchiveReader {
         decoded.set(i, promise);
         return promise;
       };
+      if (this.#source.prefetch) await this.#prefetch(chunk, wanted);
       const columns = await Promise.all(wanted.map((i) => decode(i, [])));
       const batch: Batch = { schema: outSchema, columns, length: chunk.row_end - chunk.row_start };
       const from = Math.max(start, chunk.row_start) - chunk.row_start;
@@ -249,13 +252,35 @@ export class ArchiveReader {
     }
   }
 
-  #lock: Promise<unknown> = Promise.resolve();
+  /**
+   * Asks a remote source for the span of the blocks a chunk's read needs (the wanted
+   * columns and those they are conditioned on) in one request, instead of one per block.
+   */
+  async #prefetch(chunk: ChunkEntry, wanted: number[]): Promise<void> {
+    const { schema, header } = this.index;
+    const needed = new Set<number>();
+    const visit = (i: number) => {
+      if (needed.has(i) || i < 0) return;
+      needed.add(i);
+      for (const d of header.columns[schema[i]!.name]?.deps ?? []) {
+        visit(schema.findIndex((f) => f.name === d));
+      }
+    };
+    for (const i of wanted) visit(i);
+    let from = Infinity;
+    let to = -Infinity;
+    for (const i of needed) {
+      const block = chunk.blocks[i];
+      if (!block) continue;
+      from = Math.min(from, block.offset);
+      to = Math.max(to, block.offset + block.length);
+    }
+    if (to > from) await this.#source.prefetch!(from, to - from);
+  }
 
-  /** Reads a byte range; serialized, because seek + read share the file's cursor. */
+  /** Reads a byte range (the source serializes what must be). */
   #readAt(offset: number, length: number): Promise<Uint8Array> {
-    const next = this.#lock.then(() => readExact(this.#file, this.index.path, offset, length));
-    this.#lock = next.catch(() => {});
-    return next;
+    return readExact(this.#source, offset, length);
   }
 
   async #decodeBlock(
@@ -400,7 +425,7 @@ export class ArchiveReader {
   /** Closes the file. */
   close(): void {
     try {
-      this.#file.close();
+      this.#source.close();
     } catch { /* already closed */ }
   }
 }

@@ -21,6 +21,7 @@
  *
  * @module
  */
+import { fromSource, isRemote, objectTag, uploadFile } from "./_remote.ts";
 import { encodeChunk } from "../format/chunk.ts";
 import type { Batch, Column, Field, Schema } from "../format/column.ts";
 import { cellValue, emptyColumn } from "../format/column.ts";
@@ -108,6 +109,23 @@ export async function append(
   archive: string,
   options: AppendOptions = {},
 ): Promise<AppendSummary> {
+  if (isRemote(archive)) {
+    // A copy is appended to and uploaded over the object, unless the object changed
+    // meanwhile (its ETag): then nothing is uploaded.
+    const tag = await objectTag(archive);
+    return await fromSource(archive, async (local) => {
+      const summary = await append(source, local, options);
+      if ((await objectTag(archive)) !== tag) {
+        throw new OpsError(
+          "CONCURRENT_CHANGE",
+          `'${archive}' changed while rows were appended to it; nothing was uploaded, append again`,
+          { path: archive },
+        );
+      }
+      await uploadFile(local, archive);
+      return { ...summary, path: archive };
+    });
+  }
   const started = performance.now();
   const threads = checkThreads(options.threads);
   const before = await Deno.stat(archive).catch(() => null);

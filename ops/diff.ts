@@ -16,7 +16,7 @@
  */
 import type { Field } from "../format/column.ts";
 import type { ChunkEntry } from "../format/header.ts";
-import { readArchiveIndex } from "../format/reader.ts";
+import { readIndexAt } from "./_remote.ts";
 
 /** How one chunk position compares. */
 export type ChunkStatus = "unchanged" | "changed" | "added" | "removed";
@@ -86,7 +86,7 @@ export interface DiffReport {
  * ```
  */
 export async function diff(a: string, b: string): Promise<DiffReport> {
-  const [ia, ib] = await Promise.all([readArchiveIndex(a), readArchiveIndex(b)]);
+  const [ia, ib] = await Promise.all([readIndexAt(a), readIndexAt(b)]);
   const ca = ia.footer.chunks;
   const cb = ib.footer.chunks;
   const summary: Record<ChunkStatus, number> = { unchanged: 0, changed: 0, added: 0, removed: 0 };

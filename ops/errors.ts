@@ -17,7 +17,9 @@ export type OpsErrorCode =
   | "NOT_ENCRYPTED"
   // SQL over archives: not one SELECT, or DuckDB could not answer it.
   | "SQL_REFUSED"
-  | "SQL_FAILED";
+  | "SQL_FAILED"
+  // An object already at a URI given as a destination (without overwrite).
+  | "DESTINATION_EXISTS";
 
 /** Codec names `freeze` accepts: a registry id or `auto`. */
 export type CodecChoiceName = "zstd" | "lzma2" | "zpaq" | "auto" | (string & Record<never, never>);

@@ -16,6 +16,7 @@
  *
  * @module
  */
+import { fromSource, isRemote, toDestination } from "./_remote.ts";
 import type * as arrow from "apache-arrow";
 import { CODEC_CHOICES } from "../codecs/registry.ts";
 import { encodeChunk } from "../format/chunk.ts";
@@ -108,6 +109,11 @@ export interface FreezeOptions {
    * that appears while freezing is never replaced either.
    */
   overwrite?: boolean;
+  /**
+   * Storage class of an archive written to object storage (S3: `STANDARD`,
+   * `STANDARD_IA`, `GLACIER_IR`, `DEEP_ARCHIVE`, …); ignored for a local file.
+   */
+  storageClass?: string;
 }
 
 /** What `freeze` did. */
@@ -198,8 +204,9 @@ export function checkThreads(threads: number | undefined): number {
 /**
  * Freezes a source into an archive.
  *
- * @param source A file path (`.csv`, `.jsonl`, `.parquet`, `.arrow`), an Arrow table, or `{schema, batches}`.
- * @param archive Destination path; written to a temp file and renamed when complete.
+ * @param source A file path or URI (`.csv`, `.jsonl`, `.parquet`, `.arrow`), an Arrow table, or `{schema, batches}`.
+ * @param archive Destination path or URI (`s3://bucket/key`); written to a temp file and
+ * renamed (or uploaded) when complete.
  * @param options Codec, chunk size, threads, quantization, primary key, callbacks.
  * @returns A summary (rows, bytes, ratio, seconds, payload hash).
  * @throws {OpsError} BAD_OPTION for bad options; {FormatError}, {IoError}, {CodecError} from the layers below.
@@ -209,6 +216,18 @@ export async function freeze(
   archive: string,
   options: FreezeOptions = {},
 ): Promise<FreezeSummary> {
+  // Object storage: a source is downloaded and an archive uploaded (see `_remote.ts`).
+  if (typeof source === "string" && isRemote(source)) {
+    return await fromSource(source, (local) => freeze(local, archive, options));
+  }
+  if (isRemote(archive)) {
+    const summary = await toDestination(
+      archive,
+      (local) => freeze(source, local, { ...options, overwrite: true }),
+      { overwrite: options.overwrite, storageClass: options.storageClass },
+    );
+    return { ...summary, path: archive };
+  }
   const { codec: codecName, chunkRows, threads } = freezeSettings(options);
   const types = { ...options.types };
   const widened: string[] = [];

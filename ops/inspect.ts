@@ -9,12 +9,8 @@ import type { Field } from "../format/column.ts";
 import { cellValue } from "../format/column.ts";
 import { valueText } from "../io/cell_text.ts";
 import type { ColumnStats } from "../format/header.ts";
-import {
-  type ArchiveIndex,
-  ArchiveReader,
-  readArchiveIndex,
-  type VerifyReport,
-} from "../format/reader.ts";
+import type { ArchiveIndex, VerifyReport } from "../format/reader.ts";
+import { openArchive, readIndexAt } from "./_remote.ts";
 import { mergeStats } from "../format/stats.ts";
 import { formatBytes } from "../internal/progress.ts";
 import type { KeyRing } from "../format/key_provider.ts";
@@ -120,7 +116,7 @@ export interface AuditReport {
  * @throws {FormatError} When the header or footer is unreadable.
  */
 export async function audit(path: string): Promise<AuditReport> {
-  return auditIndex(await readArchiveIndex(path));
+  return auditIndex(await readIndexAt(path));
 }
 
 /**
@@ -244,7 +240,7 @@ export async function verify(
   path: string,
   options: { onProgress?: (checked: number, total: number) => void } = {},
 ): Promise<VerifyReport> {
-  const reader = await ArchiveReader.open(path);
+  const reader = await openArchive(path);
   try {
     const total = reader.index.footer.payload_length;
     return await reader.verify((n) => options.onProgress?.(n, total));
@@ -276,7 +272,7 @@ export async function peek(
   path: string,
   options: { rows?: number; columns?: string[]; keys?: KeyRing } = {},
 ): Promise<PeekResult> {
-  const reader = await ArchiveReader.open(path, { keys: options.keys, requireKey: true });
+  const reader = await openArchive(path, { keys: options.keys, requireKey: true });
   try {
     const want = options.rows ?? 10;
     const out: PeekResult = {

@@ -9,7 +9,7 @@
  */
 import { cellValue } from "../format/column.ts";
 import type { KeyRing } from "../format/key_provider.ts";
-import { ArchiveReader } from "../format/reader.ts";
+import { openArchive } from "./_remote.ts";
 import { OpsError } from "./errors.ts";
 import { newCounters, scanArchive } from "./_scan.ts";
 
@@ -52,7 +52,7 @@ export async function lookup(
   key: bigint | number | boolean | string,
   options: { columns?: string[]; keys?: KeyRing } = {},
 ): Promise<LookupResult> {
-  const reader = await ArchiveReader.open(archive, { keys: options.keys, requireKey: true });
+  const reader = await openArchive(archive, { keys: options.keys, requireKey: true });
   try {
     const pk = reader.index.header.primary_key;
     if (pk === null) {

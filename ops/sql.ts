@@ -27,7 +27,7 @@ import { join } from "node:path";
 import type * as arrow from "apache-arrow";
 import type { Batch, Schema } from "../format/column.ts";
 import type { KeyRing } from "../format/key_provider.ts";
-import { ArchiveReader } from "../format/reader.ts";
+import { isRemote, openArchive } from "./_remote.ts";
 import { openLockedDuckDB, sqlIdent, sqlString } from "../io/_duckdb.ts";
 import { appendTable } from "../io/_write_parquet.ts";
 import { batchesToTable } from "../io/arrow_table.ts";
@@ -117,7 +117,7 @@ export class SqlSession {
    * replacing what the alias named before. Reads its header and footer only.
    *
    * @param alias A name queries use: letters, digits and `_`, not starting with a digit.
-   * @param path The archive.
+   * @param path The archive: a path, a partitioned dataset's directory, or a URI (`s3://…`).
    * @param options Keys of an encrypted archive.
    * @returns What was registered.
    * @throws {OpsError} BAD_OPTION for a bad alias; {FormatError} for a file that is not an archive.
@@ -135,13 +135,13 @@ export class SqlSession {
     }
     let schema: Schema;
     let rows: number;
-    const partitioned = await isPartitionedDir(path);
+    const partitioned = !isRemote(path) && await isPartitionedDir(path);
     if (partitioned) {
       const { manifest, schema: s } = await readManifest(path);
       schema = s;
       rows = manifest.partitions.reduce((n, p) => n + p.rows, 0);
     } else {
-      const reader = await ArchiveReader.open(path, { keys: options.keys });
+      const reader = await openArchive(path, { keys: options.keys });
       try {
         schema = reader.index.schema;
         rows = reader.index.footer.rows;
@@ -481,7 +481,7 @@ async function load(conn: DuckDBConnection, use: Use): Promise<QueryScan> {
       readPartitioned(entry.path, options, counters),
     );
   } else {
-    const reader = await ArchiveReader.open(entry.path, { keys: entry.keys, requireKey: true });
+    const reader = await openArchive(entry.path, { keys: entry.keys, requireKey: true });
     try {
       rows = await appendTable(conn, entry.alias, schema, scanArchive(reader, options, counters));
     } finally {

@@ -15,7 +15,8 @@
  */
 import type * as arrow from "apache-arrow";
 import type { Batch } from "../format/column.ts";
-import { ArchiveReader, type RowRange } from "../format/reader.ts";
+import type { RowRange } from "../format/reader.ts";
+import { isRemote, openArchive, toDestination } from "./_remote.ts";
 import type { KeyRing } from "../format/key_provider.ts";
 import { batchesToTable } from "../io/arrow_table.ts";
 import { type OutputFormat, outputFormatOf, writeOutput } from "../io/output.ts";
@@ -63,6 +64,8 @@ export interface ThawOptions {
    * row is read. Stdout, a FIFO or a device is written in place either way.
    */
   overwrite?: boolean;
+  /** Storage class of an output written to object storage; ignored for a local file. */
+  storageClass?: string;
 }
 
 /** What `thaw` did. */
@@ -108,6 +111,14 @@ export async function thaw(
   output: string,
   options: ThawOptions = {},
 ): Promise<ThawSummary> {
+  if (isRemote(output)) {
+    const summary = await toDestination(
+      output,
+      (local) => thaw(archive, local, { ...options, overwrite: true }),
+      { overwrite: options.overwrite, storageClass: options.storageClass },
+    );
+    return { ...summary, path: output };
+  }
   const started = performance.now();
   checkRows(options.rows);
   const format = options.format ?? outputFormatOf(output);
@@ -116,7 +127,7 @@ export async function thaw(
     partitions_total: 0,
     partitions_read: 0,
   };
-  const partitioned = await isPartitionedDir(archive);
+  const partitioned = !isRemote(archive) && await isPartitionedDir(archive);
   let written: { rows: number; bytes: number };
   let encrypted = false;
   if (partitioned) {
@@ -130,7 +141,7 @@ export async function thaw(
       replace: options.overwrite,
     });
   } else {
-    const reader = await ArchiveReader.open(archive, { keys: options.keys, requireKey: true });
+    const reader = await openArchive(archive, { keys: options.keys, requireKey: true });
     try {
       encrypted = reader.index.header.encryption !== null;
       checkEncrypted(archive, encrypted, options);
@@ -184,7 +195,7 @@ export async function thawTable(archive: string, options: ThawOptions = {}): Pro
     for await (const b of readPartitioned(archive, options, counters)) batches.push(b);
     return batchesToTable(selectSchema(schema, options.columns), batches);
   }
-  const reader = await ArchiveReader.open(archive, { keys: options.keys, requireKey: true });
+  const reader = await openArchive(archive, { keys: options.keys, requireKey: true });
   try {
     checkEncrypted(archive, reader.index.header.encryption !== null, options);
     const schema = selectSchema(reader.index.schema, options.columns);

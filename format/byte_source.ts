@@ -1,0 +1,107 @@
+/**
+ * Where an archive's bytes come from: a local file, or an object read by ranges
+ * (`storage/range_reader.ts` fits this interface). The reader asks only for sizes and
+ * byte ranges, so it reads archives wherever they are.
+ *
+ * @module
+ */
+import { isAbsolute, resolve } from "node:path";
+import { FormatError } from "./errors.ts";
+
+/** Random access to an archive's bytes. */
+export interface ByteSource {
+  /** Name for messages (the path or URI). */
+  readonly name: string;
+  /** Size in bytes. */
+  readonly size: number;
+  /** `length` bytes at `offset` (fewer only past the end). */
+  read(offset: number, length: number): Promise<Uint8Array>;
+  /** A span about to be read block by block (a remote source fetches it in one request). */
+  prefetch?(offset: number, length: number): Promise<void>;
+  /** Releases it. */
+  close(): void;
+}
+
+/**
+ * Opens a local file as a byte source (reads are serialized: they share the cursor).
+ *
+ * @param path The file.
+ * @returns The source.
+ * @throws {FormatError} BAD_ARGUMENT naming the absolute path when it cannot be opened.
+ */
+export async function openFileSource(path: string): Promise<ByteSource> {
+  let file: Deno.FsFile;
+  try {
+    file = await Deno.open(path, { read: true });
+  } catch (cause) {
+    const why = cause instanceof Deno.errors.NotFound
+      ? `no such file${isAbsolute(path) ? "" : ` (looked for ${resolve(path)})`}`
+      : String((cause as Error)?.message ?? cause);
+    throw new FormatError("BAD_ARGUMENT", `Cannot open archive '${path}': ${why}`, { path, cause });
+  }
+  let size: number;
+  try {
+    size = (await file.stat()).size;
+  } catch (cause) {
+    file.close();
+    throw new FormatError(
+      "BAD_ARGUMENT",
+      `Cannot open archive '${path}': ${(cause as Error).message}`,
+      {
+        path,
+        cause,
+      },
+    );
+  }
+  let lock: Promise<unknown> = Promise.resolve();
+  const readAt = async (offset: number, length: number): Promise<Uint8Array> => {
+    const out = new Uint8Array(Math.max(0, Math.min(length, size - offset)));
+    await file.seek(offset, Deno.SeekMode.Start);
+    let at = 0;
+    while (at < out.length) {
+      const n = await file.read(out.subarray(at));
+      if (n === null || n === 0) break;
+      at += n;
+    }
+    return at === out.length ? out : out.subarray(0, at);
+  };
+  return {
+    name: path,
+    size,
+    read(offset: number, length: number): Promise<Uint8Array> {
+      const next = lock.then(() => readAt(offset, length));
+      lock = next.catch(() => {});
+      return next;
+    },
+    close(): void {
+      try {
+        file.close();
+      } catch { /* already closed */ }
+    },
+  };
+}
+
+/**
+ * Reads exactly `length` bytes at `offset`, or throws TRUNCATED.
+ *
+ * @param source The source.
+ * @param offset First byte.
+ * @param length Bytes.
+ * @returns The bytes.
+ * @throws {FormatError} TRUNCATED naming where the bytes ran out.
+ */
+export async function readExact(
+  source: ByteSource,
+  offset: number,
+  length: number,
+): Promise<Uint8Array> {
+  const bytes = await source.read(offset, length);
+  if (bytes.length !== length) {
+    throw new FormatError(
+      "TRUNCATED",
+      `Cannot read archive '${source.name}': expected ${length} bytes at offset ${offset}, found ${bytes.length}`,
+      { path: source.name, offset: offset + bytes.length },
+    );
+  }
+  return bytes;
+}

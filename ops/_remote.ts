@@ -1,0 +1,185 @@
+/**
+ * Archives and files in object storage for the operations: each takes a URI
+ * (`s3://bucket/key`, `file://…`) wherever it takes a path.
+ *
+ * - **Reading an archive** is ranged ({@link openArchive}): the tail and footer first,
+ *   then only the chunks a read touches, each chunk's wanted blocks in one request.
+ * - **Writing to a URI** ({@link toDestination}): the operation writes a private temp
+ *   file (in the system temp directory), which then goes up as a multipart upload,
+ *   read back from disk part by part (never whole in memory); a failed part is
+ *   retried, and a part failing for good aborts the upload, so nothing partial is ever
+ *   visible at the URI. An existing object is refused unless `overwrite`.
+ * - **A source at a URI** ({@link fromSource}) is downloaded to a temp file by ranges
+ *   first, then read as a local file of the same name.
+ *
+ * @module
+ */
+import { basename, join } from "node:path";
+import { ArchiveReader, type OpenOptions } from "../format/reader.ts";
+import type { ArchiveIndex } from "../format/reader.ts";
+import { openRangeReader } from "../storage/range_reader.ts";
+import { storeFor } from "../storage/registry.ts";
+import { isRemote } from "../storage/uri.ts";
+import { OpsError } from "./errors.ts";
+
+/** Bytes read from a temp file per upload part, and per download request. */
+const TRANSFER_BYTES = 8 * 1024 * 1024;
+
+export { isRemote };
+
+/**
+ * Opens an archive at a path or URI.
+ *
+ * @param where Path or URI.
+ * @param options Keys, `requireKey`.
+ * @returns The reader.
+ */
+export async function openArchive(
+  where: string,
+  options: OpenOptions = {},
+): Promise<ArchiveReader> {
+  if (!isRemote(where)) return await ArchiveReader.open(where, options);
+  return await ArchiveReader.openSource(await openRangeReader(where), options);
+}
+
+/**
+ * Header and footer of an archive at a path or URI (nothing else is read).
+ *
+ * @param where Path or URI.
+ * @returns The index.
+ */
+export async function readIndexAt(where: string): Promise<ArchiveIndex> {
+  const reader = await openArchive(where);
+  reader.close();
+  return reader.index;
+}
+
+/** Options of {@link toDestination}. */
+export interface DestinationOptions {
+  /** Whether an existing object may be replaced (default true). */
+  overwrite?: boolean;
+  /** Storage class of the object written. */
+  storageClass?: string;
+}
+
+/**
+ * Runs `write` against a local path for `destination`: the path itself, or, for a URI,
+ * a temp file uploaded there once `write` succeeds.
+ *
+ * @param destination Path or URI.
+ * @param write Writes the file at the path it is given.
+ * @param options Overwrite, storage class.
+ * @returns What `write` returned.
+ * @throws {OpsError} DESTINATION_EXISTS; {StorageError} from the upload.
+ */
+export async function toDestination<T>(
+  destination: string,
+  write: (path: string) => Promise<T>,
+  options: DestinationOptions = {},
+): Promise<T> {
+  if (!isRemote(destination)) return await write(destination);
+  const store = storeFor(destination);
+  if (options.overwrite === false && (await store.stat(destination)) !== null) {
+    throw new OpsError(
+      "DESTINATION_EXISTS",
+      `'${destination}' already exists; pass --force (overwrite: true) to replace it`,
+      { path: destination },
+    );
+  }
+  const dir = await Deno.makeTempDir({ prefix: "permafrost-upload-" });
+  try {
+    const local = join(dir, basename(destination));
+    const result = await write(local);
+    await uploadFile(local, destination, options.storageClass);
+    return result;
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}
+
+/**
+ * Uploads a local file to a URI, read part by part (see the module doc).
+ *
+ * @param local The file.
+ * @param destination The URI.
+ * @param storageClass Its storage class.
+ * @throws {StorageError} from the upload (which is aborted: nothing is visible).
+ */
+export async function uploadFile(
+  local: string,
+  destination: string,
+  storageClass?: string,
+): Promise<void> {
+  const upload = await storeFor(destination).upload(destination, { storageClass });
+  try {
+    const file = await Deno.open(local, { read: true });
+    try {
+      const buffer = new Uint8Array(TRANSFER_BYTES);
+      for (;;) {
+        let filled = 0;
+        while (filled < buffer.length) {
+          const n = await file.read(buffer.subarray(filled));
+          if (n === null) break;
+          filled += n;
+        }
+        if (filled > 0) await upload.putPart(buffer.subarray(0, filled));
+        if (filled < buffer.length) break;
+      }
+    } finally {
+      file.close();
+    }
+    await upload.complete();
+  } catch (err) {
+    await upload.abort().catch(() => {});
+    throw err;
+  }
+}
+
+/**
+ * The ETag (or version) of an object now, or null when there is none.
+ *
+ * @param uri The object.
+ * @returns Its tag.
+ */
+export async function objectTag(uri: string): Promise<string | null> {
+  return (await storeFor(uri).stat(uri))?.etag ?? null;
+}
+
+/**
+ * Runs `read` against a local path for `source`: the path itself, or, for a URI, a
+ * temp copy of the object (same file name, so the format is told from it).
+ *
+ * @param source Path or URI.
+ * @param read Reads the file at the path it is given.
+ * @returns What `read` returned.
+ * @throws {StorageError} from the download.
+ */
+export async function fromSource<T>(
+  source: string,
+  read: (path: string) => Promise<T>,
+): Promise<T> {
+  if (!isRemote(source)) return await read(source);
+  const store = storeFor(source);
+  const dir = await Deno.makeTempDir({ prefix: "permafrost-download-" });
+  try {
+    const local = join(dir, basename(source));
+    const file = await Deno.open(local, { write: true, createNew: true });
+    try {
+      let offset = 0;
+      let size = Infinity;
+      while (offset < size) {
+        const part = await store.read(source, { offset, length: TRANSFER_BYTES });
+        size = part.size;
+        if (part.bytes.length === 0) break;
+        let at = 0;
+        while (at < part.bytes.length) at += await file.write(part.bytes.subarray(at));
+        offset += part.bytes.length;
+      }
+    } finally {
+      file.close();
+    }
+    return await read(local);
+  } finally {
+    await Deno.remove(dir, { recursive: true }).catch(() => {});
+  }
+}

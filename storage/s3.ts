@@ -1,0 +1,352 @@
+/**
+ * `s3://bucket/key`: AWS S3 and S3-compatible stores (MinIO, Ceph, R2, s3rver),
+ * requests signed with SigV4 by `aws4fetch`.
+ *
+ * Settings come from the variables AWS users already set: `AWS_ACCESS_KEY_ID`,
+ * `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`, `AWS_REGION` (default `us-east-1`),
+ * `AWS_ENDPOINT_URL_S3` or `AWS_ENDPOINT_URL` (default AWS). Addressing is
+ * virtual-hosted (`bucket.host/key`) except for an IP-address or `localhost` endpoint,
+ * or with `PERMAFROST_S3_PATH_STYLE=1`, where it is path-style (`host/bucket/key`).
+ *
+ * Uploads are multipart: parts of {@link PART_BYTES} go up as they fill (an object
+ * smaller than one part is one PUT), each retried; a part that fails 3 times aborts
+ * the upload (`ResumableUploadError`), so nothing partial is ever visible. Secrets
+ * never appear in messages: errors name the URI and the status only.
+ *
+ * @module
+ */
+import { AwsClient } from "aws4fetch";
+import { ResumableUploadError, StorageError } from "./errors.ts";
+import { withRetries } from "./retry.ts";
+import type { ByteRange, ObjectInfo, ObjectStore, Upload, UploadOptions } from "./store.ts";
+import { formatUri, parseUri } from "./uri.ts";
+
+/** Size of each part of an upload but the last (S3's minimum is 5 MiB). */
+export const PART_BYTES = 8 * 1024 * 1024;
+
+/** What an S3 store needs (tests inject `env` and `fetch`). */
+export interface S3Options {
+  /** Reads a variable (default `Deno.env.get`). */
+  env?: (name: string) => string | undefined;
+  /** Transport (default `fetch`). */
+  fetch?: typeof fetch;
+  /** First back-off pause in ms (default 200). */
+  baseBackoffMs?: number;
+}
+
+/** An answer the store gave, kept for retry decisions and messages. */
+class HttpFailure extends Error {
+  constructor(readonly status: number, readonly body: string) {
+    super(`HTTP ${status}${s3Code(body) ? ` ${s3Code(body)}` : ""}`);
+  }
+}
+
+function s3Code(body: string): string | null {
+  return /<Code>([^<]+)<\/Code>/.exec(body)?.[1] ?? null;
+}
+
+function retryable(err: unknown): boolean {
+  if (err instanceof HttpFailure) return err.status >= 500 || err.status === 429;
+  return !(err instanceof StorageError);
+}
+
+function xmlText(s: string): string {
+  return s.replace(
+    /&(lt|gt|quot|apos|amp);/g,
+    (_, e) => ({ lt: "<", gt: ">", quot: '"', apos: "'", amp: "&" } as Record<string, string>)[e]!,
+  );
+}
+
+function unquote(etag: string | null): string | null {
+  return etag === null ? null : etag.replace(/^W\//, "").replace(/^"|"$/g, "");
+}
+
+/**
+ * Creates the S3 store.
+ *
+ * @param options Environment and transport.
+ * @returns The store.
+ */
+export function s3Store(options: S3Options = {}): ObjectStore {
+  const env = options.env ?? ((name: string) => Deno.env.get(name));
+  const doFetch = options.fetch ?? fetch;
+  const baseMs = options.baseBackoffMs ?? 200;
+  let client: AwsClient | null = null;
+
+  function signer(uri: string): AwsClient {
+    if (client) return client;
+    const accessKeyId = env("AWS_ACCESS_KEY_ID");
+    const secretAccessKey = env("AWS_SECRET_ACCESS_KEY");
+    if (!accessKeyId || !secretAccessKey) {
+      throw new StorageError(
+        "MISSING_CREDENTIALS",
+        `Cannot reach '${uri}': set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (and AWS_REGION, AWS_ENDPOINT_URL_S3 for a store other than AWS)`,
+        { path: uri },
+      );
+    }
+    client = new AwsClient({
+      accessKeyId,
+      secretAccessKey,
+      sessionToken: env("AWS_SESSION_TOKEN") || undefined,
+      region: env("AWS_REGION") || env("AWS_DEFAULT_REGION") || "us-east-1",
+      service: "s3",
+      retries: 0,
+    });
+    return client;
+  }
+
+  function urlOf(bucket: string, key: string): URL {
+    const region = env("AWS_REGION") || env("AWS_DEFAULT_REGION") || "us-east-1";
+    const endpoint = new URL(
+      env("AWS_ENDPOINT_URL_S3") || env("AWS_ENDPOINT_URL") || `https://s3.${region}.amazonaws.com`,
+    );
+    const host = endpoint.hostname;
+    const pathStyle = env("PERMAFROST_S3_PATH_STYLE") === "1" || host === "localhost" ||
+      /^\d+\.\d+\.\d+\.\d+$/.test(host) || host.startsWith("[");
+    const path = key.split("/").map(encodeURIComponent).join("/");
+    const base = endpoint.pathname.replace(/\/+$/, "");
+    if (pathStyle) return new URL(`${endpoint.origin}${base}/${bucket}/${path}`);
+    return new URL(`${endpoint.protocol}//${bucket}.${endpoint.host}${base}/${path}`);
+  }
+
+  /** One signed request, retried; answers the response of a 2xx (or `ok` statuses). */
+  async function request(
+    uri: string,
+    url: URL,
+    init: RequestInit,
+    ok: (status: number) => boolean = (s) => s >= 200 && s < 300,
+  ): Promise<Response> {
+    const aws = signer(uri);
+    try {
+      return await withRetries(async () => {
+        const signed = await aws.sign(url.toString(), init);
+        const res = await doFetch(signed);
+        if (ok(res.status)) return res;
+        throw new HttpFailure(res.status, await res.text());
+      }, { baseMs, retryable });
+    } catch (err) {
+      throw failure(uri, err);
+    }
+  }
+
+  function failure(uri: string, err: unknown): StorageError {
+    if (err instanceof StorageError) return err;
+    if (err instanceof HttpFailure) {
+      if (err.status === 404) {
+        const what = s3Code(err.body) === "NoSuchBucket" ? "no such bucket" : "no such object";
+        return new StorageError("NOT_FOUND", `Cannot read '${uri}': ${what}`, { path: uri });
+      }
+      if (err.status === 401 || err.status === 403) {
+        return new StorageError(
+          "ACCESS_DENIED",
+          `Access to '${uri}' was refused (${err.message}): check the credentials and the bucket's policy`,
+          { path: uri },
+        );
+      }
+      return new StorageError("REQUEST_FAILED", `Request for '${uri}' failed: ${err.message}`, {
+        path: uri,
+        cause: err,
+      });
+    }
+    return new StorageError(
+      "REQUEST_FAILED",
+      `Cannot reach the store for '${uri}': ${err instanceof Error ? err.message : String(err)}`,
+      { path: uri, cause: err },
+    );
+  }
+
+  const store: ObjectStore = {
+    scheme: "s3",
+
+    async stat(uri: string): Promise<ObjectInfo | null> {
+      const { bucket, key } = parseUri(uri);
+      const res = await request(
+        uri,
+        urlOf(bucket, key),
+        { method: "HEAD" },
+        (s) => (s >= 200 && s < 300) || s === 404,
+      );
+      if (res.status === 404) return null;
+      return {
+        size: Number(res.headers.get("content-length") ?? 0),
+        etag: unquote(res.headers.get("etag")),
+        storageClass: res.headers.get("x-amz-storage-class") ?? "STANDARD",
+      };
+    },
+
+    async read(uri: string, range?: ByteRange): Promise<{ bytes: Uint8Array; size: number }> {
+      const { bucket, key } = parseUri(uri);
+      const headers: Record<string, string> = {};
+      if (range) {
+        headers.range = `bytes=${range.offset}-${range.offset + range.length - 1}`;
+      }
+      const res = await request(uri, urlOf(bucket, key), { headers });
+      const bytes = new Uint8Array(await res.arrayBuffer());
+      const total = /\/(\d+)$/.exec(res.headers.get("content-range") ?? "")?.[1];
+      return { bytes, size: total === undefined ? bytes.length : Number(total) };
+    },
+
+    async list(prefix: string, options: { recursive?: boolean } = {}): Promise<string[]> {
+      const { bucket, key } = parseUri(prefix, { prefix: true });
+      const out: string[] = [];
+      let token: string | null = null;
+      do {
+        const url = urlOf(bucket, "");
+        url.searchParams.set("list-type", "2");
+        if (key !== "") url.searchParams.set("prefix", key);
+        if (!options.recursive) url.searchParams.set("delimiter", "/");
+        if (token) url.searchParams.set("continuation-token", token);
+        const xml = await (await request(prefix, url, {})).text();
+        for (const m of xml.matchAll(/<Contents>[\s\S]*?<Key>([^<]*)<\/Key>/g)) {
+          out.push(formatUri({ scheme: "s3", bucket, key: xmlText(m[1]!) }));
+        }
+        token = /<IsTruncated>true<\/IsTruncated>/.test(xml)
+          ? xmlText(/<NextContinuationToken>([^<]*)</.exec(xml)?.[1] ?? "") || null
+          : null;
+      } while (token);
+      return out;
+    },
+
+    async delete(uri: string): Promise<void> {
+      const { bucket, key } = parseUri(uri);
+      await request(
+        uri,
+        urlOf(bucket, key),
+        { method: "DELETE" },
+        (s) => (s >= 200 && s < 300) || s === 404,
+      );
+    },
+
+    upload(uri: string, options: UploadOptions = {}): Promise<Upload> {
+      const { bucket, key } = parseUri(uri);
+      signer(uri);
+      const classHeader: Record<string, string> = options.storageClass
+        ? { "x-amz-storage-class": options.storageClass }
+        : {};
+      let uploadId: string | null = null;
+      const etags: string[] = [];
+      let pending: Uint8Array[] = [];
+      let pendingBytes = 0;
+      let finished = false;
+
+      async function begin(): Promise<string> {
+        const url = urlOf(bucket, key);
+        url.search = "uploads";
+        const xml = await (await request(uri, url, { method: "POST", headers: classHeader }))
+          .text();
+        const id = /<UploadId>([^<]+)<\/UploadId>/.exec(xml)?.[1];
+        if (!id) {
+          throw new StorageError(
+            "REQUEST_FAILED",
+            `Cannot start an upload to '${uri}': no UploadId`,
+          );
+        }
+        return xmlText(id);
+      }
+
+      async function sendPart(bytes: Uint8Array): Promise<void> {
+        uploadId ??= await begin();
+        const number = etags.length + 1;
+        const url = urlOf(bucket, key);
+        url.search = `partNumber=${number}&uploadId=${encodeURIComponent(uploadId)}`;
+        try {
+          const res = await request(uri, url, { method: "PUT", body: bytes as BodyInit });
+          await res.body?.cancel();
+          etags.push(res.headers.get("etag") ?? "");
+        } catch (err) {
+          await abort();
+          throw new ResumableUploadError(uri, number, err);
+        }
+      }
+
+      function take(): Uint8Array {
+        const out = new Uint8Array(pendingBytes);
+        let at = 0;
+        for (const p of pending) {
+          out.set(p, at);
+          at += p.length;
+        }
+        pending = [];
+        pendingBytes = 0;
+        return out;
+      }
+
+      async function abort(): Promise<void> {
+        finished = true;
+        pending = [];
+        pendingBytes = 0;
+        if (uploadId === null) return;
+        const url = urlOf(bucket, key);
+        url.search = `uploadId=${encodeURIComponent(uploadId)}`;
+        await request(uri, url, { method: "DELETE" }, (s) => (s >= 200 && s < 300) || s === 404)
+          .then((r) => r.body?.cancel(), () => {});
+      }
+
+      return Promise.resolve({
+        async putPart(bytes: Uint8Array): Promise<void> {
+          if (finished) {
+            throw new StorageError("REQUEST_FAILED", `The upload to '${uri}' has ended`);
+          }
+          pending.push(bytes.slice());
+          pendingBytes += bytes.length;
+          while (pendingBytes >= PART_BYTES) {
+            const all = take();
+            await sendPart(all.subarray(0, PART_BYTES));
+            if (all.length > PART_BYTES) {
+              pending = [all.subarray(PART_BYTES)];
+              pendingBytes = all.length - PART_BYTES;
+            }
+          }
+        },
+        async complete(): Promise<ObjectInfo> {
+          if (finished) {
+            throw new StorageError("REQUEST_FAILED", `The upload to '${uri}' has ended`);
+          }
+          if (uploadId === null) {
+            // Smaller than one part: one PUT makes it visible at once, whole.
+            const body = take();
+            try {
+              const res = await request(uri, urlOf(bucket, key), {
+                method: "PUT",
+                body: body as BodyInit,
+                headers: classHeader,
+              });
+              await res.body?.cancel();
+            } catch (err) {
+              finished = true;
+              throw new ResumableUploadError(uri, 1, err);
+            }
+          } else {
+            if (pendingBytes > 0) await sendPart(take());
+            const url = urlOf(bucket, key);
+            url.search = `uploadId=${encodeURIComponent(uploadId)}`;
+            const xml = "<CompleteMultipartUpload>" +
+              etags.map((e, i) => `<Part><PartNumber>${i + 1}</PartNumber><ETag>${e}</ETag></Part>`)
+                .join("") +
+              "</CompleteMultipartUpload>";
+            try {
+              const res = await request(uri, url, { method: "POST", body: xml });
+              const text = await res.text();
+              // S3 may answer 200 and still fail the completion in the body.
+              if (/<Error>/.test(text)) throw new HttpFailure(500, text);
+            } catch (err) {
+              await abort();
+              throw new ResumableUploadError(uri, null, err);
+            }
+          }
+          finished = true;
+          const info = await store.stat(uri);
+          if (info === null) {
+            throw new StorageError(
+              "REQUEST_FAILED",
+              `The upload to '${uri}' completed but the object is missing`,
+            );
+          }
+          return info;
+        },
+        abort,
+      });
+    },
+  };
+  return store;
+}
