@@ -16,4 +16,4 @@ const server = new S3rver({
   configureBuckets: buckets.map((name) => ({ name, configs: [] })),
 });
 const { port } = await server.run();
-console.log(JSON.stringify({ port }));
+Deno.stdout.writeSync(new TextEncoder().encode(JSON.stringify({ port }) + "\n"));
