@@ -1,0 +1,142 @@
+/**
+ * Every archive operation with `s3://` URIs where it takes paths, against a real S3
+ * server (`s3rver`, started here): freeze to and from object storage (the payload
+ * equals a local freeze's), thaw whole and as a slice (three requests: head, tail, one
+ * chunk), audit, verify, peek, diff, append, SQL, refusal to replace, bad URIs.
+ */
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { startS3rver } from "../tests/_s3rver.ts";
+import { ArchiveReader } from "../format/reader.ts";
+import { openRangeReader } from "../storage/range_reader.ts";
+import { StorageError } from "../storage/errors.ts";
+import { append } from "./append.ts";
+import { diff } from "./diff.ts";
+import { freeze } from "./freeze.ts";
+import { audit, peek, verify } from "./inspect.ts";
+import { SqlSession } from "./sql.ts";
+import { thaw } from "./thaw.ts";
+import { uploadFile } from "./_remote.ts";
+import { OpsError } from "./errors.ts";
+
+const server = await startS3rver("bkt");
+const dir = await Deno.makeTempDir({ prefix: "permafrost-remote-" });
+const csv = join(dir, "trips.csv");
+const ROWS = 60_000;
+{
+  const lines = ["id,city,fare,day"];
+  for (let i = 0; i < ROWS; i++) {
+    // Not too regular, so the archive is big enough to need ranged reads.
+    const fare = ((i * 7919) % 10007) / 100;
+    lines.push(`${i},c${(i * 31) % 97},${fare},2024-0${1 + (i % 9)}-1${i % 10}`);
+  }
+  await Deno.writeTextFile(csv, lines.join("\n") + "\n");
+}
+const local = await freeze(csv, join(dir, "local.pf"), { chunkRows: 5000, threads: 0 });
+
+Deno.test("freeze to s3:// uploads the same archive a local freeze writes; thaw reads it back", async () => {
+  const s = await freeze(csv, "s3://bkt/trips.pf", { chunkRows: 5000, threads: 0 });
+  assert.equal(s.path, "s3://bkt/trips.pf");
+  assert.equal(s.payload_sha256, local.payload_sha256);
+  await thaw("s3://bkt/trips.pf", join(dir, "back.csv"));
+  await thaw(join(dir, "local.pf"), join(dir, "back-local.csv"));
+  assert.equal(
+    await Deno.readTextFile(join(dir, "back.csv")),
+    await Deno.readTextFile(join(dir, "back-local.csv")),
+  );
+  assert.equal((await verify("s3://bkt/trips.pf")).ok, true);
+  const report = await audit("s3://bkt/trips.pf");
+  assert.equal(report.rows, ROWS);
+  const rows = await peek("s3://bkt/trips.pf", { rows: 3 });
+  assert.equal(rows.rows.length, 3);
+  assert.equal((await diff(join(dir, "local.pf"), "s3://bkt/trips.pf")).identical, true);
+});
+
+Deno.test("a 10-row slice of an archive in S3 takes three requests: head, tail, one chunk", async () => {
+  // Random tokens do not compress: an archive of a few MB.
+  const noisy = join(dir, "noisy.csv");
+  const lines = ["id,token"];
+  const bytes = new Uint8Array(12);
+  for (let i = 0; i < 200_000; i++) {
+    crypto.getRandomValues(bytes);
+    lines.push(`${i},${Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")}`);
+  }
+  await Deno.writeTextFile(noisy, lines.join("\n") + "\n");
+  await freeze(noisy, "s3://bkt/slice.pf", { chunkRows: 5000, threads: 0 });
+  const source = await openRangeReader("s3://bkt/slice.pf");
+  assert.ok(
+    source.size > 2 * 256 * 1024,
+    `archive of ${source.size} bytes spans more than head and tail`,
+  );
+  const reader = await ArchiveReader.openSource(source);
+  let rows = 0;
+  for await (const b of reader.read({ rows: { start: 131_000, end: 131_010 } })) rows += b.length;
+  reader.close();
+  assert.equal(rows, 10);
+  assert.ok(source.requests <= 3, `${source.requests} requests`);
+  const chunkBytes = reader.index.footer.chunks[26]!.length;
+  assert.ok(source.bytesFetched <= 2 * 256 * 1024 + chunkBytes, `${source.bytesFetched} bytes`);
+});
+
+Deno.test("freeze from an s3:// source, thaw to an s3:// output, and refuse to replace without overwrite", async () => {
+  await uploadFile(csv, "s3://bkt/in/trips.csv");
+  const s = await freeze("s3://bkt/in/trips.csv", join(dir, "from-s3.pf"), {
+    chunkRows: 5000,
+    threads: 0,
+  });
+  assert.equal(s.payload_sha256, local.payload_sha256);
+  const t = await thaw(join(dir, "local.pf"), "s3://bkt/out/trips.jsonl", {
+    rows: { start: 0, end: 5 },
+  });
+  assert.equal(t.rows, 5);
+  assert.equal(t.path, "s3://bkt/out/trips.jsonl");
+  await assert.rejects(
+    thaw(join(dir, "local.pf"), "s3://bkt/out/trips.jsonl", { overwrite: false }),
+    (e: unknown) => e instanceof OpsError && e.code === "DESTINATION_EXISTS",
+  );
+  await assert.rejects(
+    freeze(csv, "s3://bkt/trips.pf", { overwrite: false }),
+    (e: unknown) => e instanceof OpsError && e.code === "DESTINATION_EXISTS",
+  );
+});
+
+Deno.test("append to an archive in S3 and query it with SQL", async () => {
+  await freeze(csv, "s3://bkt/grow.pf", { chunkRows: 5000, threads: 0 });
+  const more = join(dir, "more.csv");
+  await Deno.writeTextFile(
+    more,
+    "id,city,fare,day\n60000,c1,1.5,2024-01-10\n60001,c2,2.5,2024-01-11\n",
+  );
+  const a = await append(more, "s3://bkt/grow.pf", { threads: 0 });
+  assert.equal(a.path, "s3://bkt/grow.pf");
+  const session = new SqlSession();
+  await session.register("g", "s3://bkt/grow.pf");
+  const t = await session.query("SELECT count(*) AS n, max(id) AS top FROM g");
+  assert.equal(Number(t.getChild("n")!.get(0)), ROWS + 2);
+  assert.equal(Number(t.getChild("top")!.get(0)), 60001);
+});
+
+Deno.test("bad URIs and missing objects are typed errors that say what to fix", async () => {
+  const failsWith = (p: Promise<unknown>, code: string, message: RegExp) =>
+    assert.rejects(p, (e: unknown) => {
+      assert.ok(e instanceof StorageError, String(e));
+      assert.equal(e.code, code);
+      assert.match(e.message, message);
+      return true;
+    });
+  await failsWith(audit("s3://bkt/none.pf"), "NOT_FOUND", /s3:\/\/bkt\/none\.pf.*no such object/);
+  await failsWith(audit("ftp://host/x.pf"), "BAD_URI", /Unknown storage scheme 'ftp:\/\/'/);
+  await failsWith(audit("gs://bkt/x.pf"), "BAD_URI", /not supported yet/);
+  await failsWith(freeze(csv, "s3://bkt/a/../b.pf"), "BAD_URI", /'\.\.'/);
+  await failsWith(freeze(csv, "s3://bkt/folder/"), "BAD_URI", /"directory"/);
+});
+
+Deno.test({
+  name: "remote tests clean up",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    await server.stop();
+    await Deno.remove(dir, { recursive: true });
+  },
+});
