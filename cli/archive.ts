@@ -72,6 +72,14 @@ const FORCE: Flag = {
   help: "Replace the destination when it exists (without it, an existing file is refused)",
 };
 
+const STORAGE_CLASS: Flag = {
+  name: "storage-class",
+  type: "string",
+  value: "CLASS",
+  help:
+    "Storage class of a destination in object storage (S3: STANDARD, STANDARD_IA, GLACIER_IR, DEEP_ARCHIVE, …)",
+};
+
 const SOURCE_FORMAT: Flag = {
   name: "format",
   type: "string",
@@ -183,7 +191,8 @@ const FREEZE_FLAGS_SETTINGS = Object.freeze({ ...FREEZE_SETTINGS, ...ENCRYPTION_
 /** `freeze <source> <archive>`. */
 export const freezeCommand = command({
   name: "freeze",
-  summary: "Freezes a table (CSV, JSON lines, Parquet, Arrow IPC) into a checksummed archive.",
+  summary:
+    "Freezes a table (CSV, JSON lines, Parquet, Arrow IPC) into a checksummed archive; either may be an s3:// URI.",
   usage: "<source> <archive>",
   args: { min: 2, max: 2 },
   settings: FREEZE_FLAGS_SETTINGS,
@@ -191,6 +200,7 @@ export const freezeCommand = command({
     SOURCE_FORMAT,
     SOURCE_DELIMITER,
     FORCE,
+    STORAGE_CLASS,
     {
       name: "quantize",
       type: "string",
@@ -261,6 +271,7 @@ async function runFreeze(parsed: Parsed<typeof FREEZE_FLAGS_SETTINGS>, io: CliIo
     types: parseTypes(flags.types as string | undefined),
     encryption: await freezeEncryption(flags, { env: io.env }),
     overwrite: flags.force === true,
+    storageClass: flags["storage-class"] as string | undefined,
     onProgress: (p: FreezeProgress) => bar.update(p.fraction, freezeProgressText(p)),
     onWarning: (w: { message: string }) => {
       bar.done();
@@ -324,7 +335,7 @@ export function thawStatsText(s: ThawSummary): string {
 export const thawCommand = command({
   name: "thaw",
   summary:
-    "Thaws an archive (or a partitioned dataset) to CSV, JSON lines, Parquet, Arrow IPC or xlsx; '-' is stdout.",
+    "Thaws an archive (or a partitioned dataset) to CSV, JSON lines, Parquet, Arrow IPC or xlsx; '-' is stdout; either may be an s3:// URI.",
   usage: "<archive> <output>",
   args: { min: 2, max: 2 },
   settings: ENCRYPTION_SETTINGS,
@@ -365,6 +376,7 @@ export const thawCommand = command({
       help: "Refuse an archive that is not encrypted",
     },
     FORCE,
+    STORAGE_CLASS,
   ],
   examples: [
     "permafrost thaw flights.pf back.csv",
@@ -390,6 +402,7 @@ export const thawCommand = command({
         splitSheets: flags["split-sheets"] === true,
         requireEncryption: flags["require-encryption"] === true,
         overwrite: flags.force === true,
+        storageClass: flags["storage-class"] as string | undefined,
         keys,
       });
     } catch (err) {

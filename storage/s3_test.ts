@@ -53,7 +53,17 @@ Deno.test("s3 store: upload, stat, ranged reads, list and delete", async () => {
 });
 
 Deno.test("s3 store: a multipart upload of several parts reads back whole; an aborted one leaves nothing", async () => {
-  const store = s3Store({ env: env() });
+  // Which requests asked for a storage class (the initiate of a multipart upload does).
+  const classed: string[] = [];
+  const store = s3Store({
+    env: env(),
+    fetch: (input, init) => {
+      const req = input instanceof Request ? input : new Request(input, init);
+      const cls = req.headers.get("x-amz-storage-class");
+      if (cls) classed.push(`${req.method} ${new URL(req.url).search} ${cls}`);
+      return fetch(req);
+    },
+  });
   const big = new Uint8Array(PART_BYTES * 2 + 12345);
   for (let i = 0; i < big.length; i += 4096) big[i] = (i / 4096) % 251;
   const up = await store.upload("s3://bkt/big.bin", { storageClass: "STANDARD_IA" });
@@ -62,6 +72,7 @@ Deno.test("s3 store: a multipart upload of several parts reads back whole; an ab
   }
   const info = await up.complete();
   assert.equal(info.size, big.length);
+  assert.deepEqual(classed, ["POST ?uploads STANDARD_IA"]);
   const back = await store.read("s3://bkt/big.bin");
   assert.deepEqual(back.bytes, big);
   const ranged = await openRangeReader("s3://bkt/big.bin", store);
