@@ -17,7 +17,7 @@
  */
 import { AwsClient } from "aws4fetch";
 import { ResumableUploadError, StorageError } from "./errors.ts";
-import { withRetries } from "./retry.ts";
+import { HttpFailure, PartBuffer, send, type Sender, unquote, xmlText } from "./_http.ts";
 import type { ByteRange, ObjectInfo, ObjectStore, Upload, UploadOptions } from "./store.ts";
 import { formatUri, parseUri } from "./uri.ts";
 
@@ -32,33 +32,6 @@ export interface S3Options {
   fetch?: typeof fetch;
   /** First back-off pause in ms (default 200). */
   baseBackoffMs?: number;
-}
-
-/** An answer the store gave, kept for retry decisions and messages. */
-class HttpFailure extends Error {
-  constructor(readonly status: number, readonly body: string) {
-    super(`HTTP ${status}${s3Code(body) ? ` ${s3Code(body)}` : ""}`);
-  }
-}
-
-function s3Code(body: string): string | null {
-  return /<Code>([^<]+)<\/Code>/.exec(body)?.[1] ?? null;
-}
-
-function retryable(err: unknown): boolean {
-  if (err instanceof HttpFailure) return err.status >= 500 || err.status === 429;
-  return !(err instanceof StorageError);
-}
-
-function xmlText(s: string): string {
-  return s.replace(
-    /&(lt|gt|quot|apos|amp);/g,
-    (_, e) => ({ lt: "<", gt: ">", quot: '"', apos: "'", amp: "&" } as Record<string, string>)[e]!,
-  );
-}
-
-function unquote(etag: string | null): string | null {
-  return etag === null ? null : etag.replace(/^W\//, "").replace(/^"|"$/g, "");
 }
 
 /**
@@ -109,51 +82,21 @@ export function s3Store(options: S3Options = {}): ObjectStore {
     return new URL(`${endpoint.protocol}//${bucket}.${endpoint.host}${base}/${path}`);
   }
 
-  /** One signed request, retried; answers the response of a 2xx (or `ok` statuses). */
-  async function request(
+  const sender = (uri: string): Sender => {
+    const aws = signer(uri);
+    return {
+      sign: (url, init) => aws.sign(url.toString(), init),
+      fetch: doFetch,
+      baseMs,
+      missingContainer: (code) => code === "NoSuchBucket",
+    };
+  };
+  const request = (
     uri: string,
     url: URL,
     init: RequestInit,
-    ok: (status: number) => boolean = (s) => s >= 200 && s < 300,
-  ): Promise<Response> {
-    const aws = signer(uri);
-    try {
-      return await withRetries(async () => {
-        const signed = await aws.sign(url.toString(), init);
-        const res = await doFetch(signed);
-        if (ok(res.status)) return res;
-        throw new HttpFailure(res.status, await res.text());
-      }, { baseMs, retryable });
-    } catch (err) {
-      throw failure(uri, err);
-    }
-  }
-
-  function failure(uri: string, err: unknown): StorageError {
-    if (err instanceof StorageError) return err;
-    if (err instanceof HttpFailure) {
-      if (err.status === 404) {
-        const what = s3Code(err.body) === "NoSuchBucket" ? "no such bucket" : "no such object";
-        return new StorageError("NOT_FOUND", `Cannot read '${uri}': ${what}`, { path: uri });
-      }
-      if (err.status === 401 || err.status === 403) {
-        return new StorageError(
-          "ACCESS_DENIED",
-          `Access to '${uri}' was refused (${err.message}): check the credentials and the bucket's policy`,
-          { path: uri },
-        );
-      }
-      return new StorageError("REQUEST_FAILED", `Request for '${uri}' failed: ${err.message}`, {
-        path: uri,
-        cause: err,
-      });
-    }
-    return new StorageError(
-      "REQUEST_FAILED",
-      `Cannot reach the store for '${uri}': ${err instanceof Error ? err.message : String(err)}`,
-      { path: uri, cause: err },
-    );
-  }
+    ok?: (status: number) => boolean,
+  ): Promise<Response> => send(sender(uri), uri, url, init, ok);
 
   const store: ObjectStore = {
     scheme: "s3",
@@ -225,8 +168,7 @@ export function s3Store(options: S3Options = {}): ObjectStore {
         : {};
       let uploadId: string | null = null;
       const etags: string[] = [];
-      let pending: Uint8Array[] = [];
-      let pendingBytes = 0;
+      const parts = new PartBuffer(PART_BYTES);
       let finished = false;
 
       async function begin(): Promise<string> {
@@ -259,22 +201,9 @@ export function s3Store(options: S3Options = {}): ObjectStore {
         }
       }
 
-      function take(): Uint8Array {
-        const out = new Uint8Array(pendingBytes);
-        let at = 0;
-        for (const p of pending) {
-          out.set(p, at);
-          at += p.length;
-        }
-        pending = [];
-        pendingBytes = 0;
-        return out;
-      }
-
       async function abort(): Promise<void> {
         finished = true;
-        pending = [];
-        pendingBytes = 0;
+        parts.clear();
         if (uploadId === null) return;
         const url = urlOf(bucket, key);
         url.search = `uploadId=${encodeURIComponent(uploadId)}`;
@@ -287,16 +216,8 @@ export function s3Store(options: S3Options = {}): ObjectStore {
           if (finished) {
             throw new StorageError("REQUEST_FAILED", `The upload to '${uri}' has ended`);
           }
-          pending.push(bytes.slice());
-          pendingBytes += bytes.length;
-          while (pendingBytes >= PART_BYTES) {
-            const all = take();
-            await sendPart(all.subarray(0, PART_BYTES));
-            if (all.length > PART_BYTES) {
-              pending = [all.subarray(PART_BYTES)];
-              pendingBytes = all.length - PART_BYTES;
-            }
-          }
+          parts.push(bytes);
+          for (let part = parts.takeFull(); part; part = parts.takeFull()) await sendPart(part);
         },
         async complete(): Promise<ObjectInfo> {
           if (finished) {
@@ -304,7 +225,7 @@ export function s3Store(options: S3Options = {}): ObjectStore {
           }
           if (uploadId === null) {
             // Smaller than one part: one PUT makes it visible at once, whole.
-            const body = take();
+            const body = parts.takeAll();
             try {
               const res = await request(uri, urlOf(bucket, key), {
                 method: "PUT",
@@ -317,7 +238,7 @@ export function s3Store(options: S3Options = {}): ObjectStore {
               throw new ResumableUploadError(uri, 1, err);
             }
           } else {
-            if (pendingBytes > 0) await sendPart(take());
+            if (parts.size > 0) await sendPart(parts.takeAll());
             const url = urlOf(bucket, key);
             url.search = `uploadId=${encodeURIComponent(uploadId)}`;
             const xml = "<CompleteMultipartUpload>" +
@@ -328,7 +249,7 @@ export function s3Store(options: S3Options = {}): ObjectStore {
               const res = await request(uri, url, { method: "POST", body: xml });
               const text = await res.text();
               // S3 may answer 200 and still fail the completion in the body.
-              if (/<Error>/.test(text)) throw new HttpFailure(500, text);
+              if (/<Error>/.test(text)) throw new HttpFailure(500, text, null);
             } catch (err) {
               await abort();
               throw new ResumableUploadError(uri, null, err);
