@@ -14,7 +14,7 @@ Deno.test("ProgressBar shows the percentage, and the time left once a second has
   assert.equal(writes.at(-1), `\r\x1b[2Kfreeze [${"#".repeat(7)}${"-".repeat(21)}]  25% 100 rows`);
   now = 4000; // 25% took 4 s: 12 s to go at that pace
   bar.update(0.25, "100 rows");
-  assert.ok(writes.at(-1)!.endsWith(" 25%  ETA 12s 100 rows"), writes.at(-1));
+  assert.ok(writes.at(-1)!.endsWith(" 25%  ETA 12s 100 rows"), writes.at(-1)!);
   now = 4050; // within 100 ms of the last draw: skipped unless forced
   bar.update(0.5, "x");
   assert.equal(writes.length, 2);

@@ -7,12 +7,14 @@
 import { StorageError } from "./errors.ts";
 import { localStore } from "./local.ts";
 import { s3Store } from "./s3.ts";
+import { azureStore } from "./az.ts";
 import type { ObjectStore } from "./store.ts";
 import { isRemote, parseUri } from "./uri.ts";
 
 const FACTORIES: Readonly<Record<string, () => ObjectStore>> = {
   file: localStore,
   s3: () => s3Store(),
+  az: () => azureStore(),
 };
 
 const stores = new Map<string, ObjectStore>();

@@ -18,7 +18,7 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
       "-q",
       "--allow-read",
       "--allow-write",
-      "--allow-env=PERMAFROST_*,INIT_CWD,AWS_*",
+      "--allow-env=PERMAFROST_*,INIT_CWD,AWS_*,AZURE_*",
       "--allow-ffi",
       "--allow-net",
       "main.ts",
