@@ -1,7 +1,10 @@
 /**
- * AWS Signature Version 4 for one request (the `Authorization` header), as the
- * `aws-kms` provider needs it. Checked against AWS's published test-suite vectors
- * (`get-vanilla`, `post-vanilla`) in `_sigv4_test.ts`.
+ * AWS Signature Version 4 written out independently, as the reference the fake KMS
+ * (`_fake_kms.ts`) checks requests against: the `aws-kms` provider signs with
+ * `aws4fetch` (as the `s3://` store does), so a request the fake accepts was signed
+ * the same way by two implementations. Checked against AWS's published test-suite
+ * vectors (`get-vanilla`, `post-vanilla`) in `_sigv4_test.ts`. Also holds the
+ * credentials type and `amzDate`.
  *
  * Private to `keys/`. Pure: `node:crypto` HMAC and SHA-256, no I/O.
  *

@@ -14,7 +14,8 @@
 import { KeyError } from "./errors.ts";
 import { checkDataKey, decodeBase64, encodeBase64 } from "./_bytes.ts";
 import { type HttpClientOptions, postJson } from "./_http.ts";
-import { amzDate, type AwsCredentials, signV4 } from "./_sigv4.ts";
+import { AwsV4Signer } from "aws4fetch";
+import { amzDate, type AwsCredentials } from "./_sigv4.ts";
 import type { KeyProvider } from "../internal/key_provider.ts";
 
 export type { AwsCredentials, HttpClientOptions };
@@ -73,18 +74,23 @@ export function awsKmsProvider(options: AwsKmsOptions): KeyProvider {
       );
     }
     const bytes = new TextEncoder().encode(JSON.stringify(body));
-    const headers: Record<string, string> = {
-      "content-type": "application/x-amz-json-1.1",
-      host: endpoint.host,
-      "x-amz-date": amzDate(options.now?.() ?? new Date()),
-      "x-amz-target": `TrentService.${target}`,
-    };
-    if (credentials.sessionToken) headers["x-amz-security-token"] = credentials.sessionToken;
-    headers.authorization = signV4(
-      { method: "POST", url: endpoint, headers, body: bytes },
-      { region: options.region, service: "kms", credentials },
-    );
-    const { host: _host, ...sent } = headers; // fetch sets Host from the URL itself
+    // Signature V4 by aws4fetch, the library the s3:// store signs with too.
+    const signed = await new AwsV4Signer({
+      method: "POST",
+      url: endpoint.href,
+      headers: {
+        "content-type": "application/x-amz-json-1.1",
+        "x-amz-target": `TrentService.${target}`,
+      },
+      body: bytes,
+      accessKeyId: credentials.accessKeyId,
+      secretAccessKey: credentials.secretAccessKey,
+      sessionToken: credentials.sessionToken || undefined,
+      service: "kms",
+      region: options.region,
+      datetime: amzDate(options.now?.() ?? new Date()),
+    }).sign();
+    const sent = Object.fromEntries(signed.headers.entries());
     const what = `AWS KMS ${target}`;
     const answer = await postJson(endpoint.href, { headers: sent, body: bytes }, options, what);
     if (answer.status >= 200 && answer.status < 300) {
