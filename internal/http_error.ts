@@ -40,6 +40,8 @@ export interface ErrorBody {
     message: string;
     /** The invalid fields, on a 400 `INVALID_REQUEST`. */
     fields?: FieldError[];
+    /** The column a data error is about (a task's rows that do not fit their column). */
+    column?: string;
   };
 }
 

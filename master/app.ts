@@ -41,6 +41,8 @@
  * @module
  */
 import { mountDocs } from "../internal/docs.ts";
+import { PermafrostError } from "../internal/errors.ts";
+import { JobError } from "../client/errors.ts";
 import { version } from "../internal/version.ts";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
@@ -54,7 +56,12 @@ import {
   jsonRequest as body,
 } from "../internal/openapi.ts";
 import { DEFAULT_MAX_BODY_BYTES, limitBody } from "../internal/body_limit.ts";
-import { createErrorHandler, notFoundHandler, validationHook } from "../internal/http_error.ts";
+import {
+  createErrorHandler,
+  errorResponse,
+  notFoundHandler,
+  validationHook,
+} from "../internal/http_error.ts";
 import { jsonBody } from "../internal/json_body.ts";
 import { createLogger, type Logger } from "../internal/log.ts";
 import {
@@ -484,7 +491,16 @@ export function createMasterApp(deps: MasterAppDeps): OpenAPIHono<MasterEnv> {
         message: "Give the task's lease: GET /tasks/{task_id}/rows?lease=…",
       });
     }
-    const bytes = await master.taskRows(c.req.param("task_id"), lease);
+    let bytes: Uint8Array;
+    try {
+      bytes = await master.taskRows(c.req.param("task_id"), lease);
+    } catch (err) {
+      // The source's own errors (a value that does not fit its column, a changed
+      // file) go to the worker as they are, so it reports them as a local read would
+      // (a SCHEMA_MISMATCH with its column widens the column instead of failing).
+      if (!(err instanceof PermafrostError) || err instanceof JobError) throw err;
+      return errorResponse(422, err.code, err.message, err.column ? { column: err.column } : {});
+    }
     return c.body(bytes as Uint8Array<ArrayBuffer>, 200, { "content-type": WIRE_CONTENT_TYPE });
   });
 

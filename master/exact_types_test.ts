@@ -3,7 +3,7 @@
  * with nested, mixed and huge values (json columns), a late value that does not fit
  * its column (widened to json for JSON lines, to string for CSV), and Parquet
  * decimals — the archive's payload equals the local freeze's, byte for byte, whether
- * a worker reads the source itself or gets its rows from the master.
+ * the workers read the source themselves or get their rows from the master.
  */
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -18,20 +18,20 @@ async function sameAsLocal(
   widened: string[] = [],
 ): Promise<void> {
   const local = await freeze(source, join(dir, "local.pf"), { chunkRows, threads: 1 });
-  // The second worker fetches its rows from the master: the rows cross the wire too.
-  const c = await testCluster({
-    workers: 2,
-    worker: (i) => (i === 1 ? { read: "master" } : {}),
-  });
-  try {
-    const id = await c.client.freeze(source, join(dir, "cluster.pf"), { chunkRows });
-    const job = await c.client.wait(id, { pollInterval: 5 });
-    assert.equal(job.status, "DONE", job.error ?? "");
-    assert.deepEqual(local.widened_columns, widened);
-    assert.deepEqual(job.widened_columns, widened);
-    assert.equal(job.payload_sha256, local.payload_sha256);
-  } finally {
-    await c.close();
+  // Workers that read the source themselves, then workers that get every row from the
+  // master: the rows, and the source's errors, cross the wire too.
+  for (const read of ["auto", "master"] as const) {
+    const c = await testCluster({ workers: 2, worker: () => ({ read }) });
+    try {
+      const id = await c.client.freeze(source, join(dir, `cluster-${read}.pf`), { chunkRows });
+      const job = await c.client.wait(id, { pollInterval: 5 });
+      assert.equal(job.status, "DONE", `${read}: ${job.error}`);
+      assert.deepEqual(local.widened_columns, widened);
+      assert.deepEqual(job.widened_columns, widened, read);
+      assert.equal(job.payload_sha256, local.payload_sha256, read);
+    } finally {
+      await c.close();
+    }
   }
 }
 

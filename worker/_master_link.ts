@@ -8,6 +8,7 @@
  * @module
  */
 import { JobError, type JobErrorCode } from "../client/errors.ts";
+import { PermafrostError } from "../internal/errors.ts";
 import type { TaskSpec } from "../client/types.ts";
 import { type ServiceToken, withServiceToken } from "../cluster/service_token.ts";
 
@@ -70,7 +71,8 @@ export class MasterLink {
   /**
    * GETs a running task's rows (framed, `cluster/wire.ts`).
    *
-   * @throws {JobError} UNREACHABLE, or the master's refusal.
+   * @throws {JobError} UNREACHABLE, or the master's refusal; a `PermafrostError` with the
+   * code and column of the source's own error (422), e.g. SCHEMA_MISMATCH.
    */
   async taskRows(spec: TaskSpec, signal: AbortSignal): Promise<Uint8Array> {
     const url = `${this.url}/tasks/${encodeURIComponent(spec.task_id)}/rows?lease=${
@@ -87,6 +89,19 @@ export class MasterLink {
           cause instanceof Error ? cause.message : String(cause)
         }`,
         { cause },
+      );
+    }
+    if (res.status === 422) {
+      // The source's own error, read on the master: reported as if read here.
+      const e = ((await res.json().catch(() => null)) as {
+        error?: { code?: string; message?: string; column?: string };
+      } | null)?.error;
+      throw new PermafrostError(
+        e?.code ?? "READ_FAILED",
+        e?.message ?? "the master could not read the rows",
+        {
+          ...(e?.column ? { column: e.column } : {}),
+        },
       );
     }
     if (!res.ok) await this.json<unknown>(res);
