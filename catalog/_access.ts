@@ -20,6 +20,7 @@
  *
  * @module
  */
+import { isRemote } from "../storage/uri.ts";
 import { isAbsolute, relative, sep } from "node:path";
 import { seesNamespace } from "../auth/bearer/index.ts";
 import { AuthError } from "../auth/errors.ts";
@@ -349,6 +350,12 @@ export class CatalogAccess {
 
   async #confine(who: Principal | null, path: string): Promise<string> {
     const { roots } = this.#config;
+    if (roots.length > 0 && isRemote(path)) {
+      throw new AuthError(
+        "FORBIDDEN",
+        `'${path}' is in object storage, and this catalog's data roots are local directories: register it on a catalog without --data-roots (URI prefixes as data roots are not supported yet)`,
+      );
+    }
     if (roots.length === 0) {
       if (!this.#all(who)) {
         throw new AuthError(

@@ -1,17 +1,24 @@
 /**
- * Where the catalog reads archives from: one small interface, `ArchiveBackend`, and
- * its local-disk implementation {@link localBackend}. Registration reads header and
- * footer only (`readIndex`); `integrity` reads chunk byte ranges (`open`).
+ * Where the catalog reads archives from: one small interface, `ArchiveBackend`, its
+ * local-disk implementation {@link localBackend}, and {@link storageBackend}, which
+ * reads `s3://` and `az://` archives through `storage/` (and local paths as the
+ * local backend does). Registration reads header and footer only (`readIndex`);
+ * `integrity` reads chunk byte ranges (`open`).
  *
- * The seam exists so a storage adapter (s3, gcs, azure) can stand behind the same
- * catalog, and so tests can register archives they describe in memory.
+ * The storage backend keeps the indexes it has read (header and footer) in memory,
+ * up to a byte budget (least recently used first out), and revalidates an entry by
+ * the object's ETag (one HEAD request) before using it: an archive replaced in the
+ * store is read again, never answered from a stale copy.
  *
  * @module
  */
 import { readdir, stat } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { ArchiveIndex } from "../format/reader.ts";
-import { readArchiveIndex } from "../format/reader.ts";
+import { ArchiveReader, readArchiveIndex } from "../format/reader.ts";
+import { openRangeReader } from "../storage/range_reader.ts";
+import { storeFor } from "../storage/registry.ts";
+import { isRemote, parseUri } from "../storage/uri.ts";
 
 export type { ArchiveIndex };
 
@@ -111,6 +118,94 @@ export function localBackend(): ArchiveBackend {
       }
       await walk(resolve(dir));
       return out.sort();
+    },
+  };
+}
+
+/** Options of {@link storageBackend}. */
+export interface StorageBackendOptions {
+  /** Bytes of indexes kept in memory (default 64 MB). */
+  cacheBytes?: number;
+  /** How local paths are read (default {@link localBackend}). */
+  local?: ArchiveBackend;
+}
+
+/**
+ * The backend for archives in object storage (`s3://`, `az://`) and on disk.
+ *
+ * @param options Cache budget, local backend.
+ * @returns The backend.
+ */
+export function storageBackend(options: StorageBackendOptions = {}): ArchiveBackend {
+  const local = options.local ?? localBackend();
+  const budget = options.cacheBytes ?? 64_000_000;
+  /** Index by URI, with the ETag it was read at and its estimated size; Map order = recency. */
+  const cache = new Map<string, { etag: string; index: ArchiveIndex; bytes: number }>();
+  let cached = 0;
+  const keep = (uri: string, entry: { etag: string; index: ArchiveIndex; bytes: number }) => {
+    const old = cache.get(uri);
+    if (old) cached -= old.bytes;
+    cache.delete(uri);
+    cache.set(uri, entry);
+    cached += entry.bytes;
+    for (const [k, v] of cache) {
+      if (cached <= budget || k === uri) break;
+      cache.delete(k);
+      cached -= v.bytes;
+    }
+  };
+  return {
+    resolve(path) {
+      if (!isRemote(path)) return local.resolve(path);
+      parseUri(path, { prefix: true });
+      return path;
+    },
+    async readIndex(path) {
+      if (!isRemote(path)) return await local.readIndex(path);
+      const info = await storeFor(path).stat(path);
+      const hit = cache.get(path);
+      if (info !== null && info.etag !== null && hit?.etag === info.etag) {
+        keep(path, hit);
+        return hit.index;
+      }
+      const reader = await ArchiveReader.openSource(await openRangeReader(path));
+      reader.close();
+      const index = reader.index;
+      if (info?.etag) {
+        // The footer's JSON dominates; its length is a fair estimate of the memory held.
+        keep(path, { etag: info.etag, index, bytes: JSON.stringify(index.footer).length * 2 });
+      }
+      return index;
+    },
+    async size(path) {
+      if (!isRemote(path)) return await local.size(path);
+      return (await storeFor(path).stat(path))?.size ?? null;
+    },
+    async isDirectory(path) {
+      if (!isRemote(path)) return (await local.isDirectory?.(path)) ?? false;
+      return path.endsWith("/");
+    },
+    async open(path) {
+      if (!isRemote(path)) return await local.open(path);
+      const source = await openRangeReader(path);
+      return {
+        async read(offset, length) {
+          const bytes = await source.read(offset, length);
+          if (bytes.length !== length) {
+            throw new RangeError(
+              `Object '${path}' ends at byte ${offset + bytes.length}, wanted ${offset + length}`,
+            );
+          }
+          return bytes;
+        },
+        close: () => source.close(),
+      };
+    },
+    async list(dir, options) {
+      if (!isRemote(dir)) return await local.list(dir, options);
+      const prefix = dir.endsWith("/") ? dir : `${dir}/`;
+      const all = await storeFor(prefix).list(prefix, options);
+      return all.filter((u) => u.endsWith(ARCHIVE_EXTENSION)).sort();
     },
   };
 }

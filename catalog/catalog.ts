@@ -32,7 +32,7 @@ import { resolve } from "node:path";
 import { PermafrostError } from "../internal/errors.ts";
 import { createLogger, type Logger } from "../internal/log.ts";
 import type { RowRange } from "../format/reader.ts";
-import { type ArchiveBackend, type ArchiveIndex, localBackend } from "./backend.ts";
+import { type ArchiveBackend, type ArchiveIndex, storageBackend } from "./backend.ts";
 import { CatalogError } from "./errors.ts";
 import {
   type CatalogOptions,
@@ -115,7 +115,7 @@ export class Catalog {
   constructor(dbPath: string, options: CatalogOptions = {}) {
     this.dbPath = dbPath;
     this.#options = options;
-    this.#backend = options.backend ?? localBackend();
+    this.#backend = options.backend ?? storageBackend();
     this.#logger = options.logger ?? SILENT;
     this.#prices = Object.freeze({ ...(options.prices ?? DEFAULT_PRICES) });
     this.#root = options.root ? resolve(options.root) : undefined;

@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { isRemote } from "../storage/uri.ts";
 import { basename, isAbsolute, relative, resolve, sep } from "node:path";
 import type { RowRange } from "../format/reader.ts";
 import type { Logger } from "../internal/log.ts";
@@ -147,7 +148,16 @@ export function resolveUnderRoot(
   if (typeof path !== "string" || path.trim() === "" || path.includes("\0")) {
     throw new CatalogError("INVALID_ARGUMENT", "Path is empty");
   }
-  if (!root) return resolveFree(path);
+  if (!root || isRemote(path)) {
+    if (root) {
+      throw new CatalogError(
+        "PATH_OUTSIDE_ROOT",
+        `'${path}' is in object storage, outside the catalog root '${root}'`,
+        { path },
+      );
+    }
+    return resolveFree(path);
+  }
   const abs = resolve(root, path);
   const rel = relative(root, abs);
   if (rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
