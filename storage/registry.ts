@@ -8,6 +8,7 @@ import { StorageError } from "./errors.ts";
 import { localStore } from "./local.ts";
 import { s3Store } from "./s3.ts";
 import { azureStore } from "./az.ts";
+import { gcsStore } from "./gs.ts";
 import type { ObjectStore } from "./store.ts";
 import { isRemote, parseUri } from "./uri.ts";
 
@@ -15,6 +16,7 @@ const FACTORIES: Readonly<Record<string, () => ObjectStore>> = {
   file: localStore,
   s3: () => s3Store(),
   az: () => azureStore(),
+  gs: () => gcsStore(),
 };
 
 const stores = new Map<string, ObjectStore>();

@@ -18,7 +18,7 @@ async function cli(...args: string[]): Promise<{ code: number; stdout: string; s
       "-q",
       "--allow-read",
       "--allow-write",
-      "--allow-env=PERMAFROST_*,INIT_CWD,AWS_*,AZURE_*",
+      "--allow-env=PERMAFROST_*,INIT_CWD,AWS_*,AZURE_*,GOOGLE_APPLICATION_CREDENTIALS,STORAGE_EMULATOR_HOST,GCE_METADATA_HOST",
       "--allow-ffi",
       "--allow-net",
       "main.ts",
