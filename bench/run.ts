@@ -20,6 +20,7 @@ import { formatBytes } from "../internal/progress.ts";
 import { openSource } from "../io/source.ts";
 import { writeOutput } from "../io/output.ts";
 import { type ClusterPair, clusterThroughput, schedulerThroughput } from "./cluster_bench.ts";
+import { storageFigures } from "./storage_bench.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const CACHE = join(HERE, ".cache");
@@ -142,6 +143,7 @@ async function main(): Promise<void> {
   const sizeRows: string[] = [];
   const speedRows: string[] = [];
   const notes: string[] = [];
+  const storage: string[] = [];
   try {
     for (const ds of DATASETS) {
       if (only && !only.includes(ds.name)) continue;
@@ -267,6 +269,8 @@ async function main(): Promise<void> {
       `- Scheduler overhead: a job of 1,000 tasks of 100 rows on 2 workers ran end to end in ` +
         `${sched.seconds.toFixed(2)} s: **${sched.tasks_per_s.toFixed(0)} tasks/s**.`,
     );
+    say("  object storage: s3rver vs local disk...");
+    storage.push(...await storageFigures(source, main.name));
   } finally {
     await Deno.remove(work, { recursive: true }).catch(() => {});
   }
@@ -296,6 +300,10 @@ async function main(): Promise<void> {
     "## Slices, threads and the cluster",
     "",
     ...notes,
+    "",
+    "## Object storage",
+    "",
+    ...storage,
     "",
   ].join("\n");
   await Deno.writeTextFile(join(HERE, "RESULTS.md"), md);

@@ -1,7 +1,7 @@
 /**
  * Random access to one object over ranged reads, for the archive reader (it fits
  * `format/byte_source.ts`'s `ByteSource`). Opening fetches the object's first
- * {@link TAIL_BYTES} (which gives its size, and holds the preamble and the header) and,
+ * {@link HEAD_BYTES} (which gives its size, and holds the preamble and the header) and,
  * when it is longer, its last {@link TAIL_BYTES} (tail and footer): two requests, and
  * no suffix range, which some S3-compatible stores do not serve. A read that misses
  * fetches at least
@@ -16,8 +16,10 @@ import { StorageError } from "./errors.ts";
 import { storeFor } from "./registry.ts";
 import type { ObjectStore } from "./store.ts";
 
-/** Bytes fetched from each end when opening. */
-export const TAIL_BYTES = 256 * 1024;
+/** Bytes fetched from the start when opening (the preamble and, for most archives, the header). */
+export const HEAD_BYTES = 16 * 1024;
+/** Bytes fetched from the end when opening (the tail and, for most archives, the whole footer). */
+export const TAIL_BYTES = 32 * 1024;
 /** Smallest fetch on a miss. */
 export const MIN_FETCH = 64 * 1024;
 /** Ranges kept in memory. */
@@ -53,7 +55,7 @@ export async function openRangeReader(
   uri: string,
   store: ObjectStore = storeFor(uri),
 ): Promise<RangeReader> {
-  const head = await store.read(uri, { offset: 0, length: TAIL_BYTES });
+  const head = await store.read(uri, { offset: 0, length: HEAD_BYTES });
   const size = head.size;
   let cache: { offset: number; bytes: Uint8Array }[] = [{ offset: 0, bytes: head.bytes }];
   let requests = 1;
