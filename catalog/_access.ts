@@ -26,8 +26,8 @@ import { seesNamespace } from "../auth/bearer/index.ts";
 import { AuthError } from "../auth/errors.ts";
 import { ALL_NAMESPACES, type Principal } from "../auth/types.ts";
 import { type ConfinedPath, confinePath, PathError } from "../internal/paths.ts";
-import { PermafrostError } from "../internal/errors.ts";
 import { localBackend } from "./backend.ts";
+import { listArchives, registerEach } from "./_register_dir.ts";
 import type { Catalog } from "./catalog.ts";
 import { type ListOptions, MAX_PAGE, nameFromPath, type RegisterOptions } from "./options.ts";
 import { isPermissionError, notAllowed } from "./_read_errors.ts";
@@ -319,28 +319,11 @@ export class CatalogAccess {
     if (who === null || who.namespace === ALL_NAMESPACES) {
       return await this.#catalog.registerDir(abs, options);
     }
-    let files: string[];
-    try {
-      files = await localBackend().list(abs, { recursive: options.recursive ?? false });
-    } catch (cause) {
-      if (isPermissionError(cause)) throw notAllowed(abs, cause);
-      throw new CatalogError("INVALID_ARGUMENT", `Cannot list directory '${abs}'`, {
-        cause,
-        path: abs,
-      });
-    }
-    const result: RegisterDirResult = { dir: abs, registered: [], unchanged: [], failed: [] };
-    for (const file of files) {
-      try {
-        await this.#checkName(who, nameFromPath(file));
-        const r = await this.#catalog.register(file, { storageClass: options.storageClass });
-        const entry = { name: r.dataset.name, version: r.dataset.version, path: r.dataset.path };
-        (r.created ? result.registered : result.unchanged).push(entry);
-      } catch (err) {
-        if (!(err instanceof PermafrostError)) throw err;
-        result.failed.push({ path: file, error: { code: err.code, message: err.message } });
-      }
-    }
+    const files = await listArchives(localBackend(), abs, options.recursive ?? false);
+    const result = await registerEach(abs, files, async (file) => {
+      await this.#checkName(who, nameFromPath(file));
+      return await this.#catalog.register(file, { storageClass: options.storageClass });
+    });
     return result;
   }
 

@@ -29,7 +29,6 @@
  */
 import type { DuckDBValue } from "@duckdb/node-api";
 import { resolve } from "node:path";
-import { PermafrostError } from "../internal/errors.ts";
 import { createLogger, type Logger } from "../internal/log.ts";
 import type { RowRange } from "../format/reader.ts";
 import { type ArchiveBackend, type ArchiveIndex, storageBackend } from "./backend.ts";
@@ -56,12 +55,14 @@ import {
 import { CATALOG_TABLES, prepareTables } from "./_tables.ts";
 import { catalogStats, costReport, DEFAULT_PARQUET_RATIO, DEFAULT_PRICES } from "./cost.ts";
 import { checkIntegrity } from "./integrity.ts";
-import { chooseVersion, deleteVersions, recordColumns, recordVersion } from "./_record.ts";
+import { chooseVersion, deleteVersions, recordVersion } from "./_record.ts";
+import { versionColumns } from "./columns.ts";
+import { listArchives, registerEach } from "./_register_dir.ts";
 import { searchDatasets } from "./search.ts";
 import { CACHE_NAMES, RecordCache } from "./_cache.ts";
-import { columnsReport, DATASET_COLUMNS, datasetFromRow } from "./_rows.ts";
+import { DATASET_COLUMNS, datasetFromRow } from "./_rows.ts";
 import { listChunks, listDatasets, listVersions, notFound } from "./_queries.ts";
-import { isPermissionError, notAllowed, unreadable } from "./_read_errors.ts";
+import { unreadable } from "./_read_errors.ts";
 import { runSandboxedSql } from "./sql_sandbox.ts";
 import type {
   CatalogStats,
@@ -323,43 +324,11 @@ export class Catalog {
    */
   async columns(name: string, options: { version?: string } = {}): Promise<ColumnsReport> {
     const record = await this.get(name, options);
-    const query = () =>
-      this.#read(
-        `SELECT name, type, predictors, stored_bytes, raw_bytes, null_count FROM dataset_columns
-         WHERE dataset = $1 AND version = $2 ORDER BY position`,
-        [name, record.version],
-      );
-    let rows = await query();
-    if (rows.length === 0 && record.columns > 0) {
-      await this.#recordColumnsLate(record);
-      rows = await query();
-    }
-    return columnsReport(record, rows);
-  }
-
-  async #recordColumnsLate(record: DatasetRecord): Promise<void> {
-    let index: ArchiveIndex;
-    try {
-      index = await this.#backend.readIndex(record.path);
-    } catch (cause) {
-      throw unreadable(record.path, cause);
-    }
-    if (index.header_sha256 !== record.header_sha256) {
-      throw new CatalogError(
-        "ARCHIVE_UNREADABLE",
-        `Cannot work out the column sizes of ${record.name}@${record.version}: '${record.path}' is no longer the archive registered (its header changed)`,
-        { path: record.path },
-      );
-    }
-    const db = await this.#db();
-    await db.writer.run(async (c) => {
-      const found = await c.runAndReadAll(
-        "SELECT count(*) FROM dataset_columns WHERE dataset = $1 AND version = $2",
-        [record.name, record.version],
-      );
-      if (Number(found.getRowsJS()[0]![0]) > 0) return;
-      await recordColumns(c, index, record.name, record.version);
-    });
+    return await versionColumns({
+      read: (sql, params) => this.#read(sql, params),
+      write: async (fn) => await (await this.#db()).writer.run(fn),
+      backend: this.#backend,
+    }, record);
   }
 
   // -------------------------------------------------------------------------
@@ -473,28 +442,12 @@ export class Catalog {
     options: { recursive?: boolean; storageClass?: string } = {},
   ): Promise<RegisterDirResult> {
     const abs = this.#resolvePath(dir);
-    let files: string[];
-    try {
-      files = await this.#backend.list(abs, { recursive: options.recursive ?? false });
-    } catch (cause) {
-      if (isPermissionError(cause)) throw notAllowed(abs, cause);
-      throw new CatalogError(
-        "INVALID_ARGUMENT",
-        `Cannot list directory '${abs}': ${message(cause)}`,
-        { cause, path: abs },
-      );
-    }
-    const result: RegisterDirResult = { dir: abs, registered: [], unchanged: [], failed: [] };
-    for (const file of files) {
-      try {
-        const r = await this.register(file, { storageClass: options.storageClass });
-        const entry = { name: r.dataset.name, version: r.dataset.version, path: r.dataset.path };
-        (r.created ? result.registered : result.unchanged).push(entry);
-      } catch (err) {
-        if (!(err instanceof PermafrostError)) throw err;
-        result.failed.push({ path: file, error: { code: err.code, message: err.message } });
-      }
-    }
+    const files = await listArchives(this.#backend, abs, options.recursive ?? false);
+    const result = await registerEach(
+      abs,
+      files,
+      (file) => this.register(file, { storageClass: options.storageClass }),
+    );
     this.#logger.info("directory registered", {
       dir: abs,
       registered: result.registered.length,
