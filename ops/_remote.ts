@@ -20,12 +20,10 @@ import type { ArchiveIndex } from "../format/reader.ts";
 import { openRangeReader } from "../storage/range_reader.ts";
 import { storeFor } from "../storage/registry.ts";
 import { isRemote } from "../storage/uri.ts";
+import { downloadFile, uploadFile } from "../storage/transfer.ts";
 import { OpsError } from "./errors.ts";
 
-/** Bytes read from a temp file per upload part, and per download request. */
-const TRANSFER_BYTES = 8 * 1024 * 1024;
-
-export { isRemote };
+export { isRemote, uploadFile };
 
 /**
  * Opens an archive at a path or URI.
@@ -98,44 +96,6 @@ export async function toDestination<T>(
 }
 
 /**
- * Uploads a local file to a URI, read part by part (see the module doc).
- *
- * @param local The file.
- * @param destination The URI.
- * @param storageClass Its storage class.
- * @throws {StorageError} from the upload (which is aborted: nothing is visible).
- */
-export async function uploadFile(
-  local: string,
-  destination: string,
-  storageClass?: string,
-): Promise<void> {
-  const upload = await storeFor(destination).upload(destination, { storageClass });
-  try {
-    const file = await Deno.open(local, { read: true });
-    try {
-      const buffer = new Uint8Array(TRANSFER_BYTES);
-      for (;;) {
-        let filled = 0;
-        while (filled < buffer.length) {
-          const n = await file.read(buffer.subarray(filled));
-          if (n === null) break;
-          filled += n;
-        }
-        if (filled > 0) await upload.putPart(buffer.subarray(0, filled));
-        if (filled < buffer.length) break;
-      }
-    } finally {
-      file.close();
-    }
-    await upload.complete();
-  } catch (err) {
-    await upload.abort().catch(() => {});
-    throw err;
-  }
-}
-
-/**
  * The ETag (or version) of an object now, or null when there is none.
  *
  * @param uri The object.
@@ -159,25 +119,10 @@ export async function fromSource<T>(
   read: (path: string) => Promise<T>,
 ): Promise<T> {
   if (!isRemote(source)) return await read(source);
-  const store = storeFor(source);
   const dir = await Deno.makeTempDir({ prefix: "permafrost-download-" });
   try {
     const local = join(dir, basename(source));
-    const file = await Deno.open(local, { write: true, createNew: true });
-    try {
-      let offset = 0;
-      let size = Infinity;
-      while (offset < size) {
-        const part = await store.read(source, { offset, length: TRANSFER_BYTES });
-        size = part.size;
-        if (part.bytes.length === 0) break;
-        let at = 0;
-        while (at < part.bytes.length) at += await file.write(part.bytes.subarray(at));
-        offset += part.bytes.length;
-      }
-    } finally {
-      file.close();
-    }
+    await downloadFile(source, local);
     return await read(local);
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});

@@ -1,0 +1,90 @@
+/**
+ * Whole files to and from object storage, streamed: an upload reads the local file
+ * part by part (never whole in memory) into the store's multipart upload, which is
+ * aborted when anything fails, so nothing partial is ever visible at the URI; a
+ * download writes ranged reads into a temp file beside the target and renames it into
+ * place once complete.
+ *
+ * @module
+ */
+import { basename, dirname, join } from "node:path";
+import { storeFor } from "./registry.ts";
+import type { ObjectInfo } from "./store.ts";
+
+/** Bytes read from a file per upload part, and fetched per download request. */
+export const TRANSFER_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Uploads a local file to a URI.
+ *
+ * @param local The file.
+ * @param uri The destination.
+ * @param storageClass Its storage class (or access tier).
+ * @returns What the store says of the object.
+ * @throws {import("./errors.ts").StorageError} from the upload (which is then aborted).
+ */
+export async function uploadFile(
+  local: string,
+  uri: string,
+  storageClass?: string,
+): Promise<ObjectInfo> {
+  const upload = await storeFor(uri).upload(uri, { storageClass });
+  try {
+    const file = await Deno.open(local, { read: true });
+    try {
+      const buffer = new Uint8Array(TRANSFER_BYTES);
+      for (;;) {
+        let filled = 0;
+        while (filled < buffer.length) {
+          const n = await file.read(buffer.subarray(filled));
+          if (n === null) break;
+          filled += n;
+        }
+        if (filled > 0) await upload.putPart(buffer.subarray(0, filled));
+        if (filled < buffer.length) break;
+      }
+    } finally {
+      file.close();
+    }
+    return await upload.complete();
+  } catch (err) {
+    await upload.abort().catch(() => {});
+    throw err;
+  }
+}
+
+/**
+ * Downloads an object to a local file (replaced only once the download is complete).
+ *
+ * @param uri The object.
+ * @param local Where to put it (its directory must exist).
+ * @returns The object's size.
+ * @throws {import("./errors.ts").StorageError} from the reads.
+ */
+export async function downloadFile(uri: string, local: string): Promise<number> {
+  const store = storeFor(uri);
+  const temp = join(
+    dirname(local),
+    `.${basename(local)}.download-${crypto.randomUUID().slice(0, 8)}`,
+  );
+  const file = await Deno.open(temp, { write: true, createNew: true });
+  let offset = 0;
+  try {
+    let size = Infinity;
+    while (offset < size) {
+      const part = await store.read(uri, { offset, length: TRANSFER_BYTES });
+      size = part.size;
+      if (part.bytes.length === 0) break;
+      let at = 0;
+      while (at < part.bytes.length) at += await file.write(part.bytes.subarray(at));
+      offset += part.bytes.length;
+    }
+  } catch (err) {
+    file.close();
+    await Deno.remove(temp).catch(() => {});
+    throw err;
+  }
+  file.close();
+  await Deno.rename(temp, local);
+  return offset;
+}
