@@ -7,6 +7,7 @@
  *
  * @module
  */
+import { STORAGE_ENV } from "../storage/env.ts";
 import { fileURLToPath } from "node:url";
 import {
   type ChildServer,
@@ -23,7 +24,7 @@ export const MASTER_PERMISSIONS: readonly string[] = Object.freeze([
   "--allow-read",
   "--allow-write",
   "--allow-ffi",
-  "--allow-env=PERMAFROST_*",
+  `--allow-env=${["PERMAFROST_*", ...STORAGE_ENV].join(",")}`,
 ]);
 
 /** Permissions of a worker process (the zpaq codec runs the `zpaq` binary). */

@@ -8,6 +8,7 @@
  *
  * @module
  */
+import { STORAGE_ENV } from "../storage/env.ts";
 import { join, resolve } from "node:path";
 import { type ChildServer, spawnChildServer } from "../internal/child_server.ts";
 import { portParser } from "../internal/config.ts";
@@ -23,7 +24,7 @@ import { MAIN_ENTRY, spawnLocalMaster, spawnLocalWorker } from "./spawn.ts";
 const CATALOG_PERMISSIONS: readonly string[] = Object.freeze([
   "--allow-read",
   "--allow-write",
-  "--allow-env=PERMAFROST_*",
+  `--allow-env=${["PERMAFROST_*", ...STORAGE_ENV].join(",")}`,
   "--allow-ffi",
   "--allow-net",
 ]);

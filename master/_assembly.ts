@@ -4,7 +4,8 @@
  * the header a local freeze writes (`format/new_archive.ts`). A staged chunk that went
  * missing or bad on disk (its SHA-256 no longer matches) is frozen again, not trusted.
  * The destination's directory must still be the one recorded when the job was
- * accepted, before the write and once the archive is in place (`_job_files.ts`).
+ * accepted, before the write and once the archive is in place (`_job_files.ts`); a
+ * destination in object storage is written here and uploaded (`_remote_files.ts`).
  *
  * @module
  */
@@ -14,7 +15,11 @@ import type { ColumnPlan } from "../format/header.ts";
 import { ArchiveWriter } from "../format/writer.ts";
 import { newArchiveHeader } from "../format/new_archive.ts";
 import { decodeChunkBody } from "../cluster/wire.ts";
+import { dirname } from "node:path";
+import { storeFor } from "../storage/registry.ts";
+import { uploadFile } from "../storage/transfer.ts";
 import { checkDestinationInPlace } from "./_job_files.ts";
+import { isRemote, localDestination, removeJobCopies } from "./_remote_files.ts";
 import type { JobRow, TaskRow } from "./store.ts";
 import { errorText, type MasterState, unstage } from "./_state.ts";
 
@@ -94,9 +99,13 @@ export class Assembly {
       { chunkRows: job.chunk_rows },
     );
     let writer: ArchiveWriter | undefined;
+    // A remote destination is written here first, then uploaded (`_remote_files.ts`).
+    const remote = isRemote(job.destination);
+    const target = localDestination(this.#s.dataDir, job);
     try {
-      await checkDestinationInPlace(job.destination);
-      writer = await ArchiveWriter.create(job.destination, h);
+      if (remote) await Deno.mkdir(dirname(target), { recursive: true });
+      else await checkDestinationInPlace(job.destination);
+      writer = await ArchiveWriter.create(target, h);
       for (const t of tasks) {
         if (state.cancelled) break;
         const bytes = await read(t);
@@ -110,12 +119,24 @@ export class Assembly {
       }
       const written = await writer.finish();
       if (state.cancelled) {
-        await Deno.remove(job.destination).catch(() => {});
+        await Deno.remove(target).catch(() => {});
         return;
       }
-      // The directory was checked a moment before the rename; a swap in between
-      // fails the job here rather than report an archive that is somewhere else.
-      await checkDestinationInPlace(job.destination);
+      if (remote) {
+        try {
+          await uploadFile(target, job.destination);
+        } finally {
+          await Deno.remove(target).catch(() => {});
+        }
+        if (state.cancelled) {
+          await storeFor(job.destination).delete(job.destination).catch(() => {});
+          return;
+        }
+      } else {
+        // The directory was checked a moment before the rename; a swap in between
+        // fails the job here rather than report an archive that is somewhere else.
+        await checkDestinationInPlace(job.destination);
+      }
       const now = this.#s.now();
       job.status = "DONE";
       job.phase = "finished";
@@ -131,6 +152,7 @@ export class Assembly {
       });
       this.#s.wakeFinishWaiters(job.job_id);
       await this.#s.staging.remove(job.job_id);
+      await removeJobCopies(this.#s.dataDir, job.job_id);
       this.#s.log.info("job done", {
         job_id: job.job_id,
         rows: written.rows,

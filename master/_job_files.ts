@@ -61,23 +61,7 @@ export async function acceptFiles(
   destination: string,
   shown: { source: string; destination: string },
 ): Promise<JobFiles> {
-  let sourceReal: string;
-  try {
-    sourceReal = await Deno.realPath(source);
-  } catch (cause) {
-    throw new JobError(
-      "SOURCE_NOT_FOUND",
-      `Cannot read source '${shown.source}': ${(cause as Error).message}`,
-      { cause, path: source },
-    );
-  }
-  // lstat of the real path: a link here now means it was swapped a moment ago.
-  const sourceId = await identityOf(sourceReal);
-  if (sourceId === null) {
-    throw new JobError("SOURCE_NOT_FOUND", `Cannot read source '${shown.source}': not a file`, {
-      path: source,
-    });
-  }
+  const { source: sourceReal, sourceId } = await acceptSource(source, shown.source);
   const destReal = await realDestination(destination, shown.destination);
   const destId = await openedIdentity(destReal);
   if (destReal === sourceReal || sameFile(destId, sourceId)) {
@@ -91,8 +75,48 @@ export async function acceptFiles(
   return { source: sourceReal, sourceId, destination: destReal };
 }
 
-/** The real path a write to `destination` replaces (see the module doc). */
-async function realDestination(destination: string, shown: string): Promise<string> {
+/**
+ * Resolves and checks a job's local source.
+ *
+ * @param source The source path (absolute).
+ * @param shown The path as the user gave it, for messages.
+ * @returns Its real path and identity.
+ * @throws {JobError} SOURCE_NOT_FOUND when it is missing or not a regular file.
+ */
+export async function acceptSource(
+  source: string,
+  shown: string,
+): Promise<{ source: string; sourceId: FileIdentity }> {
+  let sourceReal: string;
+  try {
+    sourceReal = await Deno.realPath(source);
+  } catch (cause) {
+    throw new JobError(
+      "SOURCE_NOT_FOUND",
+      `Cannot read source '${shown}': ${(cause as Error).message}`,
+      { cause, path: source },
+    );
+  }
+  // lstat of the real path: a link here now means it was swapped a moment ago.
+  const sourceId = await identityOf(sourceReal);
+  if (sourceId === null) {
+    throw new JobError("SOURCE_NOT_FOUND", `Cannot read source '${shown}': not a file`, {
+      path: source,
+    });
+  }
+  return { source: sourceReal, sourceId };
+}
+
+/**
+ * The real path a write to `destination` replaces (see the module doc).
+ *
+ * @param destination The destination path (absolute).
+ * @param shown The path as the user gave it, for messages.
+ * @returns Its real path.
+ * @throws {JobError} INVALID_JOB for a directory, a missing directory, or a link to
+ * something other than a regular file.
+ */
+export async function realDestination(destination: string, shown: string): Promise<string> {
   const info = await Deno.lstat(destination).catch(() => null);
   if (info?.isSymlink) {
     const target = await Deno.realPath(destination).catch(() => null);

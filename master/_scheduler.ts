@@ -26,6 +26,7 @@ import { fallbackType, sourceFormatOf } from "../io/source.ts";
 import { decodeChunkBody, encodeBatchBody } from "../cluster/wire.ts";
 import type { TaskRead } from "../cluster/task_source.ts";
 import { DispatchError } from "./transport.ts";
+import { readablePath } from "./_remote_files.ts";
 import type { JobRow, TaskRow } from "./store.ts";
 import { errorText, type MasterState, newId, unstage, type WorkerState } from "./_state.ts";
 
@@ -118,7 +119,7 @@ export class Scheduler {
       lease,
       worker_id: worker.worker_id,
       source: {
-        path: job.source,
+        path: readablePath(this.#s.dataDir, job),
         format: prepared.format,
         bytes: prepared.source_bytes,
         dev: job.source_id?.dev ?? 0,
@@ -422,7 +423,7 @@ export class Scheduler {
     const job = this.#s.jobs.get(task.job_id)!;
     const prepared = job.prepared!;
     const batch = await this.#readRows({
-      path: job.source,
+      path: readablePath(this.#s.dataDir, job),
       format: prepared.format,
       schema: prepared.schema as Schema,
       types: job.types,

@@ -19,6 +19,7 @@ import type { Logger } from "../internal/log.ts";
 import type { ChunkStaging } from "./staging.ts";
 import type { JobRow, JobStore, TaskRow } from "./store.ts";
 import type { WorkerTransport } from "./transport.ts";
+import { removeJobCopies } from "./_remote_files.ts";
 
 /** A worker as the master sees it. */
 export interface WorkerState {
@@ -49,6 +50,8 @@ export interface MasterHooks {
 /** The master's settings, as the parts use them. */
 export interface MasterSettings {
   store: JobStore;
+  /** The data directory (staged chunks, copies of remote sources, archives to upload). */
+  dataDir: string;
   log: Logger;
   now: () => number;
   transport: WorkerTransport;
@@ -85,6 +88,7 @@ export function unstage(t: TaskRow): void {
 /** The shared state (see the module doc). */
 export class MasterState implements MasterSettings {
   readonly store: JobStore;
+  readonly dataDir: string;
   readonly log: Logger;
   readonly now: () => number;
   readonly transport: WorkerTransport;
@@ -119,6 +123,7 @@ export class MasterState implements MasterSettings {
 
   constructor(settings: MasterSettings) {
     this.store = settings.store;
+    this.dataDir = settings.dataDir;
     this.log = settings.log;
     this.now = settings.now;
     this.transport = settings.transport;
@@ -223,6 +228,7 @@ export class MasterState implements MasterSettings {
       for (const t of tasks) this.store.putTask(t);
     });
     this.track(this.staging.remove(job.job_id));
+    this.track(removeJobCopies(this.dataDir, job.job_id));
     this.wakeFinishWaiters(job.job_id);
     this.log.info(`job ${status.toLowerCase()}`, { job_id: job.job_id, error });
   }

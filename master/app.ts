@@ -123,8 +123,12 @@ export type MasterEnv = {
 const JOB_STATUSES = ["QUEUED", "RUNNING", "DONE", "FAILED", "CANCELLED"] as const;
 
 const SubmitSchema = z.object({
-  source: z.string().min(1).openapi({ description: "Source file on the master's filesystem" }),
-  destination: z.string().min(1).openapi({ description: "Archive to write" }),
+  source: z.string().min(1).openapi({
+    description: "Source file on the master's filesystem, or an object URI (s3://, az://, gs://)",
+  }),
+  destination: z.string().min(1).openapi({
+    description: "Archive to write: a path on the master's filesystem, or an object URI",
+  }),
   // CODEC_CHOICES is never empty (three codecs and auto); zod wants that said as a tuple.
   codec: z.enum(CODEC_CHOICES as [string, ...string[]]).optional(),
   chunk_rows: z.number().int().min(1).max(MAX_CHUNK_ROWS).optional(),

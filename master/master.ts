@@ -57,6 +57,7 @@ import { errorText, iso, MasterState, newId } from "./_state.ts";
 import { Scheduler } from "./_scheduler.ts";
 import { Membership } from "./_membership.ts";
 import { Assembly } from "./_assembly.ts";
+import { acceptRemoteFiles, ensureSourceCopy, isRemote, readablePath } from "./_remote_files.ts";
 import { jobMetrics } from "./_metrics.ts";
 
 export { MISSED_HEARTBEATS } from "./_membership.ts";
@@ -117,6 +118,7 @@ export class Master {
     const dataDir = resolve(deps.dataDir);
     this.#s = new MasterState({
       store: deps.store,
+      dataDir,
       log: deps.logger ?? createLogger({ component: "master" }),
       now: deps.now ?? Date.now,
       transport: deps.transport ?? httpTransport(),
@@ -223,15 +225,20 @@ export class Master {
       throw new JobError("INVALID_JOB", `cwd must be an absolute directory, got '${req.cwd}'`);
     }
     const base = req.cwd ?? Deno.cwd();
-    const source = resolve(base, req.source);
-    const destination = resolve(base, req.destination);
+    // Object URIs are taken as they are (`_remote_files.ts`); paths resolve against cwd.
+    const source = isRemote(req.source) ? req.source : resolve(base, req.source);
+    const destination = isRemote(req.destination)
+      ? req.destination
+      : resolve(base, req.destination);
     let format: SourceFormat;
     try {
       format = req.format ?? sourceFormatOf(source);
     } catch (err) {
       throw new JobError("INVALID_JOB", (err as Error).message, { cause: err });
     }
-    const files = await acceptFiles(source, destination, req);
+    const files = isRemote(source) || isRemote(destination)
+      ? await acceptRemoteFiles(source, destination)
+      : await acceptFiles(source, destination, req);
     await checkNotBusy(
       files,
       [...this.#s.jobs.values()].filter((j) => this.#s.active(j)),
@@ -291,8 +298,14 @@ export class Master {
     this.#s.track((async () => {
       let result: PrepareResult;
       try {
+        // A remote source is read from the master's own copy, made once here.
+        const identity = await ensureSourceCopy(this.#s.dataDir, job);
+        if (identity !== job.source_id && this.#current(job, generation)) {
+          job.source_id = identity;
+          this.#s.store.putJob(job);
+        }
         result = await this.#prepare({
-          path: job.source,
+          path: readablePath(this.#s.dataDir, job),
           format: job.format ?? sourceFormatOf(job.source),
           chunkRows: job.chunk_rows,
           codec: job.codec,
