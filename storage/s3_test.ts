@@ -4,7 +4,7 @@
  * typed errors, and retries through a proxy that fails some requests — or all.
  */
 import assert from "node:assert/strict";
-import { startS3rver } from "../tests/_s3rver.ts";
+import { startS3rver, startS3rverIn } from "../tests/_s3rver.ts";
 import { ResumableUploadError, StorageError } from "./errors.ts";
 import { PART_BYTES, s3Store } from "./s3.ts";
 import { openRangeReader } from "./range_reader.ts";
@@ -154,6 +154,49 @@ Deno.test("s3 store: requests that fail now and then are retried; a store that s
     return true;
   });
   assert.equal(await s3Store({ env: env() }).stat("s3://bkt/down.bin"), null);
+});
+
+Deno.test("s3 store: a server killed in the middle of an upload leaves no object behind", async () => {
+  const victim = await startS3rver("bkt");
+  let parts = 0;
+  // In front of the server: the second part of the upload kills it (SIGKILL).
+  const proxy = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, async (req) => {
+    const url = new URL(req.url);
+    if (url.searchParams.has("partNumber") && ++parts === 2) victim.kill();
+    try {
+      return await fetch(`${victim.endpoint}${url.pathname}${url.search}`, {
+        method: req.method,
+        headers: req.headers,
+        body: req.body,
+      });
+    } catch {
+      return new Response("gone", { status: 502 });
+    }
+  });
+  try {
+    const store = s3Store({
+      env: env({ ...victim.env, AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${proxy.addr.port}` }),
+      baseBackoffMs: 1,
+    });
+    const up = await store.upload("s3://bkt/half.bin");
+    await assert.rejects(
+      (async () => {
+        await up.putPart(new Uint8Array(PART_BYTES * 3).fill(1));
+        await up.complete();
+      })(),
+      (e: unknown) => e instanceof ResumableUploadError && e.part === 2,
+    );
+    // The same data, served again: the object never became visible.
+    const again = await startS3rverIn(victim.dir, ["bkt"]);
+    try {
+      assert.equal(await s3Store({ env: env(again.env) }).stat("s3://bkt/half.bin"), null);
+    } finally {
+      await again.stop();
+    }
+  } finally {
+    await proxy.shutdown();
+    await victim.stop();
+  }
 });
 
 Deno.test({

@@ -28,7 +28,18 @@ export interface S3Server {
  * @returns The server.
  */
 export async function startS3rver(...buckets: string[]): Promise<S3Server> {
-  const dir = await Deno.makeTempDir({ prefix: "permafrost-s3rver-" });
+  return await startS3rverIn(await Deno.makeTempDir({ prefix: "permafrost-s3rver-" }), buckets);
+}
+
+/**
+ * Starts s3rver on an existing data directory (a restart after a kill sees what the
+ * killed one stored).
+ *
+ * @param dir The data directory.
+ * @param buckets Buckets to create (kept when they exist).
+ * @returns The server.
+ */
+export async function startS3rverIn(dir: string, buckets: string[]): Promise<S3Server> {
   const child = new Deno.Command(Deno.execPath(), {
     args: [
       "run",
