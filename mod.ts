@@ -43,6 +43,7 @@ export type { CompiledWhere, WhereLiteral, WhereNode, WhereOp } from "./ops/wher
 export { query, register, registered, SqlSession, unregister } from "./ops/sql.ts";
 export type { QueryAnswer, QueryScan, RegisterAliasOptions, RegisteredArchive } from "./ops/sql.ts";
 export { lookup } from "./ops/lookup.ts";
+export { auditRemote, freezeTo, thawFrom } from "./ops/remote_names.ts";
 export type { LookupResult } from "./ops/lookup.ts";
 export type { ThawOptions, ThawSummary } from "./ops/thaw.ts";
 export { audit, formatTable, peek, verify } from "./ops/inspect.ts";
@@ -73,6 +74,8 @@ export type { IoErrorCode } from "./io/errors.ts";
 export type { ErrorDetails } from "./internal/errors.ts";
 export type { FormatWarning, Quantization } from "./format/predictors/predictor.ts";
 export { PermafrostError } from "./internal/errors.ts";
+export { ResumableUploadError, StorageError } from "./storage/errors.ts";
+export type { StorageErrorCode } from "./storage/errors.ts";
 export { AuthError, memoryUserStore, openSqliteUserStore, RBACManager } from "./auth/mod.ts";
 export type {
   AuthErrorCode,

@@ -17,6 +17,7 @@ import { audit, peek, verify } from "./inspect.ts";
 import { SqlSession } from "./sql.ts";
 import { thaw } from "./thaw.ts";
 import { uploadFile } from "./_remote.ts";
+import { auditRemote, freezeTo, thawFrom } from "../mod.ts";
 import { OpsError } from "./errors.ts";
 
 const server = await startS3rver("bkt");
@@ -117,6 +118,16 @@ Deno.test("append to an archive in S3 and query it with SQL", async () => {
   const t = await session.query("SELECT count(*) AS n, max(id) AS top FROM g");
   assert.equal(Number(t.getChild("n")!.get(0)), ROWS + 2);
   assert.equal(Number(t.getChild("top")!.get(0)), 60001);
+});
+
+Deno.test("freezeTo, thawFrom and auditRemote are the spec's names for the same operations", async () => {
+  const s = await freezeTo(csv, "s3://bkt/named.pf", { chunkRows: 5000, threads: 0 });
+  assert.equal(s.payload_sha256, local.payload_sha256);
+  assert.equal((await auditRemote("s3://bkt/named.pf")).rows, ROWS);
+  const t = await thawFrom("s3://bkt/named.pf", join(dir, "named.jsonl"), {
+    rows: { start: 0, end: 2 },
+  });
+  assert.equal(t.rows, 2);
 });
 
 Deno.test("bad URIs and missing objects are typed errors that say what to fix", async () => {

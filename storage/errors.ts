@@ -30,6 +30,8 @@ export type StorageErrorCode =
 /** A failure of object storage. */
 export class StorageError extends PermafrostError<StorageErrorCode> {
   /**
+   * Creates the error.
+   *
    * @param code What went wrong.
    * @param message What and how to fix it (names the URI, never a secret).
    * @param details Cause, path (the URI).
@@ -46,6 +48,8 @@ export class ResumableUploadError extends StorageError {
   readonly part: number | null;
 
   /**
+   * Creates the error for an upload that was aborted.
+   *
    * @param uri The destination.
    * @param part The part that failed (null: the completion).
    * @param cause The last error.
