@@ -50,6 +50,8 @@ export interface ArchiveBackend {
    * @throws {Error} when the path may not be read (a permission error, not null).
    */
   size(path: string): Promise<number | null>;
+  /** The object's storage class or tier, as the store names it (optional; null when unknown). */
+  storageClass?(path: string): Promise<string | null>;
   /** Whether the path is a directory (optional: lets `register` say so instead of "no such file"). */
   isDirectory?(path: string): Promise<boolean>;
   /** Opens an archive to read byte ranges. */
@@ -180,6 +182,10 @@ export function storageBackend(options: StorageBackendOptions = {}): ArchiveBack
     async size(path) {
       if (!isRemote(path)) return await local.size(path);
       return (await storeFor(path).stat(path))?.size ?? null;
+    },
+    async storageClass(path) {
+      if (!isRemote(path)) return null;
+      return (await storeFor(path).stat(path))?.storageClass ?? null;
     },
     async isDirectory(path) {
       if (!isRemote(path)) return (await local.isDirectory?.(path)) ?? false;

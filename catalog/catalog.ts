@@ -53,7 +53,13 @@ import {
   toJsonValue,
 } from "./_db.ts";
 import { CATALOG_TABLES, prepareTables } from "./_tables.ts";
-import { catalogStats, costReport, DEFAULT_PARQUET_RATIO, DEFAULT_PRICES } from "./cost.ts";
+import {
+  catalogStats,
+  costReport,
+  DEFAULT_PARQUET_RATIO,
+  DEFAULT_PRICES,
+  priceClassOf,
+} from "./cost.ts";
 import { checkIntegrity } from "./integrity.ts";
 import { chooseVersion, deleteVersions, recordVersion } from "./_record.ts";
 import { versionColumns } from "./columns.ts";
@@ -116,7 +122,7 @@ export class Catalog {
   constructor(dbPath: string, options: CatalogOptions = {}) {
     this.dbPath = dbPath;
     this.#options = options;
-    this.#backend = options.backend ?? storageBackend();
+    this.#backend = options.backend ?? storageBackend({ cacheBytes: options.cacheBytes });
     this.#logger = options.logger ?? SILENT;
     this.#prices = Object.freeze({ ...(options.prices ?? DEFAULT_PRICES) });
     this.#root = options.root ? resolve(options.root) : undefined;
@@ -370,7 +376,11 @@ export class Catalog {
     } catch (cause) {
       throw unreadable(abs, cause);
     }
-    return await this.registerIndex({ ...index, path: abs }, options);
+    // An object's own storage class, where the caller names none, is what it costs.
+    const own = priceClassOf((await this.#backend.storageClass?.(abs).catch(() => null)) ?? null);
+    const storageClass = options.storageClass ??
+      (own !== null && own in this.#prices ? own : undefined);
+    return await this.registerIndex({ ...index, path: abs }, { ...options, storageClass });
   }
 
   /**

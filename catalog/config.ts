@@ -137,6 +137,14 @@ export const CATALOG_CONFIG = {
     parse: intParser({ min: 1024, max: 1024 * 1024 * 1024 }),
     description: "Largest request body; larger ones are refused with 413",
   }),
+  cacheBytes: setting({
+    flag: "--cache-bytes",
+    env: "PERMAFROST_CATALOG_CACHE_BYTES",
+    default: 64_000_000,
+    parse: intParser({ min: 0, max: 64 * 1024 * 1024 * 1024 }),
+    description:
+      "Bytes of headers and footers of archives in object storage kept in memory (revalidated by ETag)",
+  }),
   memoryLimit: setting({
     flag: "--memory-limit",
     env: "PERMAFROST_CATALOG_MEMORY_LIMIT",

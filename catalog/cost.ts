@@ -20,6 +20,39 @@ export const DEFAULT_PRICES: Readonly<Record<string, number>> = Object.freeze({
   deep_archive: 0.00099,
 });
 
+/**
+ * The catalog's storage class for an object store's class or tier, by price band:
+ * S3 `STANDARD`/`STANDARD_IA`/`GLACIER_IR`/`DEEP_ARCHIVE`, Azure `Hot`/`Cool`/`Cold`/
+ * `Archive`, GCS `STANDARD`/`NEARLINE`/`COLDLINE`/`ARCHIVE`.
+ *
+ * @param objectClass The store's class (case ignored).
+ * @returns `standard`, `infrequent`, `archive` or `deep_archive`; null when unknown.
+ */
+export function priceClassOf(objectClass: string | null): string | null {
+  switch (objectClass?.toUpperCase()) {
+    case "STANDARD":
+    case "HOT":
+    case "REDUCED_REDUNDANCY":
+      return "standard";
+    case "STANDARD_IA":
+    case "ONEZONE_IA":
+    case "INTELLIGENT_TIERING":
+    case "NEARLINE":
+    case "COOL":
+      return "infrequent";
+    case "GLACIER_IR":
+    case "GLACIER":
+    case "COLDLINE":
+    case "COLD":
+      return "archive";
+    case "DEEP_ARCHIVE":
+    case "ARCHIVE":
+      return "deep_archive";
+    default:
+      return null;
+  }
+}
+
 /** Assumed size of the same data as Snappy Parquet, as a fraction of the raw column bytes. */
 export const DEFAULT_PARQUET_RATIO = 0.35;
 

@@ -50,6 +50,8 @@ export interface CatalogOptions {
   readConnections?: number;
   /** DuckDB memory limit (default `1GB`). */
   memoryLimit?: string;
+  /** Bytes of remote archives' indexes kept in memory by the default backend (64 MB). */
+  cacheBytes?: number;
 }
 
 /** Options of {@link Catalog.register}. */

@@ -9,7 +9,8 @@ import { join } from "node:path";
 import { startS3rver } from "../tests/_s3rver.ts";
 import { freeze } from "../ops/freeze.ts";
 import { Catalog } from "./catalog.ts";
-import { storageBackend } from "./backend.ts";
+import { localBackend, storageBackend } from "./backend.ts";
+import { priceClassOf } from "./cost.ts";
 import { tempDir } from "./_test_utils.ts";
 
 const server = await startS3rver("bkt");
@@ -67,6 +68,49 @@ Deno.test("the storage backend revalidates its cached index by ETag: a replaced 
     assert.equal(await backend.size("s3://bkt/none.pf"), null);
     assert.deepEqual(await backend.list("s3://bkt", { recursive: false }), ["s3://bkt/x.pf"]);
   } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("an object's own storage class is what registration records (priced by band)", async () => {
+  assert.deepEqual(
+    [
+      "STANDARD",
+      "STANDARD_IA",
+      "GLACIER_IR",
+      "DEEP_ARCHIVE",
+      "Hot",
+      "Cool",
+      "Archive",
+      "NEARLINE",
+      "COLDLINE",
+      "?",
+    ]
+      .map(priceClassOf),
+    [
+      "standard",
+      "infrequent",
+      "archive",
+      "deep_archive",
+      "standard",
+      "infrequent",
+      "deep_archive",
+      "infrequent",
+      "archive",
+      null,
+    ],
+  );
+  const dir = await tempDir("remote-class");
+  const backend = { ...localBackend(), storageClass: () => Promise.resolve("NEARLINE") };
+  const catalog = await Catalog.open(join(dir, "catalog.db"), { backend });
+  try {
+    await freeze(await csv(dir, "n", 50), join(dir, "n.pf"), { threads: 0 });
+    assert.equal((await catalog.register(join(dir, "n.pf"))).dataset.storage_class, "infrequent");
+    await freeze(await csv(dir, "m", 60), join(dir, "m.pf"), { threads: 0 });
+    const given = await catalog.register(join(dir, "m.pf"), { storageClass: "archive" });
+    assert.equal(given.dataset.storage_class, "archive", "a class given wins");
+  } finally {
+    await catalog.close();
     await Deno.remove(dir, { recursive: true });
   }
 });

@@ -27,6 +27,7 @@ const catalog = await Catalog.open(config.db, {
   prices: config.prices,
   parquetRatio: config.parquetRatio,
   memoryLimit: config.memoryLimit,
+  cacheBytes: config.cacheBytes,
   sql: { timeoutMs: config.sqlTimeoutMs, maxRows: config.sqlMaxRows, maxBytes: config.sqlMaxBytes },
 });
 const app = createCatalogApp({

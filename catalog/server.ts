@@ -54,6 +54,8 @@ export interface ServeCatalogOptions {
   parquetRatio?: number;
   /** DuckDB memory limit. */
   memoryLimit?: string;
+  /** Bytes of remote archives' indexes kept in memory. */
+  cacheBytes?: number;
   /** JWT secret: turns auth on (empty or absent: auth off, with a warning). */
   jwtSecret?: string;
   /** Or a ready manager (tests; wins over `jwtSecret`). */
@@ -111,6 +113,7 @@ export async function serveCatalog(options: ServeCatalogOptions): Promise<Catalo
     prices: options.prices,
     parquetRatio: options.parquetRatio,
     memoryLimit: options.memoryLimit,
+    cacheBytes: options.cacheBytes,
     thaw: options.thaw,
     sql: {
       timeoutMs: options.sqlTimeoutMs,
