@@ -330,6 +330,13 @@ export interface TaskSpec {
     ino: number;
     /** Its modification time, epoch milliseconds (null where unknown). */
     mtime_ms: number | null;
+    /**
+     * The object the job reads, when its source is in object storage (`path` is then the
+     * master's copy): a worker that does not see that copy reads its byte range from here.
+     */
+    uri?: string;
+    /** The object's ETag when the master copied it (a different one is SOURCE_CHANGED). */
+    etag?: string;
   };
   /** What to read. */
   window: TaskWindow;

@@ -27,6 +27,8 @@ export interface FileIdentity {
   size: number;
   /** Modification time, epoch milliseconds (null where the file system has none). */
   mtime_ms: number | null;
+  /** For a copy of an object in a store: the object's ETag when it was copied. */
+  etag?: string;
 }
 
 /**

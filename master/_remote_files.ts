@@ -94,10 +94,22 @@ export async function ensureSourceCopy(dataDir: string, job: JobRow): Promise<Fi
   if (!isRemote(job.source)) return job.source_id;
   const copy = readablePath(dataDir, job);
   const had = await identityOf(copy);
-  if (had !== null) return had;
+  if (had !== null && job.source_id?.etag) return { ...had, etag: job.source_id.etag };
   await Deno.mkdir(join(dataDir, "sources", job.job_id), { recursive: true });
+  const store = storeFor(job.source);
+  const before = await store.stat(job.source);
   await downloadFile(job.source, copy);
-  return await identityOf(copy);
+  const after = await store.stat(job.source);
+  if (before?.etag == null || before.etag !== after?.etag) {
+    await Deno.remove(copy).catch(() => {});
+    throw new JobError(
+      "SOURCE_CHANGED",
+      `Cannot copy source '${job.source}': it changed while it was copied (or has no ETag); submit the job again`,
+      { path: job.source },
+    );
+  }
+  const identity = await identityOf(copy);
+  return identity === null ? null : { ...identity, etag: before.etag };
 }
 
 /**

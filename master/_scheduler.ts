@@ -26,7 +26,7 @@ import { fallbackType, sourceFormatOf } from "../io/source.ts";
 import { decodeChunkBody, encodeBatchBody } from "../cluster/wire.ts";
 import type { TaskRead } from "../cluster/task_source.ts";
 import { DispatchError } from "./transport.ts";
-import { readablePath } from "./_remote_files.ts";
+import { isRemote, readablePath } from "./_remote_files.ts";
 import type { JobRow, TaskRow } from "./store.ts";
 import { errorText, type MasterState, newId, unstage, type WorkerState } from "./_state.ts";
 
@@ -125,6 +125,9 @@ export class Scheduler {
         dev: job.source_id?.dev ?? 0,
         ino: job.source_id?.ino ?? 0,
         mtime_ms: job.source_id?.mtime_ms ?? null,
+        ...(isRemote(job.source) && job.source_id?.etag
+          ? { uri: job.source, etag: job.source_id.etag }
+          : {}),
       },
       window: task.window,
       schema: prepared.schema,

@@ -26,6 +26,8 @@ export const TaskSpecSchema = z.object({
     dev: z.number().int().min(0),
     ino: z.number().int().min(0),
     mtime_ms: z.number().nullable(),
+    uri: z.string().min(1).max(4096).optional(),
+    etag: z.string().min(1).max(1024).optional(),
   }),
   window: z.object({
     unit: z.enum(["bytes", "rows"]),

@@ -44,6 +44,7 @@ import { type TaskEncoder, TaskThread } from "./task_thread.ts";
 import { decodeBatchBody, encodeChunkBody, WIRE_CONTENT_TYPE } from "../cluster/wire.ts";
 import type { ServiceToken } from "../cluster/service_token.ts";
 import { MasterLink } from "./_master_link.ts";
+import { fetchWindowFile, readableFromStore } from "./_remote_window.ts";
 import { type FileIdentity, openedIdentity, unchanged } from "../internal/file_identity.ts";
 
 /**
@@ -560,6 +561,27 @@ export class WorkerNode {
           task_id: spec.task_id,
           err,
         });
+      }
+    }
+    if (this.#read === "auto" && readableFromStore(spec)) {
+      // Another machine than the master's: the window comes from object storage.
+      const { path, dispose } = await fetchWindowFile(spec);
+      try {
+        signal.throwIfAborted();
+        const read: TaskRead = {
+          path,
+          format: spec.source.format,
+          schema,
+          types: spec.types,
+          window: spec.window,
+          identity: null,
+        };
+        if (this.#readsOnThread && encoder.readAndEncode) {
+          return (await encoder.readAndEncode(read, plans, spec.codec)).chunk;
+        }
+        return await encode(await this.#readRows(read, signal));
+      } finally {
+        await dispose();
       }
     }
     return await encode(await this.#fetchRows(spec, schema, signal));
