@@ -20,13 +20,12 @@
  *
  * @module
  */
-import { isRemote } from "../storage/uri.ts";
 import { isAbsolute, relative, sep } from "node:path";
 import { seesNamespace } from "../auth/bearer/index.ts";
 import { AuthError } from "../auth/errors.ts";
 import { ALL_NAMESPACES, type Principal } from "../auth/types.ts";
 import { type ConfinedPath, confinePath, PathError } from "../internal/paths.ts";
-import { localBackend } from "./backend.ts";
+import { storageBackend } from "./backend.ts";
 import { listArchives, registerEach } from "./_register_dir.ts";
 import type { Catalog } from "./catalog.ts";
 import { type ListOptions, MAX_PAGE, nameFromPath, type RegisterOptions } from "./options.ts";
@@ -319,7 +318,7 @@ export class CatalogAccess {
     if (who === null || who.namespace === ALL_NAMESPACES) {
       return await this.#catalog.registerDir(abs, options);
     }
-    const files = await listArchives(localBackend(), abs, options.recursive ?? false);
+    const files = await listArchives(storageBackend(), abs, options.recursive ?? false);
     const result = await registerEach(abs, files, async (file) => {
       await this.#checkName(who, nameFromPath(file));
       return await this.#catalog.register(file, { storageClass: options.storageClass });
@@ -333,12 +332,6 @@ export class CatalogAccess {
 
   async #confine(who: Principal | null, path: string): Promise<string> {
     const { roots } = this.#config;
-    if (roots.length > 0 && isRemote(path)) {
-      throw new AuthError(
-        "FORBIDDEN",
-        `'${path}' is in object storage, and this catalog's data roots are local directories: register it on a catalog without --data-roots (URI prefixes as data roots are not supported yet)`,
-      );
-    }
     if (roots.length === 0) {
       if (!this.#all(who)) {
         throw new AuthError(

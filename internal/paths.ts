@@ -12,6 +12,11 @@
  * The answer also names the path's namespace: its first directory under the root
  * (`<root>/team-a/x.pf` is in `team-a`; a file directly in the root is in `""`).
  *
+ * A data root may also be an object-storage prefix (`s3://bucket/root`): a URI is
+ * inside it when it continues that prefix with `/` and has no empty, `.` or `..`
+ * segment (object stores have no links to follow); its namespace is likewise its
+ * first segment under the root. Relative paths resolve against the first local root.
+ *
  * The check is made when the request arrives; callers that use the path later keep
  * the real path and check again when they open it (the master's `_job_files.ts`:
  * the source's device and inode, the destination's directory), so a symlink swapped
@@ -69,6 +74,20 @@ export async function resolveDataRoots(paths: readonly string[]): Promise<string
   const out: string[] = [];
   for (const p of paths) {
     checkText(p);
+    if (isUri(p)) {
+      const root = p.replace(/\/+$/, "");
+      if (
+        !/^[a-z][a-z0-9+.-]*:\/\/[a-z0-9][a-z0-9._-]+(\/[^/]+)*$/i.test(root) || badSegments(root)
+      ) {
+        throw new PathError(
+          "PATH_INVALID",
+          `Data root '${p}' is not an object-storage prefix like s3://bucket or s3://bucket/root`,
+          { path: p },
+        );
+      }
+      if (!out.includes(root)) out.push(root);
+      continue;
+    }
     let real: string;
     try {
       real = await Deno.realPath(resolve(p));
@@ -117,10 +136,20 @@ export async function confinePath(
 ): Promise<ConfinedPath> {
   checkText(path);
   if (roots.length === 0) throw new TypeError("confinePath needs at least one data root");
-  const abs = resolve(options.base ?? roots[0]!, path);
+  if (isUri(path)) return confineUri(path, roots);
+  const localRoots = roots.filter((r) => !isUri(r));
+  const base = options.base ?? localRoots[0];
+  if (base === undefined) {
+    throw new PathError(
+      "PATH_INVALID",
+      `Path '${path}' is not an object URI, and the data roots are all in object storage: give the full URI`,
+      { path },
+    );
+  }
+  const abs = resolve(base, path);
   const real = await realPathOf(abs, path);
   let best: string | undefined;
-  for (const root of roots) {
+  for (const root of localRoots) {
     const rel = relative(root, real);
     const inside = rel === "" || (!rel.startsWith(`..${sep}`) && rel !== ".." && !isAbsolute(rel));
     if (inside && (best === undefined || root.length > best.length)) best = root;
@@ -172,6 +201,50 @@ async function realPathOf(abs: string, given: string): Promise<string> {
 
 async function isDirectory(p: string): Promise<boolean> {
   return await Deno.stat(p).then((s) => s.isDirectory, () => false);
+}
+
+/** Whether a text is a URI (`scheme://…`) other than `file://`. */
+function isUri(text: string): boolean {
+  const m = /^([a-z][a-z0-9+.-]*):\/\//i.exec(text);
+  return m !== null && m[1]!.toLowerCase() !== "file";
+}
+
+/** Whether a URI's path holds an empty, `.` or `..` segment. */
+function badSegments(uri: string): boolean {
+  const path = uri.replace(/^[a-z][a-z0-9+.-]*:\/\/[^/]*/i, "");
+  return path.split("/").slice(1).some((s) => s === "" || s === "." || s === "..");
+}
+
+/** {@link confinePath} for an object URI against the roots that are URIs. */
+function confineUri(path: string, roots: readonly string[]): ConfinedPath {
+  const outside = () =>
+    new PathError(
+      "PATH_OUTSIDE_ROOT",
+      `Path '${path}' is outside the data roots (${roots.map((r) => `'${r}'`).join(", ")})`,
+      { path },
+    );
+  if (badSegments(path)) {
+    throw new PathError("PATH_INVALID", `Path '${path}' holds an empty, '.' or '..' segment`, {
+      path,
+    });
+  }
+  let best: string | undefined;
+  for (const root of roots) {
+    if (
+      isUri(root) && path.startsWith(`${root}/`) &&
+      (best === undefined || root.length > best.length)
+    ) {
+      best = root;
+    }
+  }
+  if (best === undefined) throw outside();
+  const rel = path.slice(best.length + 1);
+  return {
+    path,
+    root: best,
+    relative: rel,
+    namespace: rel.includes("/") ? rel.split("/")[0]! : "",
+  };
 }
 
 function checkText(path: string): void {

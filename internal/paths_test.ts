@@ -85,3 +85,28 @@ Deno.test("resolveDataRoots() needs existing directories and resolves their syml
   const c = await confinePath(join(TMP, "alias", "team-a", "x.pf"), roots);
   assert.equal(c.namespace, "team-a");
 });
+
+Deno.test("confinePath() confines object URIs to data roots that are object-storage prefixes", async () => {
+  const local = await Deno.makeTempDir({ prefix: "permafrost-roots-" });
+  try {
+    const roots = await resolveDataRoots([local, "s3://bkt/root/", "az://box"]);
+    assert.deepEqual(roots.slice(1), ["s3://bkt/root", "az://box"]);
+    assert.deepEqual(await confinePath("s3://bkt/root/team-a/x.pf", roots), {
+      path: "s3://bkt/root/team-a/x.pf",
+      root: "s3://bkt/root",
+      relative: "team-a/x.pf",
+      namespace: "team-a",
+    });
+    assert.equal((await confinePath("az://box/inbox.csv", roots)).namespace, "");
+    for (const outside of ["s3://bkt/rootless/x.pf", "s3://bkt/other/x.pf", "gs://bkt/root/x.pf"]) {
+      await assert.rejects(confinePath(outside, roots), { code: "PATH_OUTSIDE_ROOT" }, outside);
+    }
+    await assert.rejects(confinePath("s3://bkt/root/a/../../x", roots), { code: "PATH_INVALID" });
+    // Relative paths resolve against the first local root.
+    assert.equal((await confinePath("team-b/y.pf", roots)).namespace, "team-b");
+    await assert.rejects(confinePath("y.pf", ["s3://bkt/root"]), { code: "PATH_INVALID" });
+    await assert.rejects(resolveDataRoots(["s3://bkt/a/../b"]), { code: "PATH_INVALID" });
+  } finally {
+    await Deno.remove(local, { recursive: true });
+  }
+});

@@ -37,7 +37,6 @@ import { ALL_NAMESPACES, type Principal } from "../auth/types.ts";
 import { JobError } from "../client/errors.ts";
 import type { JobRecord, JobSummary, SubmitRequest, WorkerRecord } from "../client/types.ts";
 import { type ConfinedPath, confinePath } from "../internal/paths.ts";
-import { isRemote } from "../storage/uri.ts";
 import type { JobOwner, Master } from "./master.ts";
 
 /** Namespace-aware operations over a master, for one caller at a time. */
@@ -76,14 +75,6 @@ export class JobAccess {
         );
       }
       return await this.#master.submit(req, owner);
-    }
-    for (const path of [req.source, req.destination]) {
-      if (isRemote(path)) {
-        throw new AuthError(
-          "FORBIDDEN",
-          `'${path}' is in object storage, and this master's data roots are local directories: submit it to a master without --data-roots (URI prefixes as data roots are not supported yet)`,
-        );
-      }
     }
     const source = await confinePath(req.source, this.#roots);
     const destination = await confinePath(req.destination, this.#roots);

@@ -13,7 +13,7 @@ import { readIndexAt } from "../ops/_remote.ts";
 import { uploadFile } from "../storage/transfer.ts";
 import { tempDir, testCluster, writeCsv } from "./_test_utils.ts";
 import { JobAccess } from "./_access.ts";
-import { AuthError } from "../auth/errors.ts";
+import { PathError, resolveDataRoots } from "../internal/paths.ts";
 
 const server = await startS3rver("bkt");
 
@@ -76,19 +76,21 @@ Deno.test("a cluster job with a missing object or a bad URI is refused as it is 
   }
 });
 
-Deno.test("a master with data roots refuses object URIs (its roots are local directories)", async () => {
+Deno.test("a master's data roots may be object-storage prefixes: URIs are confined to them", async () => {
   const c = await testCluster({ workers: 0 });
   try {
-    const access = new JobAccess(c.master, [c.dataDir]);
+    const roots = await resolveDataRoots([c.dataDir, "s3://bkt/in"]);
+    const access = new JobAccess(c.master, roots);
     await assert.rejects(
-      access.submit(null, { source: "s3://bkt/in/readings.csv", destination: "out.pf" }),
-      (e: unknown) => {
-        assert.ok(e instanceof AuthError);
-        assert.equal(e.code, "FORBIDDEN");
-        assert.match(e.message, /object storage.*data roots are local directories/);
-        return true;
-      },
+      access.submit(null, { source: "s3://bkt/elsewhere/readings.csv", destination: "out.pf" }),
+      (e: unknown) => e instanceof PathError && e.code === "PATH_OUTSIDE_ROOT",
     );
+    const job = await access.submit(null, {
+      source: "s3://bkt/in/readings.csv",
+      destination: "out.pf",
+    });
+    assert.equal(job.source, "s3://bkt/in/readings.csv");
+    c.master.cancel(job.job_id);
   } finally {
     await c.close();
   }
