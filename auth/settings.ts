@@ -66,7 +66,7 @@ export const TOKEN_TTL_SETTING: Setting<string> = setting({
  */
 export function dataRootsParser(): Parser<readonly string[]> {
   return {
-    describe: "comma-separated directories",
+    describe: "comma-separated directories or object-storage prefixes",
     parse(raw) {
       const dirs = raw.split(",").map((d) => d.trim()).filter((d) => d !== "");
       if (dirs.length === 0 || dirs.some((d) => d.includes("\0"))) {
@@ -88,5 +88,5 @@ export const DATA_ROOTS_SETTING: Setting<readonly string[]> = setting({
   default: Object.freeze([]) as readonly string[],
   parse: dataRootsParser(),
   description:
-    "Directories user-given paths are confined to (symlinks followed); their subdirectories are the namespaces",
+    "Directories (or prefixes like s3://bucket/root) user-given paths are confined to (symlinks followed); their subdirectories are the namespaces",
 });

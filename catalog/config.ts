@@ -128,7 +128,7 @@ export const CATALOG_CONFIG = {
     default: Object.freeze([]) as readonly string[],
     parse: dataRootsParser(),
     description:
-      "Directories register/register_dir are confined to (symlinks followed); their subdirectories are the namespaces. Default: --root, if set",
+      "Directories (or prefixes like s3://bucket/root) register/register_dir are confined to (symlinks followed); their subdirectories are the namespaces. Default: --root, if set",
   }),
   maxBodyBytes: setting({
     flag: "--max-body-bytes",
