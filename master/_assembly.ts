@@ -137,6 +137,8 @@ export class Assembly {
         // fails the job here rather than report an archive that is somewhere else.
         await checkDestinationInPlace(job.destination);
       }
+      // The archive is in place: the copies are not needed (gone before anyone hears DONE).
+      await removeJobCopies(this.#s.dataDir, job.job_id);
       const now = this.#s.now();
       job.status = "DONE";
       job.phase = "finished";
@@ -152,7 +154,6 @@ export class Assembly {
       });
       this.#s.wakeFinishWaiters(job.job_id);
       await this.#s.staging.remove(job.job_id);
-      await removeJobCopies(this.#s.dataDir, job.job_id);
       this.#s.log.info("job done", {
         job_id: job.job_id,
         rows: written.rows,
