@@ -7,6 +7,7 @@
  */
 import { StorageError } from "./errors.ts";
 import { withRetries } from "./retry.ts";
+import type { ObjectInfo } from "./store.ts";
 
 /** An answer the store gave that was not the one wanted. */
 export class HttpFailure extends Error {
@@ -74,10 +75,34 @@ export async function send(
   init: RequestInit,
   ok: (status: number) => boolean = (s) => s >= 200 && s < 300,
 ): Promise<Response> {
+  return await sendAndRead(sender, uri, url, init, ok, (res) => Promise.resolve(res));
+}
+
+/**
+ * {@link send}, with the answer's body read inside the retries: a connection that
+ * breaks while the body comes is tried again like one that fails before.
+ *
+ * @param sender The store's signing and transport.
+ * @param uri The URI it concerns, for messages.
+ * @param url The request URL.
+ * @param init Method, headers, body.
+ * @param ok Which statuses are answers.
+ * @param read Reads the answer.
+ * @returns What `read` returned.
+ * @throws {StorageError} NOT_FOUND, ACCESS_DENIED or REQUEST_FAILED.
+ */
+export async function sendAndRead<T>(
+  sender: Sender,
+  uri: string,
+  url: URL,
+  init: RequestInit,
+  ok: (status: number) => boolean,
+  read: (res: Response) => Promise<T>,
+): Promise<T> {
   try {
     return await withRetries(async () => {
       const res = await sender.fetch(await sender.sign(url, init));
-      if (ok(res.status)) return res;
+      if (ok(res.status)) return await read(res);
       const body = await res.text();
       throw new HttpFailure(res.status, body, xmlErrorCode(body));
     }, { baseMs: sender.baseMs, retryable });
@@ -124,6 +149,65 @@ export function storageFailure(
     `Cannot reach the store for '${uri}': ${err instanceof Error ? err.message : String(err)}`,
     { path: uri, cause: err },
   );
+}
+
+/**
+ * Statuses that are answers: 2xx and the ones given (404 for "none", 416 for "past the end").
+ *
+ * @param also Other statuses that are answers.
+ * @returns The test.
+ */
+export function okOr(...also: number[]): (status: number) => boolean {
+  return (s) => (s >= 200 && s < 300) || also.includes(s);
+}
+
+/**
+ * The bytes and the object's total size from the answer to a (ranged) GET; a 416 (the
+ * range starts past the end) is no bytes.
+ *
+ * @param res The answer (2xx or 416).
+ * @param range The range asked for, if any.
+ * @returns Bytes and size.
+ */
+export async function rangedBody(
+  res: Response,
+  range: { offset: number } | undefined,
+): Promise<{ bytes: Uint8Array; size: number }> {
+  const total = /\/(\d+)$/.exec(res.headers.get("content-range") ?? "")?.[1];
+  if (res.status === 416) {
+    await res.body?.cancel();
+    return {
+      bytes: new Uint8Array(0),
+      size: total === undefined ? range?.offset ?? 0 : Number(total),
+    };
+  }
+  const bytes = new Uint8Array(await res.arrayBuffer());
+  return { bytes, size: total === undefined ? bytes.length : Number(total) };
+}
+
+/**
+ * What the store says of an object just uploaded.
+ *
+ * @param store The store.
+ * @param uri The object.
+ * @returns Its information.
+ * @throws {StorageError} REQUEST_FAILED when the object is not there.
+ */
+export async function uploadedInfo(
+  store: { stat(uri: string): Promise<ObjectInfo | null> },
+  uri: string,
+): Promise<ObjectInfo> {
+  const info = await store.stat(uri);
+  if (info === null) {
+    throw new StorageError(
+      "REQUEST_FAILED",
+      `The upload to '${uri}' completed but the object is missing`,
+      {
+        path: uri,
+      },
+    );
+  }
+  return info;
 }
 
 /**

@@ -16,7 +16,17 @@
  * @module
  */
 import { ResumableUploadError, StorageError } from "./errors.ts";
-import { PartBuffer, send, type Sender, unquote, xmlText } from "./_http.ts";
+import {
+  okOr,
+  PartBuffer,
+  rangedBody,
+  send,
+  sendAndRead,
+  type Sender,
+  unquote,
+  uploadedInfo,
+  xmlText,
+} from "./_http.ts";
 import type { ByteRange, ObjectInfo, ObjectStore, Upload, UploadOptions } from "./store.ts";
 import { formatUri, parseUri } from "./uri.ts";
 
@@ -217,7 +227,7 @@ export function azureStore(options: AzureOptions = {}): ObjectStore {
         uri,
         urlOf(uri, bucket, key),
         { method: "HEAD" },
-        (s) => (s >= 200 && s < 300) || s === 404,
+        okOr(404),
       );
       if (res.status === 404) return null;
       return {
@@ -231,24 +241,14 @@ export function azureStore(options: AzureOptions = {}): ObjectStore {
       const { bucket, key } = parseUri(uri);
       const headers: Record<string, string> = {};
       if (range) headers["x-ms-range"] = `bytes=${range.offset}-${range.offset + range.length - 1}`;
-      const res = await request(
+      return await sendAndRead(
+        sender(uri),
         uri,
         urlOf(uri, bucket, key),
         { headers },
-        (s) => (s >= 200 && s < 300) || s === 416,
+        okOr(416),
+        (res) => rangedBody(res, range),
       );
-      if (res.status === 416) {
-        // Past the end: nothing there (the size comes from the answer's header).
-        await res.body?.cancel();
-        const total = /\/(\d+)$/.exec(res.headers.get("content-range") ?? "")?.[1];
-        return {
-          bytes: new Uint8Array(0),
-          size: total === undefined ? range!.offset : Number(total),
-        };
-      }
-      const bytes = new Uint8Array(await res.arrayBuffer());
-      const total = /\/(\d+)$/.exec(res.headers.get("content-range") ?? "")?.[1];
-      return { bytes, size: total === undefined ? bytes.length : Number(total) };
     },
 
     async list(prefix: string, options: { recursive?: boolean } = {}): Promise<string[]> {
@@ -277,7 +277,7 @@ export function azureStore(options: AzureOptions = {}): ObjectStore {
         uri,
         urlOf(uri, bucket, key),
         { method: "DELETE" },
-        (s) => (s >= 200 && s < 300) || s === 404,
+        okOr(404),
       );
       await res.body?.cancel();
     },
@@ -346,14 +346,7 @@ export function azureStore(options: AzureOptions = {}): ObjectStore {
             throw new ResumableUploadError(uri, null, err);
           }
           finished = true;
-          const info = await store.stat(uri);
-          if (info === null) {
-            throw new StorageError(
-              "REQUEST_FAILED",
-              `The upload to '${uri}' completed but the blob is missing`,
-            );
-          }
-          return info;
+          return await uploadedInfo(store, uri);
         },
         abort(): Promise<void> {
           // Uncommitted blocks are never visible, and the service drops them.

@@ -19,7 +19,17 @@
  */
 import { importPKCS8, SignJWT } from "jose";
 import { ResumableUploadError, StorageError } from "./errors.ts";
-import { HttpFailure, PartBuffer, retryable, send, type Sender } from "./_http.ts";
+import {
+  HttpFailure,
+  okOr,
+  PartBuffer,
+  rangedBody,
+  retryable,
+  send,
+  sendAndRead,
+  type Sender,
+  uploadedInfo,
+} from "./_http.ts";
 import { withRetries } from "./retry.ts";
 import type { ByteRange, ObjectInfo, ObjectStore, Upload, UploadOptions } from "./store.ts";
 import { formatUri, parseUri } from "./uri.ts";
@@ -187,7 +197,7 @@ export function gcsStore(options: GcsOptions = {}): ObjectStore {
         uri,
         objectUrl(bucket, key),
         {},
-        (s) => (s >= 200 && s < 300) || s === 404,
+        okOr(404),
       );
       if (res.status === 404) {
         await res.body?.cancel();
@@ -212,18 +222,14 @@ export function gcsStore(options: GcsOptions = {}): ObjectStore {
       url.searchParams.set("alt", "media");
       const headers: Record<string, string> = {};
       if (range) headers.range = `bytes=${range.offset}-${range.offset + range.length - 1}`;
-      const res = await request(uri, url, { headers }, (s) => (s >= 200 && s < 300) || s === 416);
-      if (res.status === 416) {
-        await res.body?.cancel();
-        const total = /\/(\d+)$/.exec(res.headers.get("content-range") ?? "")?.[1];
-        return {
-          bytes: new Uint8Array(0),
-          size: total === undefined ? range!.offset : Number(total),
-        };
-      }
-      const bytes = new Uint8Array(await res.arrayBuffer());
-      const total = /\/(\d+)$/.exec(res.headers.get("content-range") ?? "")?.[1];
-      return { bytes, size: total === undefined ? bytes.length : Number(total) };
+      return await sendAndRead(
+        sender(uri),
+        uri,
+        url,
+        { headers },
+        okOr(416),
+        (res) => rangedBody(res, range),
+      );
     },
 
     async list(prefix: string, opts: { recursive?: boolean } = {}): Promise<string[]> {
@@ -253,7 +259,7 @@ export function gcsStore(options: GcsOptions = {}): ObjectStore {
         uri,
         objectUrl(bucket, key),
         { method: "DELETE" },
-        (s) => (s >= 200 && s < 300) || s === 404,
+        okOr(404),
       );
       await res.body?.cancel();
     },
@@ -330,14 +336,7 @@ export function gcsStore(options: GcsOptions = {}): ObjectStore {
           const last = chunks.takeAll();
           await put(last, sent + last.length);
           finished = true;
-          const info = await store.stat(uri);
-          if (info === null) {
-            throw new StorageError(
-              "REQUEST_FAILED",
-              `The upload to '${uri}' completed but the object is missing`,
-            );
-          }
-          return info;
+          return await uploadedInfo(store, uri);
         },
         abort,
       });

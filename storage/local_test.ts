@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { StorageError } from "./errors.ts";
 import { localStore } from "./local.ts";
+import { rangedBody } from "./_http.ts";
 import { storeFor } from "./registry.ts";
 import { formatUri, isRemote, parseUri } from "./uri.ts";
 
@@ -72,4 +73,19 @@ Deno.test("the local store reads ranges, lists, deletes, and uploads atomically"
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("rangedBody() reads a 206 with its total size, and a 416 as no bytes", async () => {
+  const part = new Response(new Uint8Array([1, 2, 3]), {
+    status: 206,
+    headers: { "content-range": "bytes 5-7/20" },
+  });
+  assert.deepEqual(await rangedBody(part, { offset: 5 }), {
+    bytes: new Uint8Array([1, 2, 3]),
+    size: 20,
+  });
+  const past = new Response(null, { status: 416, headers: { "content-range": "bytes */0" } });
+  assert.deepEqual(await rangedBody(past, { offset: 0 }), { bytes: new Uint8Array(0), size: 0 });
+  const whole = new Response(new Uint8Array([9, 9]), { status: 200 });
+  assert.deepEqual(await rangedBody(whole, undefined), { bytes: new Uint8Array([9, 9]), size: 2 });
 });

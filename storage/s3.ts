@@ -17,7 +17,18 @@
  */
 import { AwsClient } from "aws4fetch";
 import { ResumableUploadError, StorageError } from "./errors.ts";
-import { HttpFailure, PartBuffer, send, type Sender, unquote, xmlText } from "./_http.ts";
+import {
+  HttpFailure,
+  okOr,
+  PartBuffer,
+  rangedBody,
+  send,
+  sendAndRead,
+  type Sender,
+  unquote,
+  uploadedInfo,
+  xmlText,
+} from "./_http.ts";
 import type { ByteRange, ObjectInfo, ObjectStore, Upload, UploadOptions } from "./store.ts";
 import { formatUri, parseUri } from "./uri.ts";
 
@@ -107,7 +118,7 @@ export function s3Store(options: S3Options = {}): ObjectStore {
         uri,
         urlOf(bucket, key),
         { method: "HEAD" },
-        (s) => (s >= 200 && s < 300) || s === 404,
+        okOr(404),
       );
       if (res.status === 404) return null;
       return {
@@ -123,10 +134,15 @@ export function s3Store(options: S3Options = {}): ObjectStore {
       if (range) {
         headers.range = `bytes=${range.offset}-${range.offset + range.length - 1}`;
       }
-      const res = await request(uri, urlOf(bucket, key), { headers });
-      const bytes = new Uint8Array(await res.arrayBuffer());
-      const total = /\/(\d+)$/.exec(res.headers.get("content-range") ?? "")?.[1];
-      return { bytes, size: total === undefined ? bytes.length : Number(total) };
+      // A range past the end (an empty object read from byte 0) is 416: no bytes.
+      return await sendAndRead(
+        sender(uri),
+        uri,
+        urlOf(bucket, key),
+        { headers },
+        okOr(416),
+        (res) => rangedBody(res, range),
+      );
     },
 
     async list(prefix: string, options: { recursive?: boolean } = {}): Promise<string[]> {
@@ -156,7 +172,7 @@ export function s3Store(options: S3Options = {}): ObjectStore {
         uri,
         urlOf(bucket, key),
         { method: "DELETE" },
-        (s) => (s >= 200 && s < 300) || s === 404,
+        okOr(404),
       );
     },
 
@@ -207,7 +223,7 @@ export function s3Store(options: S3Options = {}): ObjectStore {
         if (uploadId === null) return;
         const url = urlOf(bucket, key);
         url.search = `uploadId=${encodeURIComponent(uploadId)}`;
-        await request(uri, url, { method: "DELETE" }, (s) => (s >= 200 && s < 300) || s === 404)
+        await request(uri, url, { method: "DELETE" }, okOr(404))
           .then((r) => r.body?.cancel(), () => {});
       }
 
@@ -256,14 +272,7 @@ export function s3Store(options: S3Options = {}): ObjectStore {
             }
           }
           finished = true;
-          const info = await store.stat(uri);
-          if (info === null) {
-            throw new StorageError(
-              "REQUEST_FAILED",
-              `The upload to '${uri}' completed but the object is missing`,
-            );
-          }
-          return info;
+          return await uploadedInfo(store, uri);
         },
         abort,
       });
