@@ -19,6 +19,8 @@
  * @module
  */
 
+import { LOGIN_CSS, loginForm, TOKEN_KEY } from "../internal/page_login.ts";
+
 /** The page. */
 export const CATALOG_PAGE_HTML = `<!doctype html>
 <html lang="en">
@@ -48,20 +50,14 @@ export const CATALOG_PAGE_HTML = `<!doctype html>
   tr.pick { cursor: pointer; } tr.pick:hover { background: #f1f5f9; } tr.chosen { background: #e0ecff; }
   .empty { color: #6b7785; font-style: italic; }
   input[type=search] { font: inherit; width: 24rem; max-width: 100%; padding: .25rem .4rem; }
-  #login { margin: 1rem 0; padding: .8rem; border: 1px solid #e3e8ee; border-radius: .4rem; }
-  #login[hidden], #detail[hidden] { display: none; }
-  #login input { width: 28rem; max-width: 100%; font: inherit; }
-  code { font-size: .85rem; }
+${LOGIN_CSS}
+  #detail[hidden] { display: none; }
 </style>
 </head>
 <body>
 <h1>Permafrost catalog</h1>
 <div id="updated">loading…</div>
-<form id="login" hidden>
-  <label for="token">This catalog needs a token (<code>Authorization: Bearer</code>):</label><br>
-  <input id="token" type="password" autocomplete="off" placeholder="paste a token from cluster add-user">
-  <button type="submit">Use token</button>
-</form>
+${loginForm("catalog")}
 <div id="totals"></div>
 <div class="charts">
   <section><h2>Compression ratio by codec</h2><div id="by-codec" class="muted">…</div></section>
@@ -92,7 +88,7 @@ export const CATALOG_PAGE_HTML = `<!doctype html>
 <noscript>This page needs JavaScript; the same data is at <code>/datasets</code>, <code>/stats</code> and <code>/openapi.json</code>.</noscript>
 <script>
 "use strict";
-const TOKEN_KEY = "permafrost_token";
+const TOKEN_KEY = "${TOKEN_KEY}";
 function token() {
   try { return localStorage.getItem(TOKEN_KEY) || ""; } catch { return ""; }
 }

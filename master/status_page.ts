@@ -16,6 +16,8 @@
  * @module
  */
 
+import { LOGIN_CSS, loginForm, TOKEN_KEY } from "../internal/page_login.ts";
+
 /** The page. */
 export const STATUS_PAGE_HTML = `<!doctype html>
 <html lang="en">
@@ -41,21 +43,15 @@ export const STATUS_PAGE_HTML = `<!doctype html>
   svg.spark { width: 6rem; height: 1.2rem; vertical-align: middle; }
   svg.spark polyline { fill: none; stroke: #3b82f6; stroke-width: 1.5; }
   svg.spark polygon { fill: #3b82f622; stroke: none; }
-  code { font-size: .85rem; }
-  #login { margin: 1rem 0; padding: .8rem; border: 1px solid #e3e8ee; border-radius: .4rem; }
-  #login[hidden], #logout[hidden] { display: none; }
-  #login input { width: 28rem; max-width: 100%; font: inherit; }
+${LOGIN_CSS}
+  #logout[hidden] { display: none; }
   #logout { font: inherit; font-size: .85rem; }
 </style>
 </head>
 <body>
 <h1>Permafrost master</h1>
 <div id="updated">loading…</div>
-<form id="login" hidden>
-  <label for="token">This master needs a token (<code>Authorization: Bearer</code>):</label><br>
-  <input id="token" type="password" autocomplete="off" placeholder="paste a token from cluster add-user">
-  <button type="submit">Use token</button>
-</form>
+${loginForm("master")}
 <button id="logout" type="button" hidden>Forget token</button>
 <h2>Workers</h2>
 <table>
@@ -178,7 +174,7 @@ function drawJobs(jobs) {
     body.appendChild(tr);
   }
 }
-const TOKEN_KEY = "permafrost_token";
+const TOKEN_KEY = "${TOKEN_KEY}";
 function token() {
   try { return localStorage.getItem(TOKEN_KEY) || ""; } catch { return ""; }
 }
