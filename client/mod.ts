@@ -23,6 +23,7 @@ export type { JobErrorCode } from "./errors.ts";
 export type {
   HealthRecord,
   JobCodec,
+  JobMetrics,
   JobPhase,
   JobRecord,
   JobSourceFormat,

@@ -78,7 +78,25 @@ export interface TaskRecord {
 }
 
 /** A job without its tasks, as `GET /jobs` lists it. */
-export interface JobSummary {
+/** A job's figures so far (`GET /jobs`, the status page). */
+export interface JobMetrics {
+  /** Size of the source file in bytes, once prepared. */
+  source_bytes: number | null;
+  /** Rows of the tasks DONE. */
+  rows_done: number;
+  /** Seconds since the job started running (until it finished); null before it ran. */
+  elapsed_s: number | null;
+  /** Rows per second so far (`rows_done / elapsed_s`). */
+  rows_per_s: number | null;
+  /** Source megabytes (10^6 bytes) per second so far. */
+  mb_per_s: number | null;
+  /** Seconds left at the rate so far, while RUNNING. */
+  eta_s: number | null;
+  /** Source bytes per archive byte: exact when DONE, estimated from the chunks staged while RUNNING. */
+  ratio: number | null;
+}
+
+export interface JobSummary extends JobMetrics {
   /** Id. */
   job_id: string;
   /** Status. */
@@ -125,20 +143,6 @@ export interface JobSummary {
   namespace: string | null;
   /** User who submitted it (null: auth off). */
   submitted_by: string | null;
-  /** Size of the source file in bytes, once prepared. */
-  source_bytes: number | null;
-  /** Rows of the tasks DONE. */
-  rows_done: number;
-  /** Seconds since the job started running (until it finished); null before it ran. */
-  elapsed_s: number | null;
-  /** Rows per second so far (`rows_done / elapsed_s`). */
-  rows_per_s: number | null;
-  /** Source megabytes (10^6 bytes) per second so far. */
-  mb_per_s: number | null;
-  /** Seconds left at the rate so far, while RUNNING. */
-  eta_s: number | null;
-  /** Source bytes per archive byte: exact when DONE, estimated from the chunks staged while RUNNING. */
-  ratio: number | null;
 }
 
 /** `GET /jobs/{id}`: a job with its tasks. */

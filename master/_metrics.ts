@@ -6,18 +6,10 @@
  *
  * @module
  */
+import type { JobMetrics } from "../client/types.ts";
 import type { JobRow, TaskRow } from "./store.ts";
 
-/** The figures (see `JobSummary` in `client/types.ts`). */
-export interface JobMetrics {
-  source_bytes: number | null;
-  rows_done: number;
-  elapsed_s: number | null;
-  rows_per_s: number | null;
-  mb_per_s: number | null;
-  eta_s: number | null;
-  ratio: number | null;
-}
+export type { JobMetrics };
 
 /**
  * Computes a job's figures.
