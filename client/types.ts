@@ -77,7 +77,6 @@ export interface TaskRecord {
   error: string | null;
 }
 
-/** A job without its tasks, as `GET /jobs` lists it. */
 /** A job's figures so far (`GET /jobs`, the status page). */
 export interface JobMetrics {
   /** Size of the source file in bytes, once prepared. */
@@ -96,6 +95,7 @@ export interface JobMetrics {
   ratio: number | null;
 }
 
+/** A job without its tasks, as `GET /jobs` lists it. */
 export interface JobSummary extends JobMetrics {
   /** Id. */
   job_id: string;
