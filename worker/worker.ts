@@ -540,21 +540,25 @@ export class WorkerNode {
     const encoder: TaskEncoder = small ? INLINE_ENCODER : (this.#encoder ??= this.#makeEncoder());
     const encode = async (batch: Batch) =>
       await encodeChunk(batch, { plans, codec: spec.codec, encoder });
-    if (this.#read === "auto" && await this.#seesSource(spec)) {
-      signal.throwIfAborted(); // dropped while the file was looked at
+    // Reads a window here: on the task thread when it can, else on this one.
+    const here = async (path: string, identity: FileIdentity | null) => {
       const read: TaskRead = {
-        path: spec.source.path,
+        path,
         format: spec.source.format,
         schema,
         types: spec.types,
         window: spec.window,
-        identity: sourceIdentity(spec),
+        identity,
       };
+      if (this.#readsOnThread && encoder.readAndEncode) {
+        return (await encoder.readAndEncode(read, plans, spec.codec)).chunk;
+      }
+      return await encode(await this.#readRows(read, signal));
+    };
+    if (this.#read === "auto" && await this.#seesSource(spec)) {
+      signal.throwIfAborted(); // dropped while the file was looked at
       try {
-        if (this.#readsOnThread && encoder.readAndEncode) {
-          return (await encoder.readAndEncode(read, plans, spec.codec)).chunk;
-        }
-        return await encode(await this.#readRows(read, signal));
+        return await here(spec.source.path, sourceIdentity(spec));
       } catch (err) {
         if (!(err instanceof IoError && err.code === "READ_FAILED")) throw err;
         this.#log.info("cannot read the source here; fetching rows from the master", {
@@ -568,18 +572,7 @@ export class WorkerNode {
       const { path, dispose } = await fetchWindowFile(spec);
       try {
         signal.throwIfAborted();
-        const read: TaskRead = {
-          path,
-          format: spec.source.format,
-          schema,
-          types: spec.types,
-          window: spec.window,
-          identity: null,
-        };
-        if (this.#readsOnThread && encoder.readAndEncode) {
-          return (await encoder.readAndEncode(read, plans, spec.codec)).chunk;
-        }
-        return await encode(await this.#readRows(read, signal));
+        return await here(path, null);
       } finally {
         await dispose();
       }
