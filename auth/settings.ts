@@ -6,7 +6,7 @@
  * @module
  */
 import { type Parser, type Setting, setting } from "../internal/config.ts";
-import { DEFAULT_TOKEN_TTL, MIN_SECRET_BYTES, parseLifetime } from "./rbac.ts";
+import { DEFAULT_TOKEN_TTL, MIN_SECRET_BYTES, parseLifetime } from "./lifetime.ts";
 
 /**
  * Parses a JWT secret: at least 32 bytes (RFC 7518 §3.2), so a weak secret fails at

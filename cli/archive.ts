@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { CODEC_CHOICES } from "../codecs/registry.ts";
+import { CODEC_CHOICES } from "../codecs/ids.ts";
 import { DEFAULT_CHUNK_ROWS, MAX_CHUNK_ROWS } from "../format/constants.ts";
 import { defaultThreads } from "../internal/cores.ts";
 import { enumParser, intParser, type Parser, setting } from "../internal/config.ts";

@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { CODEC_CHOICES } from "../codecs/registry.ts";
+import { CODEC_CHOICES } from "../codecs/ids.ts";
 import { MAX_CHUNK_ROWS } from "../format/constants.ts";
 import { enumParser, intParser, setting, stringParser, urlParser } from "../internal/config.ts";
 import { formatBytes, formatCount, ProgressBar, stderrSink } from "../internal/progress.ts";

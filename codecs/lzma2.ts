@@ -47,20 +47,7 @@
  * @module
  */
 import { crc32 } from "node:zlib";
-import {
-  code,
-  decoderInit,
-  encoderInit,
-  end,
-  initModule,
-  LZMA_CHECK_NONE,
-  LZMA_FINISH,
-  LZMA_OK,
-  LZMA_RUN,
-  LZMA_STREAM_END,
-  type LZMAModule,
-  WasmLzmaStream,
-} from "node-liblzma/wasm";
+import type { LZMAModule, WasmLzmaStream } from "node-liblzma/wasm";
 import type { Codec } from "./codec.ts";
 import { CodecError } from "./errors.ts";
 
@@ -102,11 +89,23 @@ const LZMA_RET_NAMES: Record<number, string> = {
   11: "LZMA_PROG_ERROR",
 };
 
-let modulePromise: Promise<LZMAModule> | undefined;
+/** The liblzma package, loaded with its wasm on first use (not when the codec list loads). */
+type Liblzma = typeof import("node-liblzma/wasm");
 
-/** Loads the wasm module once per process; a failed load is retried on the next call. */
-async function lzmaModule(action: "encode" | "decode"): Promise<LZMAModule> {
-  modulePromise ??= initModule();
+/** The package and its initialised wasm module. */
+interface Lzma {
+  lib: Liblzma;
+  mod: LZMAModule;
+}
+
+let modulePromise: Promise<Lzma> | undefined;
+
+/** Loads the package and its wasm once per process; a failed load is retried on the next call. */
+async function lzmaModule(action: "encode" | "decode"): Promise<Lzma> {
+  modulePromise ??= (async () => {
+    const lib = await import("node-liblzma/wasm");
+    return { lib, mod: await lib.initModule() };
+  })();
   try {
     return await modulePromise;
   } catch (cause) {
@@ -128,9 +127,9 @@ async function lzmaModule(action: "encode" | "decode"): Promise<LZMAModule> {
  */
 export async function lzma2Encode(data: Uint8Array): Promise<Uint8Array> {
   if (data.length === 0) return Uint8Array.of(0x00); // the LZMA2 end marker alone
-  const mod = await lzmaModule("encode");
-  const xz = runCoder(mod, data, `encode lzma2 block of ${data.length} bytes`, (stream) => {
-    encoderInit(stream, LZMA2_PRESET, LZMA_CHECK_NONE);
+  const lzma = await lzmaModule("encode");
+  const xz = runCoder(lzma, data, `encode lzma2 block of ${data.length} bytes`, (stream) => {
+    lzma.lib.encoderInit(stream, LZMA2_PRESET, lzma.lib.LZMA_CHECK_NONE);
   });
   return extractLzma2(xz, data.length);
 }
@@ -152,10 +151,10 @@ export async function lzma2Decode(data: Uint8Array, rawLength: number): Promise<
   if (data.length === 0) {
     throw new CodecError("DECODE_FAILED", "Cannot decode lzma2 block: it is empty");
   }
-  const mod = await lzmaModule("decode");
+  const lzma = await lzmaModule("decode");
   const { xz, indexStart } = wrapLzma2(data, rawLength);
-  const out = runCoder(mod, xz, `decode lzma2 block of ${data.length} bytes`, (stream) => {
-    decoderInit(stream, DECODER_MEMLIMIT);
+  const out = runCoder(lzma, xz, `decode lzma2 block of ${data.length} bytes`, (stream) => {
+    lzma.lib.decoderInit(stream, DECODER_MEMLIMIT);
   }, { rawLength, indexStart });
   if (out.length !== rawLength) {
     throw new CodecError(
@@ -181,7 +180,7 @@ interface DecodeLimits {
  * @param what The action for error messages, e.g. `decode lzma2 block of 12 bytes`.
  */
 function runCoder(
-  mod: LZMAModule,
+  { lib, mod }: Lzma,
   input: Uint8Array,
   what: string,
   init: (stream: WasmLzmaStream) => void,
@@ -192,7 +191,7 @@ function runCoder(
   let inPtr = 0;
   let outPtr = 0;
   try {
-    stream = new WasmLzmaStream(mod);
+    stream = new lib.WasmLzmaStream(mod);
     inPtr = mod._malloc(IO_CHUNK);
     outPtr = mod._malloc(IO_CHUNK);
     if (inPtr === 0 || outPtr === 0) throw new Error("wasm malloc failed");
@@ -208,7 +207,7 @@ function runCoder(
         fed += n;
       }
       stream.setOutput(outPtr, IO_CHUNK);
-      const ret = code(stream, fed === input.length ? LZMA_FINISH : LZMA_RUN);
+      const ret = lib.code(stream, fed === input.length ? lib.LZMA_FINISH : lib.LZMA_RUN);
       const produced = IO_CHUNK - stream.availOut;
       if (produced > 0) {
         const needed = outLength + produced;
@@ -227,8 +226,8 @@ function runCoder(
         out.set(mod.HEAPU8.subarray(outPtr, outPtr + produced), outLength);
         outLength = needed;
       }
-      if (ret === LZMA_STREAM_END) break;
-      if (ret !== LZMA_OK) {
+      if (ret === lib.LZMA_STREAM_END) break;
+      if (ret !== lib.LZMA_OK) {
         if (limits && stream.totalIn >= limits.indexStart && outLength !== limits.rawLength) {
           // The LZMA2 data ended cleanly and only the index (our rawLength) disagrees.
           throw new CodecError(
@@ -246,7 +245,7 @@ function runCoder(
     throw new CodecError(errorCode, `Cannot ${what}: ${messageOf(cause)}`, { cause });
   } finally {
     if (stream) {
-      end(stream); // a no-op on a stream that never initialised
+      lib.end(stream); // a no-op on a stream that never initialised
       stream.free();
     }
     if (inPtr !== 0) mod._free(inPtr);

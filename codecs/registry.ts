@@ -1,7 +1,8 @@
 /**
  * The codec registry: every codec an archive may name, by id and by wire code.
  *
- * A codec is registered by one import and one entry in `CODECS`, nothing else:
+ * A codec is registered by one import and one entry in `CODECS`, and its name in
+ * `ids.ts` (checked here at load, so they cannot drift), nothing else:
  * no self-registration on import, no mutable global. The list is frozen when
  * the module loads. An id or code that is not here is a `CodecError`
  * `UNKNOWN_CODEC` naming the known ones; the format layer reports it as its
@@ -14,21 +15,22 @@ import { CodecError } from "./errors.ts";
 import { lzma2 } from "./lzma2.ts";
 import { zpaq } from "./zpaq.ts";
 import { zstd } from "./zstd.ts";
+import { AUTO_CODEC, CODEC_CHOICES, CODEC_IDS } from "./ids.ts";
 
 /** Every registered codec, in wire-code order. Frozen. */
 export const CODECS: readonly Codec[] = Object.freeze([zstd, lzma2, zpaq]);
 
-/** The ids of every registered codec, in the order of {@linkcode CODECS}. Frozen. */
-export const CODEC_IDS: readonly string[] = Object.freeze(CODECS.map((codec) => codec.id));
+// One list of names (`ids.ts`, which the CLI loads without the codecs): the codecs
+// registered here must be exactly those, in that order.
+if (CODECS.map((c) => c.id).join() !== CODEC_IDS.join()) {
+  throw new Error(
+    `codecs/ids.ts lists ${CODEC_IDS.join(", ")} but the registry has ${
+      CODECS.map((c) => c.id).join(", ")
+    }`,
+  );
+}
 
-/** What `auto` is called where a user names a codec: pick one from a sample. */
-export const AUTO_CODEC = "auto";
-
-/**
- * The codec choices a user may name (`--codec`, a job's `codec`, a zod enum): every
- * registered codec, then {@linkcode AUTO_CODEC}. Frozen; the one list every parser derives from.
- */
-export const CODEC_CHOICES: readonly string[] = Object.freeze([...CODEC_IDS, AUTO_CODEC]);
+export { AUTO_CODEC, CODEC_CHOICES, CODEC_IDS };
 
 const BY_ID: ReadonlyMap<string, Codec> = new Map(CODECS.map((codec) => [codec.id, codec]));
 const BY_CODE: ReadonlyMap<number, Codec> = new Map(CODECS.map((codec) => [codec.code, codec]));

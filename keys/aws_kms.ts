@@ -14,7 +14,6 @@
 import { KeyError } from "./errors.ts";
 import { checkDataKey, decodeBase64, encodeBase64 } from "./_bytes.ts";
 import { type HttpClientOptions, postJson } from "./_http.ts";
-import { AwsV4Signer } from "aws4fetch";
 import { amzDate, type AwsCredentials } from "./_sigv4.ts";
 import type { KeyProvider } from "../internal/key_provider.ts";
 
@@ -74,7 +73,9 @@ export function awsKmsProvider(options: AwsKmsOptions): KeyProvider {
       );
     }
     const bytes = new TextEncoder().encode(JSON.stringify(body));
-    // Signature V4 by aws4fetch, the library the s3:// store signs with too.
+    // Signature V4 by aws4fetch, the library the s3:// store signs with too (loaded
+    // here, when a key is wrapped, so commands that never use KMS do not load it).
+    const { AwsV4Signer } = await import("aws4fetch");
     const signed = await new AwsV4Signer({
       method: "POST",
       url: endpoint.href,
