@@ -4,6 +4,7 @@ import type { Batch } from "./column.ts";
 import { FormatError } from "./errors.ts";
 import { ArchiveReader, readArchiveIndex } from "./reader.ts";
 import { ALL_TYPES, assertColumnEqual, randomBatch, writeTestArchive } from "./_test_utils.ts";
+import { newArchiveHeader } from "./new_archive.ts";
 
 const TMP = ".tmp/format_reader";
 await Deno.mkdir(TMP, { recursive: true });
@@ -190,6 +191,51 @@ Deno.test("ArchiveWriter leaves nothing at the destination when aborted", async 
   await assert.rejects(Deno.stat(path), Deno.errors.NotFound);
   const leftovers = [...Deno.readDirSync(TMP)].filter((e) => e.name.includes(".pf.tmp-"));
   assert.deepEqual(leftovers, []);
+});
+
+Deno.test("ArchiveWriter's mirror gets the file's bytes in order, finished once in place, aborted with it", async () => {
+  const { ArchiveWriter } = await import("./writer.ts");
+  const { encodeChunk, INLINE_ENCODER } = await import("./chunk.ts");
+  const { planColumns } = await import("./plan.ts");
+  const batch = randomBatch(ALL_TYPES, 50, 7);
+  const plans = planColumns(batch);
+  const header = newArchiveHeader(batch.schema, "zstd", null, plans, { chunkRows: 50 });
+  const mirrored = (events: string[], bytes: Uint8Array[]) => ({
+    write: (b: Uint8Array) => {
+      bytes.push(b.slice());
+      return Promise.resolve();
+    },
+    finish: () => {
+      events.push("finish");
+      return Promise.resolve();
+    },
+    abort: () => {
+      events.push("abort");
+      return Promise.resolve();
+    },
+  });
+  const events: string[] = [];
+  const bytes: Uint8Array[] = [];
+  const path = `${TMP}/mirrored.pf`;
+  const writer = await ArchiveWriter.create(path, header, { mirror: mirrored(events, bytes) });
+  await writer.writeChunk(
+    await encodeChunk(batch, { plans, codec: "zstd", encoder: INLINE_ENCODER }),
+  );
+  await writer.finish();
+  assert.deepEqual(events, ["finish"]);
+  const joined = new Uint8Array(bytes.reduce((n, b) => n + b.length, 0));
+  let at = 0;
+  for (const b of bytes) {
+    joined.set(b, at);
+    at += b.length;
+  }
+  assert.deepEqual(joined, await Deno.readFile(path));
+  const abandoned: string[] = [];
+  const other = await ArchiveWriter.create(`${TMP}/abandoned.pf`, header, {
+    mirror: mirrored(abandoned, []),
+  });
+  await other.abort();
+  assert.deepEqual(abandoned, ["abort"]);
 });
 
 Deno.test("ArchiveReader.read() round-trips the edge sizes: empty, one row, exactly chunk_rows, chunk_rows + 1", async (t) => {

@@ -53,6 +53,20 @@ export interface WrittenArchive {
   header_sha256: string;
 }
 
+/**
+ * A second place the archive's bytes go as they are written, in order (an upload to
+ * object storage): `finish` once the archive is complete and in place, `abort` when
+ * it is not. The writer never seeks, so the bytes arrive exactly as in the file.
+ */
+export interface ByteSink {
+  /** Takes the next bytes. */
+  write(bytes: Uint8Array): Promise<void>;
+  /** The archive is complete: make it visible there. */
+  finish(): Promise<void>;
+  /** The archive was abandoned: drop what was sent. */
+  abort(): Promise<void>;
+}
+
 /** Writes one archive; call `writeChunk` in row order, then `finish` (or `abort`). */
 export class ArchiveWriter {
   #file: Deno.FsFile;
@@ -70,6 +84,7 @@ export class ArchiveWriter {
   #encrypted: boolean;
   #replace: boolean;
   #closed = false;
+  #mirror: ByteSink | null = null;
 
   private constructor(
     file: Deno.FsFile,
@@ -104,7 +119,9 @@ export class ArchiveWriter {
    * @param path Final archive path.
    * @param header The header (`version` must be `archiveVersion(header)`).
    * @param options `replace: false` refuses a destination that exists, at once and
-   * again (atomically) when the archive is put in place; default true.
+   * again (atomically) when the archive is put in place; default true. `mirror`: a
+   * {@link ByteSink} that gets every byte as it is written (finished after the archive
+   * is in place, aborted with it).
    * @returns A writer positioned at the payload.
    * @throws {FormatError} WRITE_FAILED when the temp file cannot be created; BAD_ARGUMENT
    * when `version` does not match `encryption`; DESTINATION_EXISTS (with `replace: false`).
@@ -112,7 +129,7 @@ export class ArchiveWriter {
   static async create(
     path: string,
     header: ArchiveHeader,
-    options: { replace?: boolean } = {},
+    options: { replace?: boolean; mirror?: ByteSink } = {},
   ): Promise<ArchiveWriter> {
     const replace = options.replace ?? true;
     const version = archiveVersion(header);
@@ -162,6 +179,7 @@ export class ArchiveWriter {
       header.encryption !== null,
       replace,
     );
+    writer.#mirror = options.mirror ?? null;
     await writer.#write(preamble);
     await writer.#write(headerBytes);
     await writer.#write(headerSha);
@@ -260,6 +278,11 @@ export class ArchiveWriter {
       if (cause instanceof Deno.errors.AlreadyExists) throw destinationExists(this.#path);
       throw writeFailed(this.#path, cause);
     }
+    if (this.#mirror) {
+      const mirror = this.#mirror;
+      this.#mirror = null;
+      await mirror.finish();
+    }
     return {
       path: this.#path,
       rows: this.#rows,
@@ -272,6 +295,11 @@ export class ArchiveWriter {
 
   /** Closes and deletes the temp file; the destination is left untouched. */
   async abort(): Promise<void> {
+    if (this.#mirror) {
+      const mirror = this.#mirror;
+      this.#mirror = null;
+      await mirror.abort().catch(() => {});
+    }
     if (!this.#closed) {
       this.#closed = true;
       try {
@@ -288,6 +316,15 @@ export class ArchiveWriter {
     } catch (cause) {
       await this.abort();
       throw writeFailed(this.#path, cause);
+    }
+    if (this.#mirror) {
+      try {
+        await this.#mirror.write(bytes);
+      } catch (err) {
+        // The mirror's own error (a failed upload) says what happened there.
+        await this.abort();
+        throw err;
+      }
     }
     this.#offset += bytes.length;
   }

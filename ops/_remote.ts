@@ -20,10 +20,10 @@ import type { ArchiveIndex } from "../format/reader.ts";
 import { openRangeReader } from "../storage/range_reader.ts";
 import { storeFor } from "../storage/registry.ts";
 import { isRemote } from "../storage/uri.ts";
-import { downloadFile, uploadFile } from "../storage/transfer.ts";
+import { downloadFile, uploadFile, uploadSink } from "../storage/transfer.ts";
 import { OpsError } from "./errors.ts";
 
-export { isRemote, uploadFile };
+export { isRemote, uploadFile, uploadSink };
 
 /**
  * Opens an archive at a path or URI.
@@ -61,6 +61,23 @@ export interface DestinationOptions {
 }
 
 /**
+ * Refuses to replace an object unless `overwrite` allows it.
+ *
+ * @param uri The destination.
+ * @param overwrite Whether an existing object may be replaced (default true).
+ * @throws {OpsError} DESTINATION_EXISTS.
+ */
+export async function checkNoObject(uri: string, overwrite: boolean | undefined): Promise<void> {
+  if (overwrite === false && (await storeFor(uri).stat(uri)) !== null) {
+    throw new OpsError(
+      "DESTINATION_EXISTS",
+      `'${uri}' already exists; pass --force (overwrite: true) to replace it`,
+      { path: uri },
+    );
+  }
+}
+
+/**
  * Runs `write` against a local path for `destination`: the path itself, or, for a URI,
  * a temp file uploaded there once `write` succeeds.
  *
@@ -76,14 +93,7 @@ export async function toDestination<T>(
   options: DestinationOptions = {},
 ): Promise<T> {
   if (!isRemote(destination)) return await write(destination);
-  const store = storeFor(destination);
-  if (options.overwrite === false && (await store.stat(destination)) !== null) {
-    throw new OpsError(
-      "DESTINATION_EXISTS",
-      `'${destination}' already exists; pass --force (overwrite: true) to replace it`,
-      { path: destination },
-    );
-  }
+  await checkNoObject(destination, options.overwrite);
   const dir = await Deno.makeTempDir({ prefix: "permafrost-upload-" });
   try {
     const local = join(dir, basename(destination));

@@ -16,7 +16,8 @@
  *
  * @module
  */
-import { fromSource, isRemote, toDestination } from "./_remote.ts";
+import { basename, join } from "node:path";
+import { checkNoObject, fromSource, isRemote, uploadSink } from "./_remote.ts";
 import type * as arrow from "apache-arrow";
 import { CODEC_CHOICES } from "../codecs/registry.ts";
 import { encodeChunk } from "../format/chunk.ts";
@@ -27,7 +28,7 @@ import { planColumns } from "../format/plan.ts";
 import { BlockPool, defaultThreads } from "../format/pool.ts";
 import type { FormatWarning, Quantization } from "../format/predictors/predictor.ts";
 import { QUANTIZATIONS } from "../format/predictors/predictor.ts";
-import { ArchiveWriter } from "../format/writer.ts";
+import { ArchiveWriter, type ByteSink } from "../format/writer.ts";
 import { type ChunkEncryption, headerBinding, withEncryption } from "../format/crypto.ts";
 import { type EncryptionOptions, prepareEncryption } from "../format/key_provider.ts";
 import { IoError, reviveIoError } from "../io/errors.ts";
@@ -221,13 +222,33 @@ export async function freeze(
     return await fromSource(source, (local) => freeze(local, archive, options));
   }
   if (isRemote(archive)) {
-    const summary = await toDestination(
-      archive,
-      (local) => freeze(source, local, { ...options, overwrite: true }),
-      { overwrite: options.overwrite, storageClass: options.storageClass },
-    );
-    return { ...summary, path: archive };
+    // The archive goes up while it is written: every byte the writer puts in its local
+    // file is also part of a multipart upload, completed once the archive is whole (an
+    // attempt that starts over, or fails, aborts its upload).
+    await checkNoObject(archive, options.overwrite);
+    const dir = await Deno.makeTempDir({ prefix: "permafrost-upload-" });
+    try {
+      const summary = await freezeWith(
+        source,
+        join(dir, basename(archive)),
+        { ...options, overwrite: true },
+        () => uploadSink(archive, options.storageClass),
+      );
+      return { ...summary, path: archive };
+    } finally {
+      await Deno.remove(dir, { recursive: true }).catch(() => {});
+    }
   }
+  return await freezeWith(source, archive, options, undefined);
+}
+
+/** `freeze` to a local path, each attempt's archive also sent to `mirror` when given. */
+async function freezeWith(
+  source: FreezeSource,
+  archive: string,
+  options: FreezeOptions,
+  mirror: (() => ByteSink) | undefined,
+): Promise<FreezeSummary> {
   const { codec: codecName, chunkRows, threads } = freezeSettings(options);
   const types = { ...options.types };
   const widened: string[] = [];
@@ -245,6 +266,7 @@ export async function freeze(
         chunkRows,
         threads,
         types,
+        mirror,
       });
       return { ...summary, widened_columns: widened };
     } catch (err) {
@@ -445,7 +467,12 @@ async function openParquetChunks(
 async function freezeOnce(
   source: FreezeSource,
   archive: string,
-  options: FreezeOptions & { codec: CodecChoiceName; chunkRows: number; threads: number },
+  options: FreezeOptions & {
+    codec: CodecChoiceName;
+    chunkRows: number;
+    threads: number;
+    mirror?: () => ByteSink;
+  },
 ): Promise<Omit<FreezeSummary, "widened_columns">> {
   const started = performance.now();
   const opened = await openChunks(source, options);
@@ -505,7 +532,10 @@ async function freezeOnce(
         newArchiveHeader(schema, codec, autoReason, plans, options),
         enc?.header ?? null,
       );
-      writer = await ArchiveWriter.create(archive, h, { replace: options.overwrite ?? true });
+      writer = await ArchiveWriter.create(archive, h, {
+        replace: options.overwrite ?? true,
+        mirror: options.mirror?.(),
+      });
       if (enc) sealing = { dataKey: enc.dataKey, headerBinding: headerBinding(h) };
     };
     const parquetTask = (

@@ -16,7 +16,7 @@ import { freeze } from "./freeze.ts";
 import { audit, peek, verify } from "./inspect.ts";
 import { SqlSession } from "./sql.ts";
 import { thaw } from "./thaw.ts";
-import { uploadFile } from "./_remote.ts";
+import { readIndexAt, uploadFile } from "./_remote.ts";
 import { auditRemote, freezeTo, thawFrom } from "../mod.ts";
 import { OpsError } from "./errors.ts";
 
@@ -128,6 +128,18 @@ Deno.test("freezeTo, thawFrom and auditRemote are the spec's names for the same 
     rows: { start: 0, end: 2 },
   });
   assert.equal(t.rows, 2);
+});
+
+Deno.test("a freeze to s3:// that starts over (a late value widens a column) uploads only the archive it keeps", async () => {
+  const lines = ["id,v"];
+  for (let i = 0; i < 12_000; i++) lines.push(`${i},${i === 11_500 ? "late text" : i * 3}`);
+  const late = join(dir, "late.csv");
+  await Deno.writeTextFile(late, lines.join("\n") + "\n");
+  const here = await freeze(late, join(dir, "late.pf"), { chunkRows: 3000, threads: 0 });
+  const there = await freeze(late, "s3://bkt/late.pf", { chunkRows: 3000, threads: 0 });
+  assert.deepEqual(there.widened_columns, ["v"]);
+  assert.equal(there.payload_sha256, here.payload_sha256);
+  assert.equal((await readIndexAt("s3://bkt/late.pf")).footer.payload_sha256, here.payload_sha256);
 });
 
 Deno.test("bad URIs and missing objects are typed errors that say what to fix", async () => {

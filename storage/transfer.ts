@@ -3,7 +3,7 @@
  * part by part (never whole in memory) into the store's multipart upload, which is
  * aborted when anything fails, so nothing partial is ever visible at the URI; a
  * download writes ranged reads into a temp file beside the target and renames it into
- * place once complete.
+ * place once complete. {@link uploadSink} feeds an upload as a file is being written.
  *
  * @module
  */
@@ -87,4 +87,36 @@ export async function downloadFile(uri: string, local: string): Promise<number> 
   file.close();
   await Deno.rename(temp, local);
   return offset;
+}
+
+/** Bytes written in order to an object, as the archive writer's mirror takes them. */
+export interface UploadSink {
+  /** Sends the next bytes (the upload groups them into parts). */
+  write(bytes: Uint8Array): Promise<void>;
+  /** Completes the upload: the object appears, whole. */
+  finish(): Promise<void>;
+  /** Aborts the upload: nothing appears. */
+  abort(): Promise<void>;
+}
+
+/**
+ * An upload fed as bytes are written (the archive writer's mirror); it starts with
+ * the first bytes.
+ *
+ * @param uri The destination.
+ * @param storageClass Its storage class (or access tier).
+ * @returns The sink.
+ */
+export function uploadSink(uri: string, storageClass?: string): UploadSink {
+  let upload: Promise<Awaited<ReturnType<ReturnType<typeof storeFor>["upload"]>>> | undefined;
+  const started = () => (upload ??= storeFor(uri).upload(uri, { storageClass }));
+  return {
+    write: async (bytes) => await (await started()).putPart(bytes),
+    finish: async () => {
+      await (await started()).complete();
+    },
+    abort: async () => {
+      if (upload) await (await upload).abort();
+    },
+  };
 }
