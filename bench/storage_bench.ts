@@ -61,7 +61,7 @@ export async function storageFigures(csv: string, name: string): Promise<string[
       `alternating runs: ${median(remote).toFixed(1)} s (${list(remote)}) vs ${
         median(local).toFixed(1)
       } s (${list(local)}): **${(median(remote) / median(local)).toFixed(2)}×** ` +
-      `(the archive is written to a temp file, then uploaded in 8 MiB parts). Payloads equal: ${sameHash}.`,
+      `(the archive goes up in 8 MiB parts while it is written). Payloads equal: ${sameHash}.`,
       `- A 10-row slice (${rows} rows) of that archive in S3: **${source.requests} requests**, ` +
       `${
         formatBytes(source.bytesFetched)
