@@ -19,6 +19,7 @@ import {
   type TimeUnit,
 } from "../format/column.ts";
 import { TICKS_PER_SECOND } from "./_parse.ts";
+import { openLockedDuckDB, sqlString } from "./_duckdb.ts";
 
 import { CsvByteScanner, CsvRecordReader, END, NEED_MORE } from "./_csv_records.ts";
 
@@ -29,6 +30,28 @@ const TMP_ROOT = new URL("../.tmp/", import.meta.url);
  *
  * @returns The directory path.
  */
+/**
+ * Writes a Parquet fixture with DuckDB itself (not our writer) from a query.
+ *
+ * @param path Where.
+ * @param select The rows (a SELECT).
+ * @param rowGroupSize Rows per row group.
+ */
+export async function duckParquet(
+  path: string,
+  select: string,
+  rowGroupSize = 2048,
+): Promise<void> {
+  const db = await openLockedDuckDB([path]);
+  try {
+    await db.connection.run(
+      `COPY (${select}) TO ${sqlString(path)} (FORMAT parquet, ROW_GROUP_SIZE ${rowGroupSize})`,
+    );
+  } finally {
+    db.close();
+  }
+}
+
 export async function makeTempDir(): Promise<string> {
   await Deno.mkdir(TMP_ROOT, { recursive: true });
   return await Deno.makeTempDir({ dir: TMP_ROOT.pathname, prefix: "io-test-" });

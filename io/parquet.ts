@@ -88,6 +88,51 @@ export async function parquetRowGroups(path: string): Promise<ParquetRowGroups> 
   }
 }
 
+/** Where one row group's bytes lie in a Parquet file. */
+export interface RowGroupSpan {
+  /** Its rows. */
+  rows: number;
+  /** Offset of its first column chunk's first page. */
+  start: number;
+  /** One past its last column chunk's last byte. */
+  end: number;
+}
+
+/**
+ * Reads where each row group's bytes lie, from the footer alone (DuckDB's
+ * `parquet_metadata` reads nothing else, so the file may be a sparse copy holding only
+ * its footer: how a worker learns which ranges of an object to fetch).
+ *
+ * @param path The Parquet file.
+ * @returns One span per row group, in file order.
+ * @throws {IoError} READ_FAILED when the footer cannot be read.
+ */
+export async function parquetRowGroupSpans(path: string): Promise<RowGroupSpan[]> {
+  const db = await openLockedDuckDB([path]);
+  try {
+    const r = await db.connection.runAndReadAll(
+      `SELECT row_group_id, max(row_group_num_rows),
+         min(CASE WHEN coalesce(dictionary_page_offset, 0) > 0
+                  THEN least(dictionary_page_offset, data_page_offset)
+                  ELSE data_page_offset END),
+         max(coalesce(CASE WHEN coalesce(dictionary_page_offset, 0) > 0
+                  THEN least(dictionary_page_offset, data_page_offset)
+                  ELSE data_page_offset END, 0) + total_compressed_size)
+       FROM parquet_metadata($1) GROUP BY row_group_id ORDER BY row_group_id`,
+      [resolve(path)],
+    );
+    return r.getRows().map((row) => ({
+      rows: Number(row[1] as bigint),
+      start: Number(row[2] as bigint),
+      end: Number(row[3] as bigint),
+    }));
+  } catch (cause) {
+    throw readFailed(path, cause);
+  } finally {
+    db.close();
+  }
+}
+
 /** Options of {@link openParquetRanges}. */
 export interface OpenParquetRangesOptions {
   /** Maximum rows per batch (default 65,536). */

@@ -9,21 +9,9 @@ import { cellValue, sliceBatch } from "../format/column.ts";
 import { openLockedDuckDB, sqlString } from "./_duckdb.ts";
 import { IoError } from "./errors.ts";
 import { openParquet, openParquetRanges, parquetRowGroups } from "./parquet.ts";
-import { assertSameValues, collect, makeTempDir } from "./_test_utils.ts";
+import { assertSameValues, collect, duckParquet, makeTempDir } from "./_test_utils.ts";
 
 const FLIGHTS = "/tmp/vega/package/data/flights-3m.parquet";
-
-/** Writes a Parquet fixture with DuckDB itself (not our writer). */
-async function duckParquet(path: string, select: string, rowGroupSize = 2048): Promise<void> {
-  const db = await openLockedDuckDB([path]);
-  try {
-    await db.connection.run(
-      `COPY (${select}) TO ${sqlString(path)} (FORMAT parquet, ROW_GROUP_SIZE ${rowGroupSize})`,
-    );
-  } finally {
-    db.close();
-  }
-}
 
 Deno.test("openParquet() maps DuckDB types to column types", async () => {
   const dir = await makeTempDir();

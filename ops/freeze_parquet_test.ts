@@ -8,7 +8,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { DuckDBInstance } from "@duckdb/node-api";
+import { duckParquet as writeDuckParquet } from "../io/_test_utils.ts";
 import { cellValue, concatBatches } from "../format/column.ts";
 import { openParquetRanges } from "../io/parquet.ts";
 import { freeze, thawTable } from "../mod.ts";
@@ -20,20 +20,8 @@ const TMP = ".tmp/ops_freeze_parquet";
 await Deno.mkdir(TMP, { recursive: true });
 
 /** Writes a Parquet file with DuckDB from a query (row groups of `rowGroupSize` rows). */
-async function duckParquet(path: string, select: string, rowGroupSize = 10000): Promise<void> {
-  const instance = await DuckDBInstance.create(":memory:");
-  const connection = await instance.connect();
-  try {
-    await connection.run(
-      `COPY (${select}) TO '${
-        path.replaceAll("'", "''")
-      }' (FORMAT parquet, ROW_GROUP_SIZE ${rowGroupSize})`,
-    );
-  } finally {
-    connection.closeSync();
-    instance.closeSync();
-  }
-}
+const duckParquet = (path: string, select: string, rowGroupSize = 10000) =>
+  writeDuckParquet(path, select, rowGroupSize);
 
 /**
  * `n` rows of every type, with nulls in chosen places: `near` one null at row `lone`
