@@ -122,7 +122,10 @@ export class Catalog {
   constructor(dbPath: string, options: CatalogOptions = {}) {
     this.dbPath = dbPath;
     this.#options = options;
-    this.#backend = options.backend ?? storageBackend({ cacheBytes: options.cacheBytes });
+    this.#backend = options.backend ?? storageBackend({
+      cacheBytes: options.cacheBytes,
+      cacheTtlS: options.cacheTtlS,
+    });
     this.#logger = options.logger ?? SILENT;
     this.#prices = Object.freeze({ ...(options.prices ?? DEFAULT_PRICES) });
     this.#root = options.root ? resolve(options.root) : undefined;

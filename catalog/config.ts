@@ -145,6 +145,14 @@ export const CATALOG_CONFIG = {
     description:
       "Bytes of headers and footers of archives in object storage kept in memory (revalidated by ETag)",
   }),
+  cacheTtlS: setting({
+    flag: "--cache-ttl-s",
+    env: "PERMAFROST_CATALOG_CACHE_TTL_S",
+    default: 0,
+    parse: intParser({ min: 0, max: 7 * 24 * 3600 }),
+    description:
+      "Seconds a cached header and footer of an archive in object storage is used without revalidating it (0: revalidate by ETag at every use)",
+  }),
   memoryLimit: setting({
     flag: "--memory-limit",
     env: "PERMAFROST_CATALOG_MEMORY_LIMIT",

@@ -52,6 +52,8 @@ export interface CatalogOptions {
   memoryLimit?: string;
   /** Bytes of remote archives' indexes kept in memory by the default backend (64 MB). */
   cacheBytes?: number;
+  /** Seconds a cached index of a remote archive is used without revalidating it (0). */
+  cacheTtlS?: number;
 }
 
 /** Options of {@link Catalog.register}. */

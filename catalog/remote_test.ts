@@ -72,6 +72,27 @@ Deno.test("the storage backend revalidates its cached index by ETag: a replaced 
   }
 });
 
+Deno.test("with --cache-ttl-s a cached index is used without asking the store until it expires", async () => {
+  const dir = await tempDir("remote-ttl");
+  try {
+    let clock = 1_000_000;
+    const backend = storageBackend({ cacheTtlS: 60, now: () => clock });
+    await freeze(await csv(dir, "x", 200), "s3://bkt/t.pf", { chunkRows: 100, threads: 0 });
+    const first = await backend.readIndex("s3://bkt/t.pf");
+    await freeze(await csv(dir, "y", 300), "s3://bkt/t.pf", { chunkRows: 100, threads: 0 });
+    clock += 59_000;
+    assert.equal(await backend.readIndex("s3://bkt/t.pf"), first, "within the TTL: not asked");
+    clock += 2_000;
+    assert.equal(
+      (await backend.readIndex("s3://bkt/t.pf")).footer.rows,
+      300,
+      "expired: read again",
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("an object's own storage class is what registration records (priced by band)", async () => {
   assert.deepEqual(
     [

@@ -28,6 +28,7 @@ const catalog = await Catalog.open(config.db, {
   parquetRatio: config.parquetRatio,
   memoryLimit: config.memoryLimit,
   cacheBytes: config.cacheBytes,
+  cacheTtlS: config.cacheTtlS,
   sql: { timeoutMs: config.sqlTimeoutMs, maxRows: config.sqlMaxRows, maxBytes: config.sqlMaxBytes },
 });
 const app = createCatalogApp({

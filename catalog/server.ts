@@ -56,6 +56,8 @@ export interface ServeCatalogOptions {
   memoryLimit?: string;
   /** Bytes of remote archives' indexes kept in memory. */
   cacheBytes?: number;
+  /** Seconds a cached remote index is used without revalidating it. */
+  cacheTtlS?: number;
   /** JWT secret: turns auth on (empty or absent: auth off, with a warning). */
   jwtSecret?: string;
   /** Or a ready manager (tests; wins over `jwtSecret`). */
@@ -114,6 +116,7 @@ export async function serveCatalog(options: ServeCatalogOptions): Promise<Catalo
     parquetRatio: options.parquetRatio,
     memoryLimit: options.memoryLimit,
     cacheBytes: options.cacheBytes,
+    cacheTtlS: options.cacheTtlS,
     thaw: options.thaw,
     sql: {
       timeoutMs: options.sqlTimeoutMs,

@@ -284,7 +284,9 @@ async function runFreeze(parsed: Parsed<typeof FREEZE_FLAGS_SETTINGS>, io: CliIo
     summary = await freezePartitioned(source, archive, { ...options, partitionBy });
     bar.done();
     io.err(
-      `wrote ${summary.partitions.length} partition(s) under ${archive}/ (manifest: _manifest.json)`,
+      `wrote ${summary.partitions.length} partition(s) under ${
+        archive.replace(/\/+$/, "")
+      }/ (manifest: _manifest.json)`,
     );
   } else {
     summary = await freeze(source, archive, options);

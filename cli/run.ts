@@ -35,6 +35,11 @@ const FAMILIES: readonly Family[] = [
     load: async () => [(await import("./query.ts")).sqlCommand],
   },
   {
+    title: "Object storage",
+    words: ["storage"],
+    load: async () => (await import("./storage.ts")).STORAGE_COMMANDS,
+  },
+  {
     title: "Servers",
     words: ["master", "worker", "catalog"],
     load: async () => (await import("./servers.ts")).SERVER_COMMANDS,

@@ -9,6 +9,7 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { resolve } from "node:path";
 import {
   type Batch,
   type Column,
@@ -42,10 +43,13 @@ export async function duckParquet(
   select: string,
   rowGroupSize = 2048,
 ): Promise<void> {
-  const db = await openLockedDuckDB([path]);
+  const at = resolve(path); // the lockdown allows absolute paths
+  const db = await openLockedDuckDB([at]);
   try {
     await db.connection.run(
-      `COPY (${select}) TO ${sqlString(path)} (FORMAT parquet, ROW_GROUP_SIZE ${rowGroupSize})`,
+      `COPY (${select}) TO ${
+        sqlString(at)
+      } (FORMAT parquet, ROW_GROUP_SIZE ${rowGroupSize}, USE_TMP_FILE false)`,
     );
   } finally {
     db.close();

@@ -29,7 +29,7 @@
  * same directory removes its stale temp files (`internal/temp_files.ts`) and the
  * `col=value` folders they leave empty, and refuses anything else.
  * Partitions are thawed in manifest order (order of first appearance), each in
- * its own row order.
+ * its own row order. `dir` may be an object-storage prefix (`partition_upload.ts`).
  *
  * @module
  */
@@ -60,6 +60,8 @@ import { PrimaryKeyCheck } from "./primary_key.ts";
 import { chooseArchiveCodec, newArchiveHeader } from "../format/new_archive.ts";
 import { takeRows } from "./_scan.ts";
 import { MANIFEST_NAME, type PartitionEntry, type PartitionManifest } from "./partition_read.ts";
+import { checkEmptyPrefix, uploadPartitioned } from "./partition_upload.ts";
+import { isRemote } from "../storage/uri.ts";
 
 /** Name of each partition's archive inside its folder. */
 export const PART_NAME = "part.pf";
@@ -94,7 +96,8 @@ interface Part {
  * Freezes a source into one archive per partition under `dir`, plus a manifest.
  *
  * @param source A file path, an Arrow table, or `{schema, batches}`.
- * @param dir Destination directory (created; must be missing or empty).
+ * @param dir Destination directory (created; must be missing or empty), or an
+ * object-storage prefix (must hold nothing).
  * @param options `partitionBy` and every `freeze` option.
  * @returns A summary over all partitions, with the manifest's entries.
  * @throws {OpsError} BAD_OPTION for an unknown partition column, a non-empty
@@ -117,6 +120,22 @@ export async function freezePartitioned(
   dir: string,
   options: FreezePartitionedOptions,
 ): Promise<PartitionedSummary> {
+  if (isRemote(dir)) {
+    await checkEmptyPrefix(dir);
+    const local = await Deno.makeTempDir({ prefix: "permafrost-partitions-" });
+    try {
+      const summary = await freezePartitioned(source, join(local, "dataset"), options);
+      await uploadPartitioned(
+        join(local, "dataset"),
+        dir,
+        summary.partitions,
+        options.storageClass,
+      );
+      return { ...summary, path: dir };
+    } finally {
+      await Deno.remove(local, { recursive: true }).catch(() => {});
+    }
+  }
   const started = performance.now();
   const by = options.partitionBy;
   if (!Array.isArray(by) || by.length === 0 || by.some((c) => typeof c !== "string" || c === "")) {

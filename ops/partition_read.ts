@@ -1,7 +1,9 @@
 /**
  * Reading a partitioned dataset (`partition.ts` writes one): its manifest, checked,
  * and its rows, partition by partition in manifest order, opening only the
- * partitions whose merged statistics a `where` can match.
+ * partitions whose merged statistics a `where` can match. A dataset may be a directory
+ * or an object-storage prefix (`s3://bucket/events/`): the manifest is one read, each
+ * partition is opened with ranged reads.
  *
  * @module
  */
@@ -10,7 +12,10 @@ import type { Batch, Schema } from "../format/column.ts";
 import type { ArrowSchemaJson, ColumnStats } from "../format/header.ts";
 import { schemaFromJson } from "../format/header.ts";
 import type { KeyRing } from "../format/key_provider.ts";
-import { ArchiveReader, type RowRange } from "../format/reader.ts";
+import type { RowRange } from "../format/reader.ts";
+import { storeFor } from "../storage/registry.ts";
+import { isRemote } from "../storage/uri.ts";
+import { openArchive } from "./_remote.ts";
 import { OpsError } from "./errors.ts";
 import { scanArchive, type ScanCounters, type ScanOptions, selectSchema } from "./_scan.ts";
 import { compileWhere } from "./where.ts";
@@ -53,12 +58,29 @@ export interface PartitionManifest {
 }
 
 /**
- * Tells whether a path is a partitioned dataset directory (holds a manifest).
+ * A file of a dataset by its path relative to the dataset (`country=US/part.pf`).
  *
- * @param path A path.
- * @returns True for a directory with `_manifest.json`.
+ * @param dir The dataset's directory or URI prefix.
+ * @param relative The manifest's path (`/`-separated).
+ * @returns Its path or URI.
+ */
+export function datasetFile(dir: string, relative: string): string {
+  if (isRemote(dir)) return `${dir.replace(/\/+$/, "")}/${relative}`;
+  return join(dir, ...relative.split("/"));
+}
+
+/**
+ * Tells whether a path is a partitioned dataset directory (holds a manifest), or a URI
+ * a partitioned dataset prefix.
+ *
+ * @param path A path or URI.
+ * @returns True for a directory or prefix with `_manifest.json`.
  */
 export async function isPartitionedDir(path: string): Promise<boolean> {
+  if (isRemote(path)) {
+    const manifest = datasetFile(path, MANIFEST_NAME);
+    return (await storeFor(manifest).stat(manifest)) !== null;
+  }
   try {
     const info = await Deno.stat(path);
     if (!info.isDirectory) return false;
@@ -79,25 +101,27 @@ export async function readManifest(
   dir: string,
 ): Promise<{ manifest: PartitionManifest; schema: Schema }> {
   let manifest: PartitionManifest;
+  const at = datasetFile(dir, MANIFEST_NAME);
   try {
-    manifest = JSON.parse(await Deno.readTextFile(join(dir, MANIFEST_NAME)));
+    const text = isRemote(at)
+      ? new TextDecoder().decode((await storeFor(at).read(at)).bytes)
+      : await Deno.readTextFile(at);
+    manifest = JSON.parse(text);
   } catch (cause) {
     throw new OpsError(
       "BAD_OPTION",
-      `Cannot read '${join(dir, MANIFEST_NAME)}': ${
-        cause instanceof Error ? cause.message : cause
-      }`,
+      `Cannot read '${at}': ${cause instanceof Error ? cause.message : cause}`,
       { path: dir, cause },
     );
   }
   if (manifest?.format !== "permafrost-partitioned" || !Array.isArray(manifest.partitions)) {
-    throw new OpsError("BAD_OPTION", `'${join(dir, MANIFEST_NAME)}' is not a Permafrost manifest`, {
+    throw new OpsError("BAD_OPTION", `'${at}' is not a Permafrost manifest`, {
       path: dir,
     });
   }
   for (const p of manifest.partitions) {
     if (typeof p?.path !== "string" || p.path.split("/").some((s) => s === ".." || s === "")) {
-      throw new OpsError("BAD_OPTION", `'${join(dir, MANIFEST_NAME)}' names a bad partition path`, {
+      throw new OpsError("BAD_OPTION", `'${at}' names a bad partition path`, {
         path: dir,
       });
     }
@@ -144,7 +168,7 @@ export async function* readPartitioned(
     if (offset <= start || first >= end) continue;
     if (where && !where.mayMatch((name) => p.stats?.[name], p.rows)) continue;
     counters.partitions_read++;
-    const reader = await ArchiveReader.open(join(dir, ...p.path.split("/")), {
+    const reader = await openArchive(datasetFile(dir, p.path), {
       keys: options.keys,
       requireKey: true,
     });

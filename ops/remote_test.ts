@@ -15,7 +15,9 @@ import { diff } from "./diff.ts";
 import { freeze } from "./freeze.ts";
 import { audit, peek, verify } from "./inspect.ts";
 import { SqlSession } from "./sql.ts";
-import { thaw } from "./thaw.ts";
+import { thaw, thawTable } from "./thaw.ts";
+import { freezePartitioned } from "./partition.ts";
+import { s3Store } from "../storage/s3.ts";
 import { readIndexAt, uploadFile } from "./_remote.ts";
 import { auditRemote, freezeTo, thawFrom } from "../mod.ts";
 import { OpsError } from "./errors.ts";
@@ -140,6 +142,33 @@ Deno.test("a freeze to s3:// that starts over (a late value widens a column) upl
   assert.deepEqual(there.widened_columns, ["v"]);
   assert.equal(there.payload_sha256, here.payload_sha256);
   assert.equal((await readIndexAt("s3://bkt/late.pf")).footer.payload_sha256, here.payload_sha256);
+});
+
+Deno.test("a partitioned freeze goes to an s3:// prefix, manifest last, and thaws back from there", async () => {
+  const options = { partitionBy: ["day"], chunkRows: 4000, threads: 0 };
+  const here = await freezePartitioned(csv, join(dir, "parts"), options);
+  const there = await freezePartitioned(csv, "s3://bkt/parts/", options);
+  assert.equal(there.path, "s3://bkt/parts/");
+  assert.deepEqual(there.partitions, here.partitions);
+  const objects = await s3Store().list("s3://bkt/parts/", { recursive: true });
+  assert.equal(objects.length, here.partitions.length + 1);
+  assert.ok(objects.includes("s3://bkt/parts/_manifest.json"));
+  // Thawed from the prefix, whole and pruned by a where: what the directory gives.
+  for (const opts of [{}, { where: "day = '2024-03-13'" }]) {
+    const a = join(dir, "parts-local.csv");
+    const b = join(dir, "parts-s3.csv");
+    const fromDir = await thaw(join(dir, "parts"), a, { ...opts, overwrite: true });
+    const fromS3 = await thaw("s3://bkt/parts", b, { ...opts, overwrite: true });
+    assert.equal(fromS3.rows, fromDir.rows);
+    assert.equal(await Deno.readTextFile(b), await Deno.readTextFile(a));
+    if ("where" in opts) assert.equal(fromS3.partitions_read, 1);
+  }
+  assert.equal((await thawTable("s3://bkt/parts/", { columns: ["id"] })).numRows, ROWS);
+  // Never into a prefix that holds objects.
+  await assert.rejects(
+    freezePartitioned(csv, "s3://bkt/parts", options),
+    (e: unknown) => e instanceof OpsError && /already holds/.test(e.message),
+  );
 });
 
 Deno.test("bad URIs and missing objects are typed errors that say what to fix", async () => {

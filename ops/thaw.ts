@@ -127,7 +127,7 @@ export async function thaw(
     partitions_total: 0,
     partitions_read: 0,
   };
-  const partitioned = !isRemote(archive) && await isPartitionedDir(archive);
+  const partitioned = await isPartitionedDir(archive);
   let written: { rows: number; bytes: number };
   let encrypted = false;
   if (partitioned) {

@@ -282,6 +282,11 @@ export function azureStore(options: AzureOptions = {}): ObjectStore {
       await res.body?.cancel();
     },
 
+    abortUpload(): Promise<void> {
+      // Block-list uploads get no id (uncommitted blocks expire by themselves).
+      return Promise.resolve();
+    },
+
     upload(uri: string, options: UploadOptions = {}): Promise<Upload> {
       const { bucket, key } = parseUri(uri);
       account(uri);
@@ -311,6 +316,7 @@ export function azureStore(options: AzureOptions = {}): ObjectStore {
       }
 
       return Promise.resolve({
+        id: null,
         async putPart(bytes: Uint8Array): Promise<void> {
           if (finished) {
             throw new StorageError("REQUEST_FAILED", `The upload to '${uri}' has ended`);

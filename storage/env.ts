@@ -13,4 +13,7 @@ export const STORAGE_ENV: readonly string[] = Object.freeze([
   "GOOGLE_APPLICATION_CREDENTIALS",
   "STORAGE_EMULATOR_HOST",
   "GCE_METADATA_HOST",
+  // Where the upload journal lives (`journal.ts`), when PERMAFROST_STATE_DIR is unset.
+  "XDG_STATE_HOME",
+  "HOME",
 ]);

@@ -25,7 +25,8 @@ export type StorageErrorCode =
   | "NOT_FOUND"
   | "ACCESS_DENIED"
   | "REQUEST_FAILED"
-  | "UPLOAD_FAILED";
+  | "UPLOAD_FAILED"
+  | "NO_JOURNAL";
 
 /** A failure of object storage. */
 export class StorageError extends PermafrostError<StorageErrorCode> {

@@ -264,6 +264,28 @@ export function gcsStore(options: GcsOptions = {}): ObjectStore {
       await res.body?.cancel();
     },
 
+    async abortUpload(uri: string, id: string): Promise<void> {
+      // A session URL is the store's own: one on another host would carry our token there.
+      const session = new URL(id);
+      if (session.origin !== new URL(baseUrl()).origin) {
+        throw new StorageError(
+          "BAD_URI",
+          `The upload session of '${uri}' is not on ${new URL(baseUrl()).origin}`,
+          {
+            path: uri,
+          },
+        );
+      }
+      // 499 is GCS's answer to a cancelled session; 404/410 a session already gone.
+      const res = await request(
+        uri,
+        session,
+        { method: "DELETE" },
+        (s) => s === 499 || s === 404 || s === 410 || (s >= 200 && s < 300),
+      );
+      await res.body?.cancel();
+    },
+
     upload(uri: string, opts: UploadOptions = {}): Promise<Upload> {
       const { bucket, key } = parseUri(uri);
       const chunks = new PartBuffer(CHUNK_BYTES);
@@ -322,6 +344,9 @@ export function gcsStore(options: GcsOptions = {}): ObjectStore {
       }
 
       return Promise.resolve({
+        get id() {
+          return session?.href ?? null;
+        },
         async putPart(bytes: Uint8Array): Promise<void> {
           if (finished) {
             throw new StorageError("REQUEST_FAILED", `The upload to '${uri}' has ended`);

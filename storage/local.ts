@@ -6,7 +6,7 @@
  *
  * @module
  */
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { StorageError } from "./errors.ts";
 import type { ByteRange, ObjectInfo, ObjectStore, Upload } from "./store.ts";
@@ -20,6 +20,9 @@ import type { ByteRange, ObjectInfo, ObjectStore, Upload } from "./store.ts";
 export function localPath(uri: string): string {
   return uri.startsWith("file://") ? fileURLToPath(uri) : resolve(uri);
 }
+
+/** The name of an upload's temp file beside its destination. */
+const UPLOAD_TEMP = /^\.[0-9a-f]{8}\.upload-tmp$/;
 
 function missing(uri: string, cause: unknown): StorageError {
   return cause instanceof Deno.errors.NotFound
@@ -129,6 +132,7 @@ export function localStore(): ObjectStore {
         open = false;
       };
       return {
+        id: basename(temp),
         async putPart(bytes: Uint8Array): Promise<void> {
           let at = 0;
           while (at < bytes.length) at += await file.write(bytes.subarray(at));
@@ -149,6 +153,16 @@ export function localStore(): ObjectStore {
           await Deno.remove(temp).catch(() => {});
         },
       };
+    },
+
+    async abortUpload(uri: string, id: string): Promise<void> {
+      // Only a temp file this store names, beside the destination: never another file.
+      if (!UPLOAD_TEMP.test(id)) {
+        throw new StorageError("BAD_URI", `'${id}' is not an upload of '${uri}'`, { path: uri });
+      }
+      await Deno.remove(join(dirname(localPath(uri)), id)).catch((cause) => {
+        if (!(cause instanceof Deno.errors.NotFound)) throw missing(uri, cause);
+      });
     },
   };
 }

@@ -4,10 +4,12 @@
  *
  * A store's module is loaded on its first use, not when this one is (the S3, Azure
  * and GCS stores pull in signing and JWT libraries that a local command never needs).
+ * Every upload through a store from here is journaled while in flight (`journal.ts`).
  *
  * @module
  */
 import { StorageError } from "./errors.ts";
+import { journaled } from "./journal.ts";
 import type { ObjectStore } from "./store.ts";
 import { isRemote, parseUri } from "./uri.ts";
 
@@ -24,14 +26,17 @@ const stores = new Map<string, ObjectStore>();
 function lazyStore(scheme: string, load: () => Promise<ObjectStore>): ObjectStore {
   let loading: Promise<ObjectStore> | undefined;
   const real = () => (loading ??= load());
-  return {
+  const store: ObjectStore = {
     scheme,
     stat: async (uri) => (await real()).stat(uri),
     read: async (uri, range) => (await real()).read(uri, range),
     list: async (prefix, options) => (await real()).list(prefix, options),
     delete: async (uri) => (await real()).delete(uri),
-    upload: async (uri, options) => (await real()).upload(uri, options),
+    upload: async (uri, options) =>
+      journaled(store, uri, await (await real()).upload(uri, options)),
+    abortUpload: async (uri, id) => (await real()).abortUpload(uri, id),
   };
+  return store;
 }
 
 /**

@@ -176,6 +176,14 @@ export function s3Store(options: S3Options = {}): ObjectStore {
       );
     },
 
+    async abortUpload(uri: string, id: string): Promise<void> {
+      const { bucket, key } = parseUri(uri);
+      const url = urlOf(bucket, key);
+      url.search = `uploadId=${encodeURIComponent(id)}`;
+      const res = await request(uri, url, { method: "DELETE" }, okOr(404));
+      await res.body?.cancel();
+    },
+
     upload(uri: string, options: UploadOptions = {}): Promise<Upload> {
       const { bucket, key } = parseUri(uri);
       signer(uri);
@@ -228,6 +236,9 @@ export function s3Store(options: S3Options = {}): ObjectStore {
       }
 
       return Promise.resolve({
+        get id() {
+          return uploadId;
+        },
         async putPart(bytes: Uint8Array): Promise<void> {
           if (finished) {
             throw new StorageError("REQUEST_FAILED", `The upload to '${uri}' has ended`);

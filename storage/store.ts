@@ -28,6 +28,12 @@ export interface ByteRange {
 /** An upload in progress. Parts are 5 MiB or more but the last. */
 export interface Upload {
   /**
+   * The store's id of the upload once it has one (an S3 upload id, a GCS session URL),
+   * for {@link ObjectStore.abortUpload}; null before, and for stores whose uploads
+   * need no abort (Azure, local files).
+   */
+  readonly id: string | null;
+  /**
    * Sends the next part (retried by the store; a part that fails for good aborts the
    * upload and throws `ResumableUploadError`).
    */
@@ -58,4 +64,9 @@ export interface ObjectStore {
   delete(uri: string): Promise<void>;
   /** Starts an upload to `uri`. */
   upload(uri: string, options?: UploadOptions): Promise<Upload>;
+  /**
+   * Aborts an upload by its id (one a killed process left; see `journal.ts`). An
+   * upload already gone is no error.
+   */
+  abortUpload(uri: string, id: string): Promise<void>;
 }
