@@ -2,7 +2,7 @@
  * The operator against `tests/_kube_server.ts` (the Kubernetes API subset it uses) and
  * a real master and worker as processes: a PermafrostJob goes Pending → Running →
  * Completed with the local freeze's payload (driven by `operator/main.ts` as its own
- * process, reading a service-account directory); a bad spec and a job the master
+ * process, reading a service-account directory, over HTTPS trusting the given CA); a bad spec and a job the master
  * refuses end Failed with the reason; a deleted Running object cancels its master job
  * and goes away; an unreachable master, a missing CRD and a 403 are logged and retried,
  * never a crash; the worker Deployment is scaled by queued tasks between min and max.
@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { ClusterClient } from "../client/cluster_client.ts";
 import { type ServerProcess, spawnLocalMaster, spawnLocalWorker } from "../cli/spawn.ts";
-import { until } from "../internal/_test_utils.ts";
+import { requireTool, until } from "../internal/_test_utils.ts";
 import { memoryLogger, tempDir, writeCsv } from "../master/_test_utils.ts";
 import { freeze } from "../ops/freeze.ts";
 import { startKubeServer } from "../tests/_kube_server.ts";
@@ -43,14 +43,83 @@ async function cluster(dir: string, workers: number) {
   };
 }
 
+/**
+ * A cluster CA and the API server's certificate for localhost signed by it (as a real
+ * cluster has), or null without openssl.
+ */
+async function clusterCerts(
+  dir: string,
+): Promise<{ ca: string; cert: string; key: string } | null> {
+  const openssl = requireTool("openssl", "operator/operator_test.ts");
+  if (openssl === null) return null;
+  const run = async (...args: string[]) => {
+    const out = await new Deno.Command(openssl, { args, cwd: dir, stdout: "null", stderr: "piped" })
+      .output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  };
+  await run(
+    "req",
+    "-x509",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-days",
+    "1",
+    "-subj",
+    "/CN=test-cluster-ca",
+    "-keyout",
+    "ca.key",
+    "-out",
+    "ca.crt",
+  );
+  await run(
+    "req",
+    "-newkey",
+    "rsa:2048",
+    "-nodes",
+    "-subj",
+    "/CN=localhost",
+    "-keyout",
+    "tls.key",
+    "-out",
+    "tls.csr",
+  );
+  await Deno.writeTextFile(
+    join(dir, "ext.cnf"),
+    "subjectAltName=DNS:localhost,IP:127.0.0.1\nbasicConstraints=CA:FALSE\n",
+  );
+  await run(
+    "x509",
+    "-req",
+    "-in",
+    "tls.csr",
+    "-CA",
+    "ca.crt",
+    "-CAkey",
+    "ca.key",
+    "-CAcreateserial",
+    "-days",
+    "1",
+    "-extfile",
+    "ext.cnf",
+    "-out",
+    "tls.crt",
+  );
+  const read = (name: string) => Deno.readTextFile(join(dir, name));
+  return { ca: await read("ca.crt"), cert: await read("tls.crt"), key: await read("tls.key") };
+}
+
 Deno.test("operator/main.ts runs a PermafrostJob to Completed with the local freeze's payload", async () => {
   const dir = await tempDir("operator-main-");
-  const kube = startKubeServer("jobs");
+  // The API over HTTPS with its own CA, as in a cluster: the operator trusts ca.crt only.
+  const certs = await clusterCerts(dir);
+  const kube = startKubeServer("jobs", certs ?? undefined);
   const c = await cluster(dir, 1);
   const sa = join(dir, "sa");
   await Deno.mkdir(sa);
   await Deno.writeTextFile(join(sa, "token"), kube.token);
   await Deno.writeTextFile(join(sa, "namespace"), "jobs");
+  if (certs) await Deno.writeTextFile(join(sa, "ca.crt"), certs.ca);
   let child: Deno.ChildProcess | undefined;
   try {
     const csv = join(dir, "in.csv");
@@ -178,7 +247,7 @@ Deno.test("a missing CRD, a 403 and an unreachable master are logged and retried
       kube.get("later")!.status.message,
       /waiting for the master: Cannot reach the master/,
     );
-    // The master comes up on that address: the job goes on.
+    // A master comes up: an operator pointed at it takes the job on.
     c = await cluster(dir, 1);
     const op2 = new Operator({ kube: api, master: c.client, namespace: "default", logger });
     await op2.reconcile();

@@ -13,6 +13,8 @@
  * started with (401 otherwise); errors are `Status` objects. `crdInstalled: false`
  * answers 404 for the custom resource paths, as a cluster without the CRD does;
  * `forbid` answers 403 to the verbs named (`list`, `patch`, `scale`), as RBAC does.
+ * Given a certificate and key it serves HTTPS, as a real API server does (the operator
+ * must then trust the cluster CA it is given).
  *
  * @module
  */
@@ -55,9 +57,13 @@ const PLURAL = "permafrostjobs";
  * Starts the server on a free port for one namespace.
  *
  * @param namespace The namespace it holds.
+ * @param tls A certificate (for `localhost`) and its key: serve HTTPS.
  * @returns The server.
  */
-export function startKubeServer(namespace = "default"): KubeServer {
+export function startKubeServer(
+  namespace = "default",
+  tls?: { cert: string; key: string },
+): KubeServer {
   const token = crypto.randomUUID();
   const objects = new Map<string, Obj>();
   const deployments = new Map<string, number>();
@@ -84,112 +90,115 @@ export function startKubeServer(namespace = "default"): KubeServer {
     }
   };
 
-  const server = Deno.serve({ port: 0, hostname: "127.0.0.1", onListen() {} }, async (req) => {
-    state.requests++;
-    if (req.headers.get("authorization") !== `Bearer ${token}`) {
-      return status(401, "Unauthorized", "Unauthorized");
-    }
-    const path = new URL(req.url).pathname;
-    const body = req.method === "PATCH" ? await req.text() : "";
-    if (
-      req.method === "PATCH" && req.headers.get("content-type") !== "application/merge-patch+json"
-    ) {
-      return status(
-        415,
-        "UnsupportedMediaType",
-        "the body of the request was in an unknown format",
-      );
-    }
-    const scale = new RegExp(`^/apis/apps/v1/namespaces/${namespace}/deployments/([^/]+)/scale$`)
-      .exec(path);
-    if (scale) {
-      const name = decodeURIComponent(scale[1]!);
-      if (state.forbid.has("scale")) {
+  const server = Deno.serve(
+    { port: 0, hostname: "127.0.0.1", onListen() {}, ...tls },
+    async (req) => {
+      state.requests++;
+      if (req.headers.get("authorization") !== `Bearer ${token}`) {
+        return status(401, "Unauthorized", "Unauthorized");
+      }
+      const path = new URL(req.url).pathname;
+      const body = req.method === "PATCH" ? await req.text() : "";
+      if (
+        req.method === "PATCH" && req.headers.get("content-type") !== "application/merge-patch+json"
+      ) {
         return status(
-          403,
-          "Forbidden",
-          `deployments.apps "${name}" is forbidden: cannot patch scale`,
+          415,
+          "UnsupportedMediaType",
+          "the body of the request was in an unknown format",
         );
       }
-      if (!deployments.has(name)) {
-        return status(404, "NotFound", `deployments.apps "${name}" not found`);
-      }
-      if (req.method === "PATCH") {
-        const replicas = JSON.parse(body)?.spec?.replicas;
-        if (!Number.isInteger(replicas) || replicas < 0) {
-          return status(422, "Invalid", "spec.replicas: Invalid value");
+      const scale = new RegExp(`^/apis/apps/v1/namespaces/${namespace}/deployments/([^/]+)/scale$`)
+        .exec(path);
+      if (scale) {
+        const name = decodeURIComponent(scale[1]!);
+        if (state.forbid.has("scale")) {
+          return status(
+            403,
+            "Forbidden",
+            `deployments.apps "${name}" is forbidden: cannot patch scale`,
+          );
         }
-        deployments.set(name, replicas);
-      } else if (req.method !== "GET") {
-        return status(405, "MethodNotAllowed", "method not allowed");
+        if (!deployments.has(name)) {
+          return status(404, "NotFound", `deployments.apps "${name}" not found`);
+        }
+        if (req.method === "PATCH") {
+          const replicas = JSON.parse(body)?.spec?.replicas;
+          if (!Number.isInteger(replicas) || replicas < 0) {
+            return status(422, "Invalid", "spec.replicas: Invalid value");
+          }
+          deployments.set(name, replicas);
+        } else if (req.method !== "GET") {
+          return status(405, "MethodNotAllowed", "method not allowed");
+        }
+        const n = deployments.get(name)!;
+        return Response.json({
+          kind: "Scale",
+          apiVersion: "autoscaling/v1",
+          metadata: { name, namespace },
+          spec: { replicas: n },
+          status: { replicas: n },
+        });
       }
-      const n = deployments.get(name)!;
-      return Response.json({
-        kind: "Scale",
-        apiVersion: "autoscaling/v1",
-        metadata: { name, namespace },
-        spec: { replicas: n },
-        status: { replicas: n },
-      });
-    }
-    const m = new RegExp(
-      `^/apis/${GROUP}/${VERSION}/namespaces/([^/]+)/${PLURAL}(?:/([^/]+))?(/status)?$`,
-    ).exec(path);
-    if (!m || !state.crdInstalled) {
-      return status(404, "NotFound", "the server could not find the requested resource");
-    }
-    if (m[1] !== namespace) return Response.json({ kind: "PermafrostJobList", items: [] });
-    const name = m[2] === undefined ? undefined : decodeURIComponent(m[2]);
-    if (name === undefined) {
-      if (req.method !== "GET") return status(405, "MethodNotAllowed", "method not allowed");
-      if (state.forbid.has("list")) {
-        return status(403, "Forbidden", `${PLURAL}.${GROUP} is forbidden: cannot list`);
+      const m = new RegExp(
+        `^/apis/${GROUP}/${VERSION}/namespaces/([^/]+)/${PLURAL}(?:/([^/]+))?(/status)?$`,
+      ).exec(path);
+      if (!m || !state.crdInstalled) {
+        return status(404, "NotFound", "the server could not find the requested resource");
       }
-      return Response.json({
-        apiVersion: `${GROUP}/${VERSION}`,
-        kind: "PermafrostJobList",
-        metadata: { resourceVersion: String(version) },
-        items: [...objects.values()].map((o) => structuredClone(o)),
-      });
-    }
-    const obj = objects.get(name);
-    if (!obj) return status(404, "NotFound", `${PLURAL}.${GROUP} "${name}" not found`);
-    if (req.method === "GET") return Response.json(obj);
-    if (req.method !== "PATCH") return status(405, "MethodNotAllowed", "method not allowed");
-    if (state.forbid.has("patch")) {
-      return status(403, "Forbidden", `${PLURAL}.${GROUP} "${name}" is forbidden: cannot patch`);
-    }
-    let patch: Obj;
-    try {
-      patch = JSON.parse(body);
-    } catch {
-      return status(400, "BadRequest", "invalid JSON");
-    }
-    if (m[3]) {
-      obj.status = merge(obj.status ?? {}, patch.status ?? {});
-    } else {
-      const rv = patch.metadata?.resourceVersion;
-      if (rv !== undefined && rv !== obj.metadata.resourceVersion) {
-        return status(
-          409,
-          "Conflict",
-          `Operation cannot be fulfilled on ${PLURAL}.${GROUP} "${name}": the object has been modified`,
-        );
+      if (m[1] !== namespace) return Response.json({ kind: "PermafrostJobList", items: [] });
+      const name = m[2] === undefined ? undefined : decodeURIComponent(m[2]);
+      if (name === undefined) {
+        if (req.method !== "GET") return status(405, "MethodNotAllowed", "method not allowed");
+        if (state.forbid.has("list")) {
+          return status(403, "Forbidden", `${PLURAL}.${GROUP} is forbidden: cannot list`);
+        }
+        return Response.json({
+          apiVersion: `${GROUP}/${VERSION}`,
+          kind: "PermafrostJobList",
+          metadata: { resourceVersion: String(version) },
+          items: [...objects.values()].map((o) => structuredClone(o)),
+        });
       }
-      const { resourceVersion: _rv, ...meta } = patch.metadata ?? {};
-      obj.metadata = merge(obj.metadata, meta);
-      if (patch.spec) {
-        obj.spec = merge(obj.spec, patch.spec);
-        obj.metadata.generation++;
+      const obj = objects.get(name);
+      if (!obj) return status(404, "NotFound", `${PLURAL}.${GROUP} "${name}" not found`);
+      if (req.method === "GET") return Response.json(obj);
+      if (req.method !== "PATCH") return status(405, "MethodNotAllowed", "method not allowed");
+      if (state.forbid.has("patch")) {
+        return status(403, "Forbidden", `${PLURAL}.${GROUP} "${name}" is forbidden: cannot patch`);
       }
-    }
-    obj.metadata.resourceVersion = String(++version);
-    settle(name);
-    return Response.json(objects.get(name) ?? obj);
-  });
+      let patch: Obj;
+      try {
+        patch = JSON.parse(body);
+      } catch {
+        return status(400, "BadRequest", "invalid JSON");
+      }
+      if (m[3]) {
+        obj.status = merge(obj.status ?? {}, patch.status ?? {});
+      } else {
+        const rv = patch.metadata?.resourceVersion;
+        if (rv !== undefined && rv !== obj.metadata.resourceVersion) {
+          return status(
+            409,
+            "Conflict",
+            `Operation cannot be fulfilled on ${PLURAL}.${GROUP} "${name}": the object has been modified`,
+          );
+        }
+        const { resourceVersion: _rv, ...meta } = patch.metadata ?? {};
+        obj.metadata = merge(obj.metadata, meta);
+        if (patch.spec) {
+          obj.spec = merge(obj.spec, patch.spec);
+          obj.metadata.generation++;
+        }
+      }
+      obj.metadata.resourceVersion = String(++version);
+      settle(name);
+      return Response.json(objects.get(name) ?? obj);
+    },
+  );
 
   const state: KubeServer = {
-    url: `http://127.0.0.1:${server.addr.port}`,
+    url: `${tls ? "https://localhost" : "http://127.0.0.1"}:${server.addr.port}`,
     token,
     crdInstalled: true,
     forbid: new Set(),

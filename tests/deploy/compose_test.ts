@@ -6,8 +6,9 @@
  * master's `/health` shows 3 workers (printed: `ready in N.N s`). A freeze job goes
  * through the compose network; one worker container is killed mid-job (SIGKILL) and the
  * job is still DONE with the local freeze's payload, and thaws as the local archive does.
- * The images start with no network (dependencies cached at build time), run as a
- * non-root user and report healthy; their sizes are printed. Everything is torn down.
+ * The images (the operator's too) start with no network (dependencies cached at build
+ * time), run as a non-root user and report healthy; their sizes are printed. Everything
+ * is torn down.
  *
  * Run by `deno task test:deploy` (and `.ci/run`), not by `deno task test`: it builds
  * images, which takes minutes.
@@ -20,7 +21,7 @@ import { writeCsv } from "../../master/_test_utils.ts";
 import { until } from "../../internal/_test_utils.ts";
 import { dockerEngine, localBaseImages, must, sh } from "./_docker.ts";
 
-const TARGETS = ["master", "worker", "catalog"] as const;
+const TARGETS = ["master", "worker", "catalog", "operator"] as const;
 
 /** A figure the README reports, on its own line in the test's output. */
 function say(line: string): void {
@@ -118,6 +119,34 @@ Deno.test({
         assert.equal(user.trim(), "10001", "runs as the permafrost user, not root");
       } finally {
         await sh(["docker", "rm", "-f", offline], { env });
+      }
+
+      // The operator's image starts offline too, and keeps trying an API it cannot reach.
+      const operator = (await must([
+        "docker",
+        "run",
+        "-d",
+        "--network",
+        "none",
+        "-e",
+        "PERMAFROST_OPERATOR_API_URL=http://127.0.0.1:9",
+        "-e",
+        "PERMAFROST_OPERATOR_POLL_S=1",
+        "permafrost-operator:dev",
+      ], { env })).trim();
+      try {
+        const logs = await until("the operator to retry the API", async () => {
+          const r = await sh(["docker", "logs", operator], { env });
+          return /operator running/.test(r.stderr) && /cannot list PermafrostJobs/.test(r.stderr) &&
+            r.stderr;
+        }, { timeoutMs: 30_000, intervalMs: 250 });
+        assert.match(logs, /Cannot reach the Kubernetes API at http:\/\/127\.0\.0\.1:9/);
+        const running = await must(["docker", "inspect", "-f", "{{.State.Running}}", operator], {
+          env,
+        });
+        assert.equal(running.trim(), "true", "still running: a failure is retried, not fatal");
+      } finally {
+        await sh(["docker", "rm", "-f", operator], { env });
       }
 
       const started = performance.now();
