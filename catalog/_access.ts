@@ -31,6 +31,7 @@ import type { Catalog } from "./catalog.ts";
 import { type ListOptions, MAX_PAGE, nameFromPath, type RegisterOptions } from "./options.ts";
 import { isPermissionError, notAllowed } from "./_read_errors.ts";
 import { CatalogError } from "./errors.ts";
+import { type RowsRequest, type RowsResponse, serveRows } from "./data.ts";
 import type {
   ColumnsReport,
   DatasetDetail,
@@ -202,6 +203,35 @@ export class CatalogAccess {
     return await this.#catalog.columns(name, {
       version: await this.versionFor(who, name, version),
     });
+  }
+
+  /**
+   * `GET /datasets/{name}/rows`: the rows of a visible version, streamed. The archive's
+   * path is confined to the data roots again here, where it is opened (a file swapped
+   * for a link out of them since registration is refused), and its namespace checked.
+   *
+   * @param who The caller (its token has `can_thaw`: the route checks).
+   * @param name Dataset name.
+   * @param version Version, or the newest visible.
+   * @param request Rows, columns, where, format.
+   * @returns The body and its content type.
+   * @throws {CatalogError} NOT_FOUND; INVALID_ARGUMENT; ARCHIVE_UNREADABLE;
+   * {import("../internal/paths.ts").PathError} PATH_OUTSIDE_ROOT.
+   */
+  async rows(
+    who: Principal | null,
+    name: string,
+    version: string | undefined,
+    request: RowsRequest,
+  ): Promise<RowsResponse> {
+    const record = await this.get(who, name, version);
+    let path = record.path;
+    if (this.#config.roots.length > 0) {
+      const confined = await confinePath(path, this.#config.roots, { base: this.#config.base });
+      if (!seesNamespace(who, confined.namespace)) throw notFound(name, version);
+      path = confined.path;
+    }
+    return await serveRows(path, request);
   }
 
   /**

@@ -298,6 +298,29 @@ export const ChunksQuerySchema = PagingQuerySchema.extend(VersionQuerySchema.sha
   }),
 });
 
+export const RowsQuerySchema = VersionQuerySchema.extend({
+  rows: z.string().regex(/^\d+:\d+$/, "expected START:END").optional().openapi({
+    param: { name: "rows", in: "query" },
+    description: "Rows START:END (0-based, half-open; default all)",
+    example: "0:1000",
+  }),
+  columns: z.string().regex(/^[^,]+(,[^,]+)*$/, "expected a,b,c").optional().openapi({
+    param: { name: "columns", in: "query" },
+    description: "Columns to send, in this order (default all)",
+    example: "origin,delay",
+  }),
+  where: z.string().max(10_000).optional().openapi({
+    param: { name: "where", in: "query" },
+    description:
+      "A filter in the CLI's --where language; chunks whose min/max cannot match are skipped",
+    example: "delay > 60 and origin = 'SEA'",
+  }),
+  format: z.enum(["csv", "jsonl", "arrow"]).optional().openapi({
+    param: { name: "format", in: "query" },
+    description: "csv (default), jsonl, or arrow (an Arrow IPC stream)",
+  }),
+});
+
 export const SearchQuerySchema = PagingQuerySchema.extend({
   q: z.string().trim().min(1).max(500).openapi({
     param: { name: "q", in: "query" },

@@ -27,7 +27,7 @@
  */
 import { CATALOG_PAGE_HTML } from "./page.ts";
 import { version } from "../internal/version.ts";
-import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import { requestId } from "hono/request-id";
 import { accessLog } from "../internal/access_log.ts";
 import {
@@ -65,6 +65,7 @@ import {
   RegisterDirResultSchema,
   RegisterResultSchema,
   RemoveResultSchema,
+  RowsQuerySchema,
   SearchQuerySchema,
   SearchResultSchema,
   SqlBodySchema,
@@ -221,6 +222,31 @@ const routes = {
     ...secured,
     request: { params: NameParamSchema, query: VersionQuerySchema },
     responses: { 200: json(ColumnsReportSchema, "The columns"), ...errors(401, 404, 422) },
+  }),
+  rows: createRoute({
+    method: "get",
+    path: "/datasets/{name}/rows",
+    tags: tags("datasets"),
+    summary:
+      "A version's rows, streamed as CSV, JSON lines or Arrow (rows, columns, where); needs can_thaw",
+    description:
+      "Every hash is checked as the archive is read; chunks a `where` cannot match are skipped unread. A bad column, filter or range is a 400 before any row is sent; a failure after that cuts the body.",
+    ...secured,
+    middleware: canThaw,
+    request: { params: NameParamSchema, query: RowsQuerySchema },
+    responses: {
+      200: {
+        description: "The rows",
+        content: {
+          "text/csv": { schema: z.string() },
+          "application/x-ndjson": { schema: z.string() },
+          "application/vnd.apache.arrow.stream": {
+            schema: z.string().openapi({ format: "binary" }),
+          },
+        },
+      },
+      ...errors(400, 401, 403, 404, 422),
+    },
   }),
   integrity: createRoute({
     method: "get",
@@ -404,6 +430,22 @@ export function createCatalogApp(deps: CatalogAppDeps): OpenAPIHono<CatalogEnv> 
   app.openapi(routes.columns, async (c) => {
     const { name } = c.req.valid("param");
     return c.json(await access.columns(c.get("auth"), name, c.req.valid("query").version), 200);
+  });
+
+  app.openapi(routes.rows, async (c) => {
+    const { name } = c.req.valid("param");
+    const q = c.req.valid("query");
+    const [start, end] = q.rows?.split(":").map(Number) ?? [];
+    const served = await access.rows(c.get("auth"), name, q.version, {
+      ...(q.rows ? { rows: { start: start!, end: end! } } : {}),
+      ...(q.columns ? { columns: q.columns.split(",") } : {}),
+      ...(q.where ? { where: q.where } : {}),
+      format: q.format ?? "csv",
+    });
+    return new Response(served.body, {
+      status: 200,
+      headers: { "content-type": served.contentType, "cache-control": "no-store" },
+    });
   });
 
   app.openapi(routes.integrity, async (c) => {

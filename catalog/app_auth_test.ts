@@ -347,3 +347,38 @@ Deno.test("catalog app without a secret logs that auth is off, and namespaced ru
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("catalog app with auth: rows need can_thaw and the namespace, and the path is checked where it is read", async () => {
+  await withWorld(async ({ app, data, dir, tokens }) => {
+    const get = (token: string | undefined, path = "/datasets/flights/rows?rows=0:3") =>
+      app.request(path, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+    assert.equal(
+      (await call(app, "POST", "/datasets/register", tokens.alice, { path: "team-a/flights.pf" }))
+        .status,
+      201,
+    );
+    const ok = await get(tokens.thawer);
+    assert.equal(ok.status, 200);
+    assert.equal((await ok.text()).trim().split("\n").length, 4, "a header and 3 rows");
+    assert.equal((await get(undefined)).status, 401);
+    for (const who of ["reader", "service"] as const) {
+      const r = await get(tokens[who]);
+      assert.equal(r.status, 403, who);
+      assert.equal((await r.json()).error.code, "FORBIDDEN");
+    }
+    assert.equal((await get(tokens.bob)).status, 404, "another namespace's dataset is not there");
+    // Registered, then swapped for a link out of the data roots: refused when read.
+    await Deno.copyFile(join(data, "team-a", "sales.pf"), join(data, "team-a", "swap.pf"));
+    assert.equal(
+      (await call(app, "POST", "/datasets/register", tokens.alice, { path: "team-a/swap.pf" }))
+        .status,
+      201,
+    );
+    await Deno.remove(join(data, "team-a", "swap.pf"));
+    await Deno.symlink(join(dir, "outside", "secret.pf"), join(data, "team-a", "swap.pf"));
+    const swapped = await get(tokens.alice, "/datasets/swap/rows");
+    assert.ok(swapped.status >= 400 && swapped.status < 500, String(swapped.status));
+    const body = await swapped.json();
+    assert.equal(body.error.code, "PATH_OUTSIDE_ROOT", JSON.stringify(body));
+  });
+});

@@ -197,6 +197,63 @@ export async function writeOutput(
   }
 }
 
+/** The formats {@link writeToStream} writes: those that stream. */
+export const STREAM_FORMATS = ["csv", "jsonl", "arrow"] as const;
+
+/** A format {@link writeToStream} writes. */
+export type StreamFormat = typeof STREAM_FORMATS[number];
+
+/**
+ * Writes rows into a byte stream (a server's response body) in a format that streams:
+ * CSV, JSON lines, or Arrow IPC in its stream format. Each piece is written once the
+ * stream takes it, so memory stays bounded by one batch however many rows there are.
+ * The stream is closed at the end, and aborted with the error when a batch or a write
+ * fails (the reader sees a cut body, never a silently short one).
+ *
+ * @param writable Where the bytes go.
+ * @param schema The rows' columns.
+ * @param batches The rows.
+ * @param options Format and CSV delimiter.
+ * @returns Rows and bytes written.
+ */
+export async function writeToStream(
+  writable: WritableStream<Uint8Array>,
+  schema: Schema,
+  batches: AsyncIterable<Batch> | Iterable<Batch>,
+  options: { format: StreamFormat; delimiter?: string },
+): Promise<WriteOutputResult> {
+  const delimiter = options.delimiter ?? ",";
+  checkDelimiter(delimiter);
+  const writer = writable.getWriter();
+  let bytes = 0;
+  const sink: ByteWriter = {
+    write: async (p) => {
+      // The writers reuse their buffers: the stream gets a copy it may keep.
+      await writer.write(p.slice());
+      bytes += p.length;
+      return p.length;
+    },
+  };
+  const spec: WriteSpec = {
+    schema,
+    input: (async function* () {
+      yield* batches;
+    })(),
+    format: options.format,
+    delimiter,
+    splitSheets: undefined,
+    arrowStream: true,
+  };
+  try {
+    const rows = await writeTo(sink, spec);
+    await writer.close();
+    return { rows, bytes };
+  } catch (err) {
+    await writer.abort(err).catch(() => {});
+    throw err;
+  }
+}
+
 /** Where an output goes: a regular file (new or replaced) or a stream written in place. */
 type OutputTarget =
   | { kind: "file"; path: string }

@@ -74,8 +74,21 @@ class Cluster {
   }
 }
 
+/**
+ * Waits for a job to end; after 120 s fails with where the job stands (a job that
+ * never ends is a finding, not a hang).
+ */
 async function waitDone(client: ClusterClient, jobId: string): Promise<JobRecord> {
-  return await client.wait(jobId, { pollInterval: 50 });
+  try {
+    return await client.wait(jobId, { pollInterval: 50, signal: AbortSignal.timeout(120_000) });
+  } catch (err) {
+    const job = await client.job(jobId).catch(() => null);
+    const tasks = job?.tasks.map((t) => `${t.index}:${t.status}/${t.attempts}@${t.worker_id}`);
+    throw new Error(
+      `job ${jobId} did not end within 120 s (${job?.status}; tasks ${tasks?.join(" ")})`,
+      { cause: err },
+    );
+  }
 }
 
 Deno.test("cluster e2e: the archive's payload equals a local freeze with 1, 2 and 3 workers", async () => {
