@@ -45,6 +45,11 @@ const FAMILIES: readonly Family[] = [
     load: async () => (await import("./servers.ts")).SERVER_COMMANDS,
   },
   {
+    title: "Catalog client",
+    words: ["catalog"],
+    load: async () => (await import("./catalog.ts")).CATALOG_CLIENT_COMMANDS,
+  },
+  {
     title: "Try it on this machine",
     words: ["start"],
     load: async () => [(await import("./start.ts")).startCommand],
