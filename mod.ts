@@ -41,7 +41,15 @@ export type { ChunkDiff, ChunkStatus, DiffReport, DiffSide } from "./ops/diff.ts
 export { compileWhere, parseWhere } from "./ops/where.ts";
 export type { CompiledWhere, WhereLiteral, WhereNode, WhereOp } from "./ops/where.ts";
 export { query, register, registered, SqlSession, unregister } from "./ops/sql.ts";
-export type { QueryAnswer, QueryScan, RegisterAliasOptions, RegisteredArchive } from "./ops/sql.ts";
+export type {
+  ExecuteOptions,
+  QueryAnswer,
+  QueryScan,
+  RegisterAliasOptions,
+  RegisteredArchive,
+  SqlSessionOptions,
+  TableResolver,
+} from "./ops/sql.ts";
 export { lookup } from "./ops/lookup.ts";
 export { auditRemote, freezeTo, thawFrom } from "./ops/remote_names.ts";
 export type { LookupResult } from "./ops/lookup.ts";

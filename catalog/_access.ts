@@ -31,7 +31,18 @@ import type { Catalog } from "./catalog.ts";
 import { type ListOptions, MAX_PAGE, nameFromPath, type RegisterOptions } from "./options.ts";
 import { isPermissionError, notAllowed } from "./_read_errors.ts";
 import { CatalogError } from "./errors.ts";
-import { type RowsRequest, type RowsResponse, serveRows } from "./data.ts";
+import {
+  datasetOfTable,
+  type RowsRequest,
+  type RowsResponse,
+  serveRows,
+  sqlOverDatasets,
+} from "./data.ts";
+import { tablesOf } from "../ops/sql.ts";
+import { openLockedDuckDB } from "../io/_duckdb.ts";
+import { checkSyntax } from "./sql_sandbox.ts";
+import { CATALOG_TABLES } from "./_tables.ts";
+import { NAME_PATTERN } from "./limits.ts";
 import type {
   ColumnsReport,
   DatasetDetail,
@@ -41,6 +52,7 @@ import type {
   RegisterDirResult,
   RegisterResult,
   SearchResult,
+  SqlResult,
 } from "./types.ts";
 
 /** The access rules of one server: its data roots and how paths resolve. */
@@ -232,6 +244,64 @@ export class CatalogAccess {
       path = confined.path;
     }
     return await serveRows(path, request);
+  }
+
+  /**
+   * `POST /sql`: a query over the catalog's tables (operators: namespace `*`), or over
+   * datasets' rows, each table name a dataset (`"name@version"` for an older version)
+   * the caller sees; its path is confined again where it is read. One query reads one
+   * kind, not both.
+   *
+   * @param who The caller (its token has `can_thaw`: the route checks).
+   * @param query One SELECT.
+   * @returns Columns and rows.
+   * @throws {CatalogError} SQL_REFUSED (both kinds at once, or not a SELECT), SQL_FAILED,
+   * SQL_TIMEOUT, SQL_TOO_LARGE; {AuthError} FORBIDDEN for the catalog's tables without `*`.
+   */
+  async sql(who: Principal | null, query: string): Promise<SqlResult> {
+    // What does not parse as one SELECT gets the sandbox's own answer, below.
+    const tables = await tablesOf(query).catch(() => [] as string[]);
+    // The datasets it reads, as this caller sees them (a name it may not see is none).
+    const datasets = new Map<string, string>();
+    if (!tables.some((t) => CATALOG_TABLES.includes(t.toLowerCase()))) {
+      for (const table of tables) {
+        const path = await this.#datasetPath(who, table);
+        if (path !== null) datasets.set(table, path);
+      }
+    }
+    if (datasets.size === 0) {
+      this.requireAll(who, "POST /sql over the catalog's tables");
+      return await this.#catalog.sql(query);
+    }
+    const db = await openLockedDuckDB([]);
+    try {
+      await checkSyntax(db.connection, query, [...datasets.keys()]);
+    } finally {
+      db.close();
+    }
+    return await sqlOverDatasets(
+      query,
+      (table) => Promise.resolve(datasets.get(table) ?? null),
+      this.#catalog.sqlLimits,
+    );
+  }
+
+  /** Where the dataset a table name stands for lies, confined now; null when not visible. */
+  async #datasetPath(who: Principal | null, table: string): Promise<string | null> {
+    const { name, version } = datasetOfTable(table);
+    if (!NAME_PATTERN.test(name)) return null;
+    let record;
+    try {
+      record = await this.get(who, name, version);
+    } catch (err) {
+      if (err instanceof CatalogError && err.code === "NOT_FOUND") return null;
+      throw err;
+    }
+    if (this.#config.roots.length === 0) return record.path;
+    const confined = await confinePath(record.path, this.#config.roots, {
+      base: this.#config.base,
+    });
+    return seesNamespace(who, confined.namespace) ? confined.path : null;
   }
 
   /**

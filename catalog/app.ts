@@ -296,7 +296,7 @@ const routes = {
     path: "/sql",
     tags: tags("query"),
     summary:
-      "One read-only SELECT over datasets, chunks and chunk_stats; needs can_thaw and namespace *",
+      "One read-only SELECT over the catalog's tables (datasets, chunks, chunk_stats, dataset_columns; namespace *) or over datasets' rows (each table a dataset, \"name@version\" for an older one); needs can_thaw",
     ...secured,
     middleware: canThaw,
     request: { body: body(SqlBodySchema) },
@@ -471,8 +471,7 @@ export function createCatalogApp(deps: CatalogAppDeps): OpenAPIHono<CatalogEnv> 
   });
 
   app.openapi(routes.sql, async (c) => {
-    access.requireAll(c.get("auth"), "POST /sql");
-    return c.json(await catalog.sql(c.req.valid("json").query), 200);
+    return c.json(await access.sql(c.get("auth"), c.req.valid("json").query), 200);
   });
 
   app.openapi(routes.search, async (c) => {

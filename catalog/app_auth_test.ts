@@ -382,3 +382,26 @@ Deno.test("catalog app with auth: rows need can_thaw and the namespace, and the 
     assert.equal(body.error.code, "PATH_OUTSIDE_ROOT", JSON.stringify(body));
   });
 });
+
+Deno.test("catalog app with auth: POST /sql over datasets' rows sees only the caller's namespace", async () => {
+  await withWorld(async ({ app, tokens }) => {
+    assert.equal(
+      (await call(app, "POST", "/datasets/register", tokens.alice, { path: "team-a/flights.pf" }))
+        .status,
+      201,
+    );
+    const query = { query: "SELECT count(*) AS n FROM flights" };
+    const alice = await call(app, "POST", "/sql", tokens.alice, query);
+    assert.equal(alice.status, 200, JSON.stringify(alice.json));
+    assert.equal(Number((alice.json.rows as unknown[][])[0]![0]), 120);
+    assert.equal((await call(app, "POST", "/sql", tokens.thawer, query)).status, 200);
+    assert.equal(
+      (await call(app, "POST", "/sql", tokens.reader, query)).status,
+      403,
+      "no can_thaw",
+    );
+    // Another namespace's dataset is not a table it can read.
+    const bob = await call(app, "POST", "/sql", tokens.bob, query);
+    assert.equal(bob.status, 403, JSON.stringify(bob.json));
+  });
+});

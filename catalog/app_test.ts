@@ -487,6 +487,7 @@ Deno.test("catalog app serves /openapi.json listing every endpoint, /docs and /r
         "GET /datasets/{name}/chunks",
         "GET /datasets/{name}/columns",
         "GET /datasets/{name}/integrity",
+        "GET /datasets/{name}/rows",
         "GET /datasets/{name}/versions",
         "GET /health",
         "GET /search",

@@ -567,6 +567,11 @@ export class Catalog {
     return await searchDatasets((sql, params) => this.#read(sql, params), q, paging(options));
   }
 
+  /** The limits of `sql` (time, rows, bytes), for queries run elsewhere on its behalf. */
+  get sqlLimits(): { timeoutMs?: number; maxRows?: number; maxBytes?: number } {
+    return { ...this.#options.sql };
+  }
+
   /**
    * Runs one read-only SELECT over the catalog tables (`datasets`, `chunks`,
    * `chunk_stats`) in the sandbox (see `sql_sandbox.ts`), on a connection of its

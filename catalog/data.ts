@@ -7,6 +7,13 @@
  * request can get wrong (a column, the filter, the range) is refused before the first
  * byte is sent, as a 400 naming it.
  *
+ * And `POST /sql` over datasets' rows ({@link sqlOverDatasets}): each table name a
+ * query reads is a dataset (`"name@version"` for another version than the newest); the
+ * caller's resolver says which it may read and where each lies; only the columns the
+ * query names are thawed (its `WHERE` skipping chunks by min/max), into a locked DuckDB
+ * of the query's own, and the answer comes back in the shape of a query over the
+ * catalog's tables.
+ *
  * @module
  */
 import type { Schema } from "../format/column.ts";
@@ -14,7 +21,11 @@ import { STREAM_FORMATS, type StreamFormat, writeToStream } from "../io/output.t
 import { openArchive } from "../ops/_remote.ts";
 import { newCounters, scanArchive, selectSchema, whereFor } from "../ops/_scan.ts";
 import { OpsError } from "../ops/errors.ts";
+import { SqlSession } from "../ops/sql.ts";
 import { CatalogError } from "./errors.ts";
+import { resultFromParquet } from "./sql_sandbox.ts";
+import type { SqlResult } from "./types.ts";
+import { DEFAULT_SQL_TIMEOUT_MS } from "./limits.ts";
 
 export { STREAM_FORMATS as ROW_FORMATS };
 
@@ -107,6 +118,63 @@ export async function serveRows(path: string, request: RowsRequest): Promise<Row
     if (err instanceof OpsError) {
       throw new CatalogError("INVALID_ARGUMENT", err.message, { cause: err });
     }
+    throw err;
+  }
+}
+
+/** A dataset a table name stands for: `name` or `name@version`. */
+export function datasetOfTable(table: string): { name: string; version?: string } {
+  const at = table.lastIndexOf("@");
+  return at <= 0 ? { name: table } : { name: table.slice(0, at), version: table.slice(at + 1) };
+}
+
+/** Limits of {@link sqlOverDatasets}. */
+export interface DataSqlLimits {
+  /** Time limit (ms). */
+  timeoutMs?: number;
+  /** Most rows answered. */
+  maxRows?: number;
+  /** Most bytes of the rows' JSON answered. */
+  maxBytes?: number;
+}
+
+/**
+ * Answers one SELECT over datasets' rows.
+ *
+ * @param query The SELECT.
+ * @param resolve The path or URI of the archive a table name stands for, or null when
+ * the caller may not read it or there is none (DuckDB then says the table does not exist).
+ * @param limits Time, rows, bytes.
+ * @returns Columns and rows, as `POST /sql` answers.
+ * @throws {CatalogError} SQL_REFUSED, SQL_FAILED, SQL_TIMEOUT, SQL_TOO_LARGE.
+ */
+export async function sqlOverDatasets(
+  query: string,
+  resolve: (table: string) => Promise<string | null>,
+  limits: DataSqlLimits = {},
+): Promise<SqlResult> {
+  const started = performance.now();
+  const timeoutMs = limits.timeoutMs ?? DEFAULT_SQL_TIMEOUT_MS;
+  const signal = AbortSignal.timeout(timeoutMs);
+  const session = new SqlSession({ resolve });
+  try {
+    return (await session.executeToParquet(
+      query,
+      (parquetPath) => resultFromParquet(parquetPath, { ...limits, started }),
+      { signal },
+    )).value;
+  } catch (err) {
+    if (signal.aborted) {
+      throw new CatalogError(
+        "SQL_TIMEOUT",
+        `Query stopped after the ${timeoutMs} ms limit (--sql-timeout-ms)`,
+        { cause: err },
+      );
+    }
+    if (err instanceof OpsError && (err.code === "SQL_REFUSED" || err.code === "SQL_FAILED")) {
+      throw new CatalogError(err.code, err.message, { cause: err });
+    }
+    if (err instanceof OpsError) throw new CatalogError("SQL_FAILED", err.message, { cause: err });
     throw err;
   }
 }

@@ -39,6 +39,7 @@ import {
   type DuckDBResult,
   StatementType,
 } from "@duckdb/node-api";
+import { openLockedDuckDB, sqlString } from "../io/_duckdb.ts";
 import type { Logger } from "../internal/log.ts";
 import { CatalogError } from "./errors.ts";
 import { DEFAULT_SQL_MAX_BYTES, DEFAULT_SQL_MAX_ROWS, DEFAULT_SQL_TIMEOUT_MS } from "./limits.ts";
@@ -130,6 +131,41 @@ export async function checkQuery(
   }
   walk(tree.statements[0], new Set(tables.map((t) => t.toLowerCase())));
   await checkPlan(connection, query, tables);
+}
+
+/**
+ * The parser and tree-walk layers of {@link checkQuery} alone (one SELECT; every table
+ * one of `tables` or a CTE; no table function, file scan or refused function), for a
+ * query that runs where `tables` exist but this connection does not have them (a query
+ * over datasets' rows, run in a DuckDB of its own).
+ *
+ * @param connection Any connection (only the parser runs on it).
+ * @param query The user's SQL.
+ * @param tables Tables the query may read.
+ * @throws {CatalogError} SQL_REFUSED naming what is not allowed; SQL_FAILED for a syntax error.
+ */
+export async function checkSyntax(
+  connection: DuckDBConnection,
+  query: string,
+  tables: readonly string[],
+): Promise<void> {
+  checkText(query);
+  const extracted = await connection.extractStatements(query).catch((cause) => {
+    throw new CatalogError("SQL_FAILED", `Cannot parse query: ${cleanDuckError(cause)}`, { cause });
+  });
+  if (extracted.count !== 1) {
+    throw refused(`expected exactly one statement, got ${extracted.count}`);
+  }
+  const reader = await connection.runAndReadAll("SELECT json_serialize_sql($1::VARCHAR)", [query]);
+  const tree = JSON.parse(String(reader.getRowsJS()[0]?.[0])) as {
+    error?: boolean;
+    error_message?: string;
+    statements?: unknown[];
+  };
+  if (tree.error || !Array.isArray(tree.statements) || tree.statements.length !== 1) {
+    throw refused("only one SELECT statement may run here");
+  }
+  walk(tree.statements[0], new Set(tables.map((t) => t.toLowerCase())));
 }
 
 /**
@@ -316,6 +352,44 @@ export async function runSandboxedSql(
     return await Promise.race([work, expired]);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/**
+ * An answer a query over datasets' rows left as a Parquet file (`SqlSession`, in its own
+ * locked DuckDB), read back as `POST /sql` answers: the same columns and JSON values as
+ * a query over the catalog tables, cut at `maxRows` rows or `maxBytes` bytes.
+ *
+ * @param path The answer's Parquet file.
+ * @param limits Rows, bytes, and when the query started.
+ * @returns The result.
+ * @throws {CatalogError} SQL_TOO_LARGE when one row alone is over `maxBytes`.
+ */
+export async function resultFromParquet(
+  path: string,
+  limits: { maxRows?: number; maxBytes?: number; started: number },
+): Promise<SqlResult> {
+  const maxRows = limits.maxRows ?? DEFAULT_SQL_MAX_ROWS;
+  const maxBytes = limits.maxBytes ?? DEFAULT_SQL_MAX_BYTES;
+  const db = await openLockedDuckDB([path]);
+  try {
+    const result = await db.connection.stream(`SELECT * FROM read_parquet(${sqlString(path)})`);
+    const columns = result.columnNames().map((name, i) => ({
+      name,
+      type: result.columnType(i).toString(),
+    }));
+    const { rows, truncated } = await readCapped(result, maxRows, maxBytes);
+    return {
+      columns,
+      rows,
+      row_count: rows.length,
+      truncated,
+      max_rows: maxRows,
+      max_bytes: maxBytes,
+      elapsed_ms: Math.round((performance.now() - limits.started) * 100) / 100,
+    };
+  } finally {
+    db.close();
   }
 }
 

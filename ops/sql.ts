@@ -83,6 +83,26 @@ export interface QueryAnswer {
   schema: Schema;
   /** Its rows (read once). */
   batches: AsyncIterable<Batch>;
+  /** The answer as the Parquet file DuckDB wrote (removed once `use` returns). */
+  parquetPath: string;
+}
+
+/**
+ * Finds the archive a table name the query reads stands for, when it is not
+ * registered (the catalog's datasets): its path or URI, or null for none.
+ */
+export type TableResolver = (table: string) => Promise<string | null>;
+
+/** Options of {@link SqlSession}. */
+export interface SqlSessionOptions {
+  /** Names the query reads that are not registered are looked up here. */
+  resolve?: TableResolver;
+}
+
+/** Options of {@link SqlSession.execute}. */
+export interface ExecuteOptions {
+  /** Stops the query (thawing and DuckDB alike) when aborted. */
+  signal?: AbortSignal;
 }
 
 /** Options of {@link SqlSession.register}. */
@@ -111,6 +131,16 @@ interface Entry extends RegisteredArchive {
  */
 export class SqlSession {
   readonly #entries = new Map<string, Entry>();
+  readonly #resolve: TableResolver | undefined;
+
+  /**
+   * Creates a session with nothing registered.
+   *
+   * @param options A resolver for names the query reads that are not registered.
+   */
+  constructor(options: SqlSessionOptions = {}) {
+    this.#resolve = options.resolve;
+  }
 
   /**
    * Registers an archive (or a partitioned dataset directory) under an alias,
@@ -133,6 +163,15 @@ export class SqlSession {
         `Cannot register '${alias}': an alias is letters, digits and _ (not starting with a digit), e.g. flights or trips_2024`,
       );
     }
+    return await this.#register(alias, path, options);
+  }
+
+  /** Registers under any name a query can write (quoted when it must be). */
+  async #register(
+    alias: string,
+    path: string,
+    options: RegisterAliasOptions,
+  ): Promise<RegisteredArchive> {
     let schema: Schema;
     let rows: number;
     const partitioned = !isRemote(path) && await isPartitionedDir(path);
@@ -211,35 +250,109 @@ export class SqlSession {
   async execute<T>(
     sql: string,
     use: (answer: QueryAnswer) => Promise<T>,
+    options: ExecuteOptions = {},
   ): Promise<{ value: T; scans: QueryScan[] }> {
+    return await this.executeToParquet(sql, async (parquetPath) => {
+      const answer = await openParquet(parquetPath);
+      try {
+        return await use({ schema: answer.schema, batches: answer.batches(), parquetPath });
+      } finally {
+        await answer.close();
+      }
+    }, options);
+  }
+
+  /**
+   * Runs a query and hands `use` its answer as the Parquet file DuckDB wrote (any type
+   * DuckDB answers with, read back by whoever reads the file; removed once `use` returns).
+   *
+   * @param sql One `SELECT` over registered (or resolved) names.
+   * @param use Reads the answer's file.
+   * @param options A stop signal.
+   * @returns What `use` returned, and what the query read of each archive.
+   * @throws {OpsError} SQL_REFUSED, SQL_FAILED (see {@link SqlSession.query}); the
+   * signal's reason when it aborts.
+   */
+  async executeToParquet<T>(
+    sql: string,
+    use: (parquetPath: string) => Promise<T>,
+    options: ExecuteOptions = {},
+  ): Promise<{ value: T; scans: QueryScan[] }> {
+    const { signal } = options;
+    signal?.throwIfAborted();
     const text = sql.trim().replace(/;\s*$/, "");
     const dir = await Deno.makeTempDir({ prefix: "permafrost-sql-" });
     const answerPath = join(dir, "answer.parquet");
     const db = await openLockedDuckDB([answerPath], join(dir, "query.duckdb"), "1GB");
+    const interrupt = () => db.connection.interrupt();
+    signal?.addEventListener("abort", interrupt, { once: true });
     try {
       const conn = db.connection;
-      const plan = analyze(await serialize(conn, text), this.#entries);
+      const tree = await serialize(conn, text);
+      if (this.#resolve) {
+        for (const table of baseTables(tree)) {
+          if (this.#entries.has(table.toLowerCase())) continue;
+          const path = await this.#resolve(table);
+          if (path !== null) await this.#register(table, path, {});
+        }
+      }
+      const plan = analyze(tree, this.#entries);
       const scans: QueryScan[] = [];
-      for (const use of plan) scans.push(await load(conn, use));
+      for (const use of plan) {
+        signal?.throwIfAborted();
+        scans.push(await load(conn, use));
+      }
+      signal?.throwIfAborted();
       try {
         const exact = await exactAnswer(conn, text);
         await conn.run(
           `COPY (${exact}) TO ${sqlString(answerPath)} (FORMAT parquet, COMPRESSION uncompressed)`,
         );
       } catch (cause) {
+        signal?.throwIfAborted();
         throw sqlFailed(cause, this.registered());
       }
-      const answer = await openParquet(answerPath);
-      try {
-        return { value: await use({ schema: answer.schema, batches: answer.batches() }), scans };
-      } finally {
-        await answer.close();
-      }
+      return { value: await use(answerPath), scans };
     } finally {
+      signal?.removeEventListener("abort", interrupt);
       db.close();
       await Deno.remove(dir, { recursive: true }).catch(() => {});
     }
   }
+}
+
+/**
+ * The tables a query reads, as written (CTE names included: a resolver answers null
+ * for them).
+ *
+ * @param sql One SELECT.
+ * @returns The names, each once.
+ * @throws {OpsError} SQL_REFUSED for anything but one SELECT; SQL_FAILED when it does not parse.
+ */
+export async function tablesOf(sql: string): Promise<string[]> {
+  const db = await openLockedDuckDB([]);
+  try {
+    return baseTables(await serialize(db.connection, sql.trim().replace(/;\s*$/, "")));
+  } finally {
+    db.close();
+  }
+}
+
+/** The base-table names of a syntax tree, each once. */
+function baseTables(tree: SqlNode): string[] {
+  const out = new Set<string>();
+  const visit = (v: unknown): void => {
+    if (Array.isArray(v)) {
+      for (const x of v) visit(x);
+      return;
+    }
+    if (v === null || typeof v !== "object") return;
+    const n = v as SqlNode;
+    if (n.type === "BASE_TABLE" && typeof n.table_name === "string") out.add(n.table_name);
+    for (const x of Object.values(n)) visit(x);
+  };
+  visit(tree);
+  return [...out];
 }
 
 /**
