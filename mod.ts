@@ -155,3 +155,5 @@ export type { KeyErrorCode } from "./keys/errors.ts";
 export { OpsError } from "./ops/errors.ts";
 // The cluster client, whole (client/mod.ts is its surface).
 export * from "./client/mod.ts";
+export { Permafrost } from "./context.ts";
+export type { DatasetRowsOptions, PermafrostOptions } from "./context.ts";
