@@ -21,6 +21,7 @@ import { openSource } from "../io/source.ts";
 import { writeOutput } from "../io/output.ts";
 import { type ClusterPair, clusterThroughput, schedulerThroughput } from "./cluster_bench.ts";
 import { storageFigures } from "./storage_bench.ts";
+import { sqlFigures } from "./sql_bench.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const CACHE = join(HERE, ".cache");
@@ -144,6 +145,7 @@ async function main(): Promise<void> {
   const speedRows: string[] = [];
   const notes: string[] = [];
   const storage: string[] = [];
+  const sql: string[] = [];
   try {
     for (const ds of DATASETS) {
       if (only && !only.includes(ds.name)) continue;
@@ -271,6 +273,10 @@ async function main(): Promise<void> {
     );
     say("  object storage: s3rver vs local disk...");
     storage.push(...await storageFigures(source, main.name));
+    if (source.endsWith(".parquet")) {
+      say("  SQL over the archive vs DuckDB on the shipped Parquet...");
+      sql.push(...await sqlFigures(source));
+    }
   } finally {
     await Deno.remove(work, { recursive: true }).catch(() => {});
   }
@@ -304,6 +310,10 @@ async function main(): Promise<void> {
     "## Object storage",
     "",
     ...storage,
+    "",
+    "## SQL over archives",
+    "",
+    ...sql,
     "",
   ].join("\n");
   await Deno.writeTextFile(join(HERE, "RESULTS.md"), md);

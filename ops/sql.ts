@@ -25,7 +25,7 @@
 import type { DuckDBConnection } from "@duckdb/node-api";
 import { join } from "node:path";
 import type * as arrow from "apache-arrow";
-import type { Batch, Schema } from "../format/column.ts";
+import type { Batch, Field, Schema } from "../format/column.ts";
 import type { KeyRing } from "../format/key_provider.ts";
 import { isRemote, openArchive } from "./_remote.ts";
 import { openLockedDuckDB, sqlIdent, sqlString } from "../io/_duckdb.ts";
@@ -481,6 +481,22 @@ function pruningFilter(statement: SqlNode, entry: Entry): WhereNode | null {
   };
   const literal = (n: unknown): WhereLiteral | null => {
     const c = n as SqlNode | undefined;
+    if (c?.class === "CAST") {
+      // `TIMESTAMP '2001-03-01'` and `DATE '…'`: text DuckDB casts; kept only where
+      // it means what the column's own text means (`castsFit`).
+      const to = (c.cast_type as { id?: unknown } | undefined)?.id;
+      const inner = c.child as SqlNode | undefined;
+      const v = inner?.class === "CONSTANT"
+        ? inner.value as { is_null?: boolean; value?: unknown }
+        : null;
+      if (
+        c.try_cast === false && (to === "TIMESTAMP" || to === "DATE") && v && !v.is_null &&
+        typeof v.value === "string"
+      ) {
+        return { text: v.value, quoted: true, cast: to } as CastLiteral;
+      }
+      return null;
+    }
     const v = c?.class === "CONSTANT" ? c.value as { is_null?: boolean; value?: unknown } : null;
     if (!v || v.is_null || v.value === undefined || v.value === null) return null;
     if (typeof v.value === "object") return null;
@@ -498,7 +514,7 @@ function pruningFilter(statement: SqlNode, entry: Entry): WhereNode | null {
   const parts: WhereNode[] = [];
   for (const c of conjuncts) {
     const part = condition(c, column, literal);
-    if (part !== null) parts.push(part);
+    if (part !== null && castsFit(part, byName)) parts.push(part);
   }
   if (parts.length === 0) return null;
   const tree: WhereNode = parts.length === 1 ? parts[0]! : { kind: "and", args: parts };
@@ -508,6 +524,35 @@ function pruningFilter(statement: SqlNode, entry: Entry): WhereNode | null {
     return null; // a constant our reading of the column's type refuses: let DuckDB decide alone
   }
   return tree;
+}
+
+/** A literal DuckDB casts (`TIMESTAMP '…'`, `DATE '…'`). */
+type CastLiteral = WhereLiteral & { cast?: "TIMESTAMP" | "DATE" };
+
+/**
+ * Whether every cast literal of a condition means, as the column's own text, what
+ * DuckDB's cast means: `TIMESTAMP` against a microsecond timestamp column, `DATE`
+ * against a date or a microsecond timestamp (midnight). Any other pairing is left to
+ * DuckDB alone.
+ */
+function castsFit(node: WhereNode, byName: ReadonlyMap<string, Field>): boolean {
+  const fits = (column: string, lit: CastLiteral): boolean => {
+    if (lit.cast === undefined) return true;
+    const f = byName.get(column.toLowerCase());
+    const microTimestamp = f?.type === "timestamp" && f.unit === "us" && f.timezone === undefined;
+    return lit.cast === "TIMESTAMP" ? microTimestamp : microTimestamp || f?.type === "date";
+  };
+  switch (node.kind) {
+    case "cmp":
+      return fits(node.column, node.value);
+    case "in":
+      return node.values.every((v) => fits(node.column, v));
+    case "and":
+    case "or":
+      return node.args.every((a) => castsFit(a, byName));
+    default:
+      return true;
+  }
 }
 
 const COMPARE: Readonly<Record<string, WhereOp>> = {
