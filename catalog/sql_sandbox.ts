@@ -106,30 +106,7 @@ export async function checkQuery(
   query: string,
   tables: readonly string[] = CATALOG_TABLES,
 ): Promise<void> {
-  checkText(query);
-  const extracted = await connection.extractStatements(query).catch((cause) => {
-    throw new CatalogError("SQL_FAILED", `Cannot parse query: ${cleanDuckError(cause)}`, { cause });
-  });
-  if (extracted.count !== 1) {
-    throw refused(`expected exactly one statement, got ${extracted.count}`);
-  }
-  const reader = await connection.runAndReadAll("SELECT json_serialize_sql($1::VARCHAR)", [query]);
-  const tree = JSON.parse(String(reader.getRowsJS()[0]?.[0])) as {
-    error?: boolean;
-    error_message?: string;
-    statements?: unknown[];
-  };
-  if (tree.error) {
-    const why = tree.error_message ?? "";
-    if (/only SELECT statements/i.test(why) || /not implemented/i.test(why)) {
-      throw refused("only a SELECT statement may run here");
-    }
-    throw refused(`only a SELECT statement may run here (${why})`);
-  }
-  if (!Array.isArray(tree.statements) || tree.statements.length !== 1) {
-    throw refused(`expected exactly one statement, got ${tree.statements?.length ?? 0}`);
-  }
-  walk(tree.statements[0], new Set(tables.map((t) => t.toLowerCase())));
+  await checkSyntax(connection, query, tables);
   await checkPlan(connection, query, tables);
 }
 
@@ -162,8 +139,15 @@ export async function checkSyntax(
     error_message?: string;
     statements?: unknown[];
   };
-  if (tree.error || !Array.isArray(tree.statements) || tree.statements.length !== 1) {
-    throw refused("only one SELECT statement may run here");
+  if (tree.error) {
+    const why = tree.error_message ?? "";
+    if (/only SELECT statements/i.test(why) || /not implemented/i.test(why)) {
+      throw refused("only a SELECT statement may run here");
+    }
+    throw refused(`only a SELECT statement may run here (${why})`);
+  }
+  if (!Array.isArray(tree.statements) || tree.statements.length !== 1) {
+    throw refused(`expected exactly one statement, got ${tree.statements?.length ?? 0}`);
   }
   walk(tree.statements[0], new Set(tables.map((t) => t.toLowerCase())));
 }

@@ -10,7 +10,8 @@
  * @module
  */
 import { basename, dirname, extname, join } from "node:path";
-import { setting, stringParser, urlParser } from "../internal/config.ts";
+import { setting, urlParser } from "../internal/config.ts";
+import { tokenSetting } from "./cluster.ts";
 import { PermafrostError } from "../internal/errors.ts";
 import { formatBytes } from "../internal/progress.ts";
 import { command } from "./command.ts";
@@ -36,14 +37,9 @@ const CATALOG_CLIENT_CONFIG = Object.freeze({
     parse: urlParser(),
     description: "The catalog's URL",
   }),
-  token: setting({
-    flag: "--token",
-    env: "PERMAFROST_TOKEN",
-    default: "",
-    parse: { ...stringParser({ nonEmpty: false }), describe: "a JWT", secret: true },
-    description:
-      "Bearer token (with can_thaw) sent to the catalog when it has auth on; prefer the variable: flags show in ps",
-  }),
+  token: tokenSetting(
+    "Bearer token (with can_thaw) sent to the catalog when it has auth on; prefer the variable: flags show in ps",
+  ),
 });
 
 function formatOf(out: string, given: unknown): Format {

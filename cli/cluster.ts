@@ -16,7 +16,14 @@
  */
 import { CODEC_CHOICES } from "../codecs/ids.ts";
 import { MAX_CHUNK_ROWS } from "../format/constants.ts";
-import { enumParser, intParser, setting, stringParser, urlParser } from "../internal/config.ts";
+import {
+  enumParser,
+  intParser,
+  type Setting,
+  setting,
+  stringParser,
+  urlParser,
+} from "../internal/config.ts";
 import { formatBytes, formatCount, ProgressBar, stderrSink } from "../internal/progress.ts";
 import { SOURCE_FORMATS } from "../io/types.ts";
 import type { ClusterClient } from "../client/cluster_client.ts";
@@ -34,15 +41,27 @@ export const CLIENT_CONFIG = Object.freeze({
     parse: urlParser(),
     description: "The master's URL",
   }),
-  token: setting({
+  token: tokenSetting(
+    "Bearer token sent to the master when it has auth on (cluster add-user prints one); prefer the variable: flags show in ps",
+  ),
+});
+
+/**
+ * `--token` / `PERMAFROST_TOKEN`: the bearer token a client command sends (a secret:
+ * never printed).
+ *
+ * @param description What it is for, in the help.
+ * @returns The setting.
+ */
+export function tokenSetting(description: string): Setting<string> {
+  return setting({
     flag: "--token",
     env: "PERMAFROST_TOKEN",
     default: "",
     parse: { ...stringParser({ nonEmpty: false }), describe: "a JWT", secret: true },
-    description:
-      "Bearer token sent to the master when it has auth on (cluster add-user prints one); prefer the variable: flags show in ps",
-  }),
-});
+    description,
+  });
+}
 
 /** Settings of the commands that wait for a job. */
 const WAIT_CONFIG = Object.freeze({

@@ -341,18 +341,21 @@ export async function tablesOf(sql: string): Promise<string[]> {
 /** The base-table names of a syntax tree, each once. */
 function baseTables(tree: SqlNode): string[] {
   const out = new Set<string>();
-  const visit = (v: unknown): void => {
-    if (Array.isArray(v)) {
-      for (const x of v) visit(x);
-      return;
-    }
-    if (v === null || typeof v !== "object") return;
-    const n = v as SqlNode;
+  eachNode(tree, (n) => {
     if (n.type === "BASE_TABLE" && typeof n.table_name === "string") out.add(n.table_name);
-    for (const x of Object.values(n)) visit(x);
-  };
-  visit(tree);
+  });
   return [...out];
+}
+
+/** Calls `fn` on every node of a syntax tree, depth first. */
+function eachNode(tree: unknown, fn: (n: SqlNode) => void): void {
+  if (Array.isArray(tree)) {
+    for (const x of tree) eachNode(x, fn);
+    return;
+  }
+  if (tree === null || typeof tree !== "object") return;
+  fn(tree as SqlNode);
+  for (const x of Object.values(tree)) eachNode(x, fn);
 }
 
 /**
@@ -418,13 +421,7 @@ function analyze(statement: SqlNode, entries: ReadonlyMap<string, Entry>): Use[]
   const names = new Set<string>();
   let star = false;
   const tables = new Map<string, number>();
-  const visit = (v: unknown): void => {
-    if (Array.isArray(v)) {
-      for (const x of v) visit(x);
-      return;
-    }
-    if (v === null || typeof v !== "object") return;
-    const n = v as SqlNode;
+  eachNode(statement, (n) => {
     if (n.class === "COLUMN_REF" && Array.isArray(n.column_names)) {
       names.add(String(n.column_names.at(-1)).toLowerCase());
     } else if (n.class === "STAR") star = true;
@@ -432,9 +429,7 @@ function analyze(statement: SqlNode, entries: ReadonlyMap<string, Entry>): Use[]
       const t = n.table_name.toLowerCase();
       tables.set(t, (tables.get(t) ?? 0) + 1);
     }
-    for (const x of Object.values(n)) visit(x);
-  };
-  visit(statement);
+  });
   const uses: Use[] = [];
   for (const [table, count] of tables) {
     const entry = entries.get(table);

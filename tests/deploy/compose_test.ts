@@ -45,19 +45,11 @@ Deno.test({
       PERMAFROST_MASTER_PUBLISH: "127.0.0.1:",
       PERMAFROST_CATALOG_PUBLISH: "127.0.0.1:",
     };
-    const compose = (...args: string[]) =>
-      must([
-        ...engine.compose,
-        "-p",
-        project,
-        "-f",
-        "compose.yaml",
-        "-f",
-        "compose.dev.yaml",
-        ...args,
-      ], {
-        env: composeEnv,
-      });
+    const composeCmd = [
+      ...engine.compose,
+      ...["-p", project, "-f", "compose.yaml", "-f", "compose.dev.yaml"],
+    ];
+    const compose = (...args: string[]) => must([...composeCmd, ...args], { env: composeEnv });
     try {
       const { base, deno } = await localBaseImages(engine);
       for (const target of TARGETS) {
@@ -152,21 +144,7 @@ Deno.test({
       const started = performance.now();
       await compose("up", "-d", "--no-build", "--scale", "worker=3");
       const master = await until("the master's published port", async () => {
-        const r = await sh(
-          [
-            ...engine.compose,
-            "-p",
-            project,
-            "-f",
-            "compose.yaml",
-            "-f",
-            "compose.dev.yaml",
-            "port",
-            "master",
-            "8700",
-          ],
-          { env: composeEnv },
-        );
+        const r = await sh([...composeCmd, "port", "master", "8700"], { env: composeEnv });
         return r.code === 0 && r.stdout.trim() !== "" && `http://${r.stdout.trim()}`;
       }, { timeoutMs: 60_000, intervalMs: 100 });
       await until("3 workers on the master's /health", async () => {
@@ -219,19 +197,7 @@ Deno.test({
       assert.equal(back, await Deno.readTextFile(join(data, "local.csv")));
       assert.equal(back.split("\n").length, 400_002);
     } finally {
-      await sh([
-        ...engine.compose,
-        "-p",
-        project,
-        "-f",
-        "compose.yaml",
-        "-f",
-        "compose.dev.yaml",
-        "down",
-        "-v",
-      ], {
-        env: composeEnv,
-      });
+      await sh([...composeCmd, "down", "-v"], { env: composeEnv });
       // The containers' files belong to uid 10001: removed through a container as well.
       await sh([
         "docker",
