@@ -37,6 +37,8 @@ export type { PartitionEntry, PartitionManifest } from "./ops/partition_read.ts"
 export { append } from "./ops/append.ts";
 export type { AppendOptions, AppendSummary } from "./ops/append.ts";
 export { diff, formatDiff } from "./ops/diff.ts";
+export { schemaDiff, typeText } from "./ops/schema_diff.ts";
+export type { SchemaChange, SchemaChangeKind, SchemaDiff } from "./ops/schema_diff.ts";
 export type { ChunkDiff, ChunkStatus, DiffReport, DiffSide } from "./ops/diff.ts";
 export { compileWhere, parseWhere } from "./ops/where.ts";
 export type { CompiledWhere, WhereLiteral, WhereNode, WhereOp } from "./ops/where.ts";

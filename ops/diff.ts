@@ -17,6 +17,7 @@
 import type { Field } from "../format/column.ts";
 import type { ChunkEntry } from "../format/header.ts";
 import { readIndexAt } from "./_remote.ts";
+import { type SchemaDiff, schemaDiff, typeText } from "./schema_diff.ts";
 
 /** How one chunk position compares. */
 export type ChunkStatus = "unchanged" | "changed" | "added" | "removed";
@@ -57,6 +58,8 @@ export interface DiffReport {
   rows_b: number;
   /** Header differences (schema, codec, chunk rows, plans, primary key), as sentences. */
   header_changes: string[];
+  /** The schema's changes, column by column, each with whether it is compatible. */
+  schema: SchemaDiff;
   /** Chunk counts by status. */
   summary: Record<ChunkStatus, number>;
   /** Every chunk position, in order. */
@@ -144,6 +147,7 @@ export async function diff(a: string, b: string): Promise<DiffReport> {
     rows_a: ia.footer.rows,
     rows_b: ib.footer.rows,
     header_changes,
+    schema: schemaDiff(ia.schema, ib.schema),
     summary,
     chunks,
   };
@@ -151,12 +155,6 @@ export async function diff(a: string, b: string): Promise<DiffReport> {
 
 function side(c: ChunkEntry | undefined): DiffSide | null {
   return c ? { row_start: c.row_start, row_end: c.row_end, sha256: c.sha256 } : null;
-}
-
-function typeText(f: Field): string {
-  return f.type === "timestamp"
-    ? `timestamp[${f.unit ?? "us"}${f.timezone ? `, ${f.timezone}` : ""}]`
-    : f.type;
 }
 
 /**
@@ -174,6 +172,11 @@ export function formatDiff(report: DiffReport): string {
     } (rows ${report.rows_a} -> ${report.rows_b}; chunks: ${s.unchanged} unchanged, ${s.changed} changed, ${s.added} added, ${s.removed} removed)`,
   ];
   for (const h of report.header_changes) lines.push(`header   ${h}`);
+  for (const c of report.schema.changes.filter((x) => !x.compatible)) {
+    lines.push(
+      `schema   column "${c.column}" ${c.kind.replace("_", " ")} is not compatible: ${c.reason}`,
+    );
+  }
   const range = (x: DiffSide | null) => (x ? `rows ${x.row_start}..${x.row_end}` : "");
   let same = 0;
   const flush = () => {

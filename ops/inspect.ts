@@ -95,6 +95,11 @@ export interface AuditReport {
   edek_size: number | null;
   /** Free-form metadata from the header. */
   metadata: Record<string, string>;
+  /**
+   * The schema as the header stores it: Arrow's JSON form of the fields (name, nullable,
+   * type with its unit, timezone, precision and scale), as a JSON string.
+   */
+  stored_schema: string;
   /** Columns. */
   columns: AuditColumn[];
   /** Chunks. */
@@ -178,6 +183,7 @@ export function auditIndex(index: ArchiveIndex): AuditReport {
       ? null
       : Math.floor(edek.length * 3 / 4) - (edek.endsWith("==") ? 2 : edek.endsWith("=") ? 1 : 0),
     metadata: header.metadata,
+    stored_schema: JSON.stringify(header.schema),
     columns,
     chunks: footer.chunks.map((c, i) => ({
       index: i,
