@@ -42,10 +42,20 @@ export type { SchemaChange, SchemaChangeKind, SchemaDiff } from "./ops/schema_di
 export type { ChunkDiff, ChunkStatus, DiffReport, DiffSide } from "./ops/diff.ts";
 export { compileWhere, parseWhere } from "./ops/where.ts";
 export type { CompiledWhere, WhereLiteral, WhereNode, WhereOp } from "./ops/where.ts";
-export { query, register, registered, SqlSession, unregister } from "./ops/sql.ts";
+export {
+  query,
+  QUERY_BACKENDS,
+  queryBackend,
+  register,
+  registered,
+  setQueryBackend,
+  SqlSession,
+  unregister,
+} from "./ops/sql.ts";
 export type {
   ExecuteOptions,
   QueryAnswer,
+  QueryBackend,
   QueryScan,
   RegisterAliasOptions,
   RegisteredArchive,

@@ -12,6 +12,8 @@ import type { OutputFormat } from "../io/output.ts";
 import { command } from "./command.ts";
 import { UsageError } from "./errors.ts";
 import { ENCRYPTION_SETTINGS, thawKeys } from "./keys.ts";
+import { enumParser, setting } from "../internal/config.ts";
+import { QUERY_BACKENDS, type QueryBackend } from "../ops/query_backends.ts";
 
 const FORMATS = ["table", "csv", "jsonl", "json", "arrow", "parquet"] as const;
 
@@ -29,13 +31,26 @@ function registrations(raw: unknown): [string, string][] {
   });
 }
 
+/** Settings of `sql`: the keys of encrypted archives, and the engine. */
+const SQL_SETTINGS = Object.freeze({
+  ...ENCRYPTION_SETTINGS,
+  queryBackend: setting({
+    flag: "--query-backend",
+    env: "PERMAFROST_QUERY_BACKEND",
+    default: "duckdb" as QueryBackend,
+    parse: enumParser(QUERY_BACKENDS),
+    description:
+      "The engine: duckdb (native) or duckdb-wasm (WebAssembly, where native code may not load)",
+  }),
+});
+
 /** `sql "SELECT …"`. */
 export const sqlCommand = command({
   name: "sql",
   summary: "Answers one SELECT over archives (DuckDB), thawing only the columns it names.",
   usage: "<query>",
   args: { min: 1, max: 1 },
-  settings: ENCRYPTION_SETTINGS,
+  settings: SQL_SETTINGS,
   flags: [
     {
       name: "register",
@@ -59,12 +74,12 @@ export const sqlCommand = command({
     { name: "force", type: "boolean", help: "Replace --output when it exists" },
   ],
   details:
-    "Only one SELECT (or WITH … SELECT) runs; file functions, COPY, ATTACH, INSTALL and SET are refused. A WHERE on integer, decimal, date, timestamp, time or boolean columns of a one-table query skips the chunks whose min/max cannot match.",
+    "Only one SELECT (or WITH … SELECT) runs; file functions, COPY, ATTACH, INSTALL and SET are refused. A WHERE on integer, decimal, date, timestamp, time or boolean columns of a one-table query skips the chunks whose min/max cannot match (on duckdb; duckdb-wasm has no parser tree, so it loads the columns the query names and filters them all).",
   examples: [
     `permafrost sql "SELECT origin, count(*), avg(delay) FROM flights GROUP BY 1" --register flights=flights.pf`,
     `permafrost sql "SELECT * FROM t WHERE day = '2024-03-01'" --register t=trips.pf --format jsonl`,
   ],
-  async run({ args, flags }, io) {
+  async run({ args, flags, settings }, io) {
     const format = flags.format as (typeof FORMATS)[number] | undefined;
     if (format !== undefined && !(FORMATS as readonly string[]).includes(format)) {
       throw new UsageError(`--format must be one of ${FORMATS.join(", ")}, got '${format}'`);
@@ -81,7 +96,7 @@ export const sqlCommand = command({
       import("../ops/inspect.ts"),
     ]);
     const keys = await thawKeys(flags, { env: io.env });
-    const session = new SqlSession();
+    const session = new SqlSession({ backend: settings.queryBackend });
     for (const [alias, path] of regs) await session.register(alias, path, { keys });
     const output = typeof flags.output === "string" ? flags.output : "-";
     const table = format === "table" ||

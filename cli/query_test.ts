@@ -78,3 +78,26 @@ Deno.test("sql: usage errors exit 2, refused and failed queries exit 1 with thei
     assert.match(r.err, pattern, args.join(" "));
   }
 });
+
+Deno.test("sql --query-backend duckdb-wasm answers as the native engine does", async () => {
+  const q = "SELECT city, sum(n) AS total, min(day) AS first FROM t GROUP BY city ORDER BY city";
+  const reg = ["--register", `t=${TMP}/t.pf`, "--force"];
+  const native = await cli(["sql", q, ...reg, "--output", `${TMP}/native.csv`]);
+  assert.equal(native.code, 0, native.err);
+  const wasm = await cli([
+    "sql",
+    q,
+    ...reg,
+    "--output",
+    `${TMP}/wasm.csv`,
+    "--query-backend",
+    "duckdb-wasm",
+  ]);
+  assert.equal(wasm.code, 0, wasm.err);
+  const text = await Deno.readTextFile(`${TMP}/wasm.csv`);
+  assert.equal(text, await Deno.readTextFile(`${TMP}/native.csv`));
+  assert.equal(text, "city,total,first\nLyon,5,2024-01-02\nParis,10,2024-01-01\n");
+  const bad = await cli(["sql", q, ...reg, "--query-backend", "sqlite"]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.err, /expected one of duckdb, duckdb-wasm/);
+});

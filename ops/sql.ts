@@ -24,15 +24,18 @@
  */
 import type { DuckDBConnection } from "@duckdb/node-api";
 import { join } from "node:path";
-import type * as arrow from "apache-arrow";
+import * as arrow from "apache-arrow";
 import type { Batch, Field, Schema } from "../format/column.ts";
 import type { KeyRing } from "../format/key_provider.ts";
 import { isRemote, openArchive } from "./_remote.ts";
 import { openLockedDuckDB, sqlIdent, sqlString } from "../io/_duckdb.ts";
 import { appendTable } from "../io/_write_parquet.ts";
-import { batchesToTable } from "../io/arrow_table.ts";
+import { batchesToTable, batchFromArrow } from "../io/arrow_table.ts";
+import { schemaFromArrow } from "../io/arrow_schema.ts";
+import { writeArrow } from "../io/_write_arrow.ts";
 import { openParquet } from "../io/parquet.ts";
 import { OpsError } from "./errors.ts";
+import { QUERY_BACKENDS, type QueryBackend } from "./query_backends.ts";
 import { isPartitionedDir, readManifest, readPartitioned } from "./partition_read.ts";
 import { newCounters, scanArchive } from "./_scan.ts";
 import { compileWhere, type WhereLiteral, type WhereNode, type WhereOp } from "./where.ts";
@@ -83,8 +86,41 @@ export interface QueryAnswer {
   schema: Schema;
   /** Its rows (read once). */
   batches: AsyncIterable<Batch>;
-  /** The answer as the Parquet file DuckDB wrote (removed once `use` returns). */
-  parquetPath: string;
+  /**
+   * The answer as the Parquet file DuckDB wrote (removed once `use` returns); absent on
+   * the `duckdb-wasm` backend, which writes no file.
+   */
+  parquetPath?: string;
+}
+
+export { QUERY_BACKENDS } from "./query_backends.ts";
+export type { QueryBackend } from "./query_backends.ts";
+
+let defaultBackend: QueryBackend = "duckdb";
+
+/**
+ * Sets the engine of sessions made without a `backend` option (and of `query`).
+ *
+ * @param backend `duckdb` or `duckdb-wasm`.
+ * @throws {OpsError} BAD_OPTION for another name.
+ */
+export function setQueryBackend(backend: QueryBackend): void {
+  if (!QUERY_BACKENDS.includes(backend)) {
+    throw new OpsError(
+      "BAD_OPTION",
+      `Unknown query backend '${backend}': use ${QUERY_BACKENDS.join(" or ")}`,
+    );
+  }
+  defaultBackend = backend;
+}
+
+/**
+ * The engine sessions use when made without a `backend` option.
+ *
+ * @returns It.
+ */
+export function queryBackend(): QueryBackend {
+  return defaultBackend;
 }
 
 /**
@@ -95,8 +131,10 @@ export type TableResolver = (table: string) => Promise<string | null>;
 
 /** Options of {@link SqlSession}. */
 export interface SqlSessionOptions {
-  /** Names the query reads that are not registered are looked up here. */
+  /** Names the query reads that are not registered are looked up here (`duckdb` only). */
   resolve?: TableResolver;
+  /** The engine (default: {@link queryBackend}). */
+  backend?: QueryBackend;
 }
 
 /** Options of {@link SqlSession.execute}. */
@@ -132,6 +170,7 @@ interface Entry extends RegisteredArchive {
 export class SqlSession {
   readonly #entries = new Map<string, Entry>();
   readonly #resolve: TableResolver | undefined;
+  readonly #backendOption: QueryBackend | undefined;
 
   /**
    * Creates a session with nothing registered.
@@ -140,6 +179,15 @@ export class SqlSession {
    */
   constructor(options: SqlSessionOptions = {}) {
     this.#resolve = options.resolve;
+    if (options.backend !== undefined && !QUERY_BACKENDS.includes(options.backend)) {
+      setQueryBackend(options.backend); // throws, naming the choices
+    }
+    this.#backendOption = options.backend;
+  }
+
+  /** The engine this session's queries run on. */
+  get backend(): QueryBackend {
+    return this.#backendOption ?? defaultBackend;
   }
 
   /**
@@ -252,6 +300,7 @@ export class SqlSession {
     use: (answer: QueryAnswer) => Promise<T>,
     options: ExecuteOptions = {},
   ): Promise<{ value: T; scans: QueryScan[] }> {
+    if (this.backend === "duckdb-wasm") return await this.#executeWasm(sql, use, options);
     return await this.executeToParquet(sql, async (parquetPath) => {
       const answer = await openParquet(parquetPath);
       try {
@@ -260,6 +309,95 @@ export class SqlSession {
         await answer.close();
       }
     }, options);
+  }
+
+  /**
+   * The `duckdb-wasm` engine: the registered tables are made (empty) so DuckDB can name
+   * the ones the query reads; those are filled with the columns the query's words name
+   * (all of them for a `*`), thawed as usual, as Arrow IPC; the answer comes back as an
+   * Arrow IPC stream. Without the parser's tree (its `json` extension is not in the
+   * wasm build), no `WHERE` pruning here: DuckDB filters what was loaded.
+   */
+  async #executeWasm<T>(
+    sql: string,
+    use: (answer: QueryAnswer) => Promise<T>,
+    options: ExecuteOptions,
+  ): Promise<{ value: T; scans: QueryScan[] }> {
+    const text = checkOneSelect(sql);
+    const { withWasmDuckDB } = await import("./_duckdb_wasm.ts");
+    const entries = [...this.#entries.values()];
+    return await withWasmDuckDB(async (conn) => {
+      const made: string[] = [];
+      const table = (alias: string) => sqlIdent(alias);
+      try {
+        for (const e of entries) {
+          conn.insertArrowFromIPCStream(await arrowStream(e.schema, []), {
+            name: e.alias,
+            create: true,
+          });
+          made.push(e.alias);
+        }
+        let names: string[];
+        try {
+          names = conn.getTableNames(text).map((n) => n.toLowerCase());
+        } catch (cause) {
+          throw sqlFailed(wasmError(cause), this.registered());
+        }
+        const words = identifiers(text);
+        const star = /\*/.test(text.replace(/count\s*\(\s*\*\s*\)/gi, ""));
+        const scans: QueryScan[] = [];
+        for (const e of entries.filter((x) => names.includes(x.alias.toLowerCase()))) {
+          options.signal?.throwIfAborted();
+          conn.query(`DROP TABLE ${table(e.alias)}`);
+          let columns = star
+            ? e.schema.map((f) => f.name)
+            : e.schema.filter((f) => words.has(f.name.toLowerCase())).map((f) => f.name);
+          if (columns.length === 0) columns = [e.schema[0]!.name];
+          let first = true;
+          scans.push(
+            await load({ entry: e, columns, where: null }, async (alias, schema, batches) => {
+              let rows = 0;
+              for await (const batch of batches) {
+                conn.insertArrowFromIPCStream(await arrowStream(schema, [batch]), {
+                  name: alias,
+                  create: first,
+                });
+                first = false;
+                rows += batch.length;
+              }
+              if (first) {
+                conn.insertArrowFromIPCStream(await arrowStream(schema, []), {
+                  name: alias,
+                  create: true,
+                });
+              }
+              return rows;
+            }),
+          );
+        }
+        options.signal?.throwIfAborted();
+        let ipc: Uint8Array;
+        try {
+          ipc = conn.useUnsafe((bindings, id) => bindings.runQuery(id, text));
+        } catch (cause) {
+          throw sqlFailed(wasmError(cause), this.registered());
+        }
+        const answer = arrow.tableFromIPC(ipc);
+        const schema = schemaFromArrow(answer.schema, {}, "the query's answer");
+        const batches = (async function* () {
+          for (const rb of answer.batches) yield batchFromArrow(rb, schema);
+        })();
+        return { value: await use({ schema, batches }), scans };
+      } finally {
+        for (const alias of made) {
+          try {
+            conn.query(`DROP TABLE IF EXISTS ${table(alias)}`);
+          } catch {
+            // gone already
+          }
+        }
+      }
+    });
   }
 
   /**
@@ -278,6 +416,9 @@ export class SqlSession {
     use: (parquetPath: string) => Promise<T>,
     options: ExecuteOptions = {},
   ): Promise<{ value: T; scans: QueryScan[] }> {
+    if (this.backend !== "duckdb") {
+      throw new OpsError("BAD_OPTION", "An answer as a Parquet file needs the duckdb backend");
+    }
     const { signal } = options;
     signal?.throwIfAborted();
     const text = sql.trim().replace(/;\s*$/, "");
@@ -300,7 +441,9 @@ export class SqlSession {
       const scans: QueryScan[] = [];
       for (const use of plan) {
         signal?.throwIfAborted();
-        scans.push(await load(conn, use));
+        scans.push(
+          await load(use, (table, schema, batches) => appendTable(conn, table, schema, batches)),
+        );
       }
       signal?.throwIfAborted();
       try {
@@ -616,7 +759,14 @@ function condition(
 }
 
 /** Thaws what a query reads of one archive into a table named after its alias. */
-async function load(conn: DuckDBConnection, use: Use): Promise<QueryScan> {
+/** Puts rows into a table of the query engine; returns how many. */
+type TableSink = (
+  table: string,
+  schema: Schema,
+  batches: AsyncIterable<Batch>,
+) => Promise<number>;
+
+async function load(use: Use, sink: TableSink): Promise<QueryScan> {
   const { entry, columns, where } = use;
   const counters = { ...newCounters(), partitions_total: 0, partitions_read: 0 };
   const schema = columns.map((c) => entry.schema.find((f) => f.name === c)!);
@@ -627,16 +777,11 @@ async function load(conn: DuckDBConnection, use: Use): Promise<QueryScan> {
   };
   let rows: number;
   if (entry.partitioned) {
-    rows = await appendTable(
-      conn,
-      entry.alias,
-      schema,
-      readPartitioned(entry.path, options, counters),
-    );
+    rows = await sink(entry.alias, schema, readPartitioned(entry.path, options, counters));
   } else {
     const reader = await openArchive(entry.path, { keys: entry.keys, requireKey: true });
     try {
-      rows = await appendTable(conn, entry.alias, schema, scanArchive(reader, options, counters));
+      rows = await sink(entry.alias, schema, scanArchive(reader, options, counters));
     } finally {
       reader.close();
     }
@@ -697,6 +842,73 @@ function sqlFailed(cause: unknown, registered: RegisteredArchive[]): OpsError {
       : `; registered: ${registered.map((r) => r.alias).join(", ")}`
     : "";
   return new OpsError("SQL_FAILED", `Cannot answer the query: ${why}${hint}`, { cause });
+}
+
+/**
+ * The one statement a query may be on the `duckdb-wasm` engine, which has no parser tree:
+ * it must start as a SELECT does and hold no second statement. (The engine itself is
+ * locked down: no file, no setting, no extension, whatever the text.)
+ */
+function checkOneSelect(sql: string): string {
+  const text = sql.trim().replace(/;\s*$/, "");
+  const bare = text.replace(/--[^\n]*|\/\*[\s\S]*?\*\//g, " ")
+    .replace(/'(?:[^']|'')*'|"(?:[^"]|"")*"/g, "''").trim();
+  if (!/^(select|with|from|values|\()/i.test(bare)) {
+    throw new OpsError(
+      "SQL_REFUSED",
+      "Cannot run this statement: only one SELECT (or WITH … SELECT) is answered; nothing is written or changed",
+    );
+  }
+  if (bare.includes(";")) {
+    throw new OpsError("SQL_REFUSED", "Cannot run several statements: give one SELECT");
+  }
+  return text;
+}
+
+/** The identifiers a query's text holds, lowercased (quoted ones unquoted). */
+function identifiers(text: string): Set<string> {
+  const out = new Set<string>();
+  for (const m of text.matchAll(/"((?:[^"]|"")*)"|([A-Za-z_][A-Za-z0-9_$]*)/g)) {
+    out.add((m[1] !== undefined ? m[1].replaceAll('""', '"') : m[2]!).toLowerCase());
+  }
+  return out;
+}
+
+/** Rows as one Arrow IPC stream (the schema alone for none). */
+async function arrowStream(schema: Schema, batches: Batch[]): Promise<Uint8Array> {
+  const parts: Uint8Array[] = [];
+  await writeArrow(
+    {
+      write: (p) => {
+        parts.push(p.slice());
+        return Promise.resolve(p.length);
+      },
+    },
+    schema,
+    batches,
+    true,
+  );
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/** A duckdb-wasm error as DuckDB's own words (it may come as a JSON object). */
+function wasmError(cause: unknown): Error {
+  const text = cause instanceof Error ? cause.message : String(cause);
+  try {
+    const o = JSON.parse(text) as { exception_type?: string; exception_message?: string };
+    if (o.exception_message) {
+      return new Error(`${o.exception_type ?? ""} Error: ${o.exception_message}`.trim());
+    }
+  } catch {
+    // already text
+  }
+  return cause instanceof Error ? cause : new Error(text);
 }
 
 /** The session behind {@link register}, {@link unregister}, {@link registered} and {@link query}. */
