@@ -57,7 +57,7 @@ import type {
 import { PermafrostError } from "./internal/errors.ts";
 import { freeze, type FreezeOptions, type FreezeSource, type FreezeSummary } from "./ops/freeze.ts";
 import { audit, type AuditReport } from "./ops/inspect.ts";
-import { type RegisteredArchive, SqlSession } from "./ops/sql.ts";
+import { type QueryBackend, type RegisteredArchive, SqlSession } from "./ops/sql.ts";
 import { thaw, type ThawOptions, type ThawSummary, thawTable } from "./ops/thaw.ts";
 
 /** Where a context's servers are. */
@@ -70,6 +70,8 @@ export interface PermafrostOptions {
   token?: string;
   /** Ask each configured server for `/health` when opening (default true). */
   check?: boolean;
+  /** The engine of `query` (default: the process's, `duckdb` unless set otherwise). */
+  queryBackend?: QueryBackend;
   /** `fetch` (tests). */
   fetch?: typeof fetch;
 }
@@ -102,12 +104,13 @@ const KNOWN_CATALOG_CODES = new Set<string>([
 /** One configured Permafrost: local operations, the cluster and the catalog. */
 export class Permafrost {
   readonly #options: PermafrostOptions;
-  readonly #sql = new SqlSession();
+  readonly #sql: SqlSession;
   readonly #cluster: ClusterClient | null;
   #closed = false;
 
   private constructor(options: PermafrostOptions) {
     this.#options = options;
+    this.#sql = new SqlSession(options.queryBackend ? { backend: options.queryBackend } : {});
     this.#cluster = options.cluster
       ? new ClusterClient(options.cluster, {
         ...(options.token ? { token: options.token } : {}),

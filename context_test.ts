@@ -65,6 +65,10 @@ Deno.test("a context submits to the cluster, registers in the catalog and reads 
     await pf.register("r", archive);
     const t = await pf.query("SELECT max(id) AS m FROM r");
     assert.equal(Number(t.toArray()[0]!.m), 5999);
+    const wasm = await Permafrost.open({ queryBackend: "duckdb-wasm" });
+    await wasm.register("r", archive);
+    assert.equal(Number((await wasm.query("SELECT max(id) AS m FROM r")).toArray()[0]!.m), 5999);
+    wasm.close();
     const table = await pf.thaw(archive, undefined, { rows: { start: 0, end: 3 } });
     assert.equal(table.numRows, 3);
     pf.close();
