@@ -333,42 +333,56 @@ export function columnToArrow(col: Column, field: Field): arrow.Data {
       return arrow.makeData({ ...props, data: packBits(col.values, length) } as never);
     case "string":
     case "json": {
+      // Each string's UTF-8 length is counted here (refusing a lone surrogate, which
+      // UTF-8 cannot hold), then the whole column is encoded in one call: one call per
+      // string cost more than the rest of the conversion.
       const offsets = new Int32Array(length + 1);
-      let cap = 0;
-      for (const s of col.values) cap += s.length;
-      let buf = new Uint8Array(cap * 3 + 16);
-      let at = 0;
+      let total = 0;
       for (let i = 0; i < length; i++) {
         const s = col.values[i] as string;
-        if (!s.isWellFormed()) {
+        let bytes = s.length;
+        for (let j = 0; j < s.length; j++) {
+          const c = s.charCodeAt(j);
+          if (c < 0x80) continue;
+          if (c < 0x800) bytes += 1;
+          else if (c >= 0xd800 && c <= 0xdbff && j + 1 < s.length) {
+            const d = s.charCodeAt(j + 1);
+            if (d < 0xdc00 || d > 0xdfff) throw loneSurrogate(i, field);
+            bytes += 2; // 4 bytes for the 2 code units
+            j++;
+          } else if (c >= 0xd800 && c <= 0xdfff) throw loneSurrogate(i, field);
+          else bytes += 2;
+        }
+        total += bytes;
+        if (total > 2147483647) {
           throw new IoError(
             "WRITE_FAILED",
-            `Cannot write row ${i} of column '${field.name}': the string holds a lone surrogate, which UTF-8 cannot store`,
+            `Cannot write column '${field.name}': over 2 GiB of text in one batch`,
             { column: field.name },
           );
         }
-        if (buf.length - at < s.length * 3) {
-          const bigger = new Uint8Array((buf.length + s.length * 3) * 2);
-          bigger.set(buf.subarray(0, at));
-          buf = bigger;
-        }
-        at += encoder.encodeInto(s, buf.subarray(at)).written;
-        offsets[i + 1] = at;
+        offsets[i + 1] = total;
       }
-      if (at > 2147483647) {
+      const buf = new Uint8Array(total);
+      const { written } = encoder.encodeInto((col.values as string[]).join(""), buf);
+      if (written !== total) {
         throw new IoError(
           "WRITE_FAILED",
-          `Cannot write column '${field.name}': over 2 GiB of text in one batch`,
-          {
-            column: field.name,
-          },
+          `Cannot write column '${field.name}': its text encoded to ${written} bytes, ${total} were counted`,
+          { column: field.name },
         );
       }
-      return arrow.makeData(
-        { ...props, valueOffsets: offsets, data: buf.subarray(0, at) } as never,
-      );
+      return arrow.makeData({ ...props, valueOffsets: offsets, data: buf } as never);
     }
   }
+}
+
+function loneSurrogate(row: number, field: Field): IoError {
+  return new IoError(
+    "WRITE_FAILED",
+    `Cannot write row ${row} of column '${field.name}': the string holds a lone surrogate, which UTF-8 cannot store`,
+    { column: field.name },
+  );
 }
 
 /**

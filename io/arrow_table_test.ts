@@ -7,7 +7,8 @@
 import assert from "node:assert/strict";
 import * as arrow from "apache-arrow";
 import { cellValue, concatBatches } from "../format/column.ts";
-import { batchesToTable, batchFromArrow, tableToBatches } from "./arrow_table.ts";
+import { batchesToTable, batchFromArrow, columnToArrow, tableToBatches } from "./arrow_table.ts";
+import { IoError } from "./errors.ts";
 import { schemaFromArrow } from "./arrow_schema.ts";
 import { ALL_TYPES, assertSameValues, randomBatch, Rng } from "./_test_utils.ts";
 
@@ -296,4 +297,24 @@ Deno.test("batchesToTable() and tableToBatches() round-trip exactly", async (t) 
     assert.equal(empty.numRows, 0);
     assert.deepEqual(tableToBatches(empty).schema, ALL_TYPES);
   });
+});
+
+Deno.test("columnToArrow() encodes text of every width exactly, and refuses a lone surrogate", () => {
+  const values = ["", "SEA", "é", "日本", "😀 and 𝄞", "a\u0000b", "x".repeat(1000)];
+  const field = { name: "t", type: "string", nullable: true } as const;
+  const validity = Uint8Array.from(values.map((_, i) => (i === 1 ? 0 : 1)));
+  const data = columnToArrow({ type: "string", values, validity }, field);
+  const vector = arrow.makeVector(data);
+  assert.deepEqual(
+    vector.toArray(),
+    values.map((v, i) => (i === 1 ? null : v)),
+  );
+  const utf8 = new TextEncoder();
+  assert.equal(data.valueOffsets.at(-1), values.reduce((n, v) => n + utf8.encode(v).length, 0));
+  for (const bad of ["ab\uD83D", "\uDE00x", "a\uD83Db"]) {
+    assert.throws(
+      () => columnToArrow({ type: "string", values: ["ok", bad], validity: null }, field),
+      (e: unknown) => e instanceof IoError && e.code === "WRITE_FAILED" && /row 1/.test(e.message),
+    );
+  }
 });
