@@ -6,14 +6,14 @@
  *
  * @module
  */
-import type { DuckDBValue } from "@duckdb/node-api";
+import type { SqlParam } from "./store.ts";
 import type { RowRange } from "../format/reader.ts";
 import { CatalogError } from "./errors.ts";
 import { chunkFromRow, DATASET_COLUMNS, datasetFromRow } from "./_rows.ts";
 import type { ChunkRecord, DatasetRecord, Page } from "./types.ts";
 
 /** Runs a read-only query with parameters on the catalog's tables. */
-export type ReadQuery = (sql: string, params: DuckDBValue[]) => Promise<Record<string, unknown>[]>;
+export type ReadQuery = (sql: string, params: SqlParam[]) => Promise<Record<string, unknown>[]>;
 
 /** A page to read: already checked. */
 export interface PageWindow {
@@ -50,7 +50,7 @@ export async function listDatasets(
 ): Promise<Page<DatasetRecord>> {
   const { limit, offset } = page;
   const where: string[] = [];
-  const params: DuckDBValue[] = [];
+  const params: SqlParam[] = [];
   if (!filter.allVersions) where.push("rn = 1");
   if (filter.codec !== undefined) {
     params.push(filter.codec);
@@ -130,7 +130,7 @@ export async function listChunks(
   page: PageWindow,
 ): Promise<Page<ChunkRecord> & { version: string }> {
   const { limit, offset } = page;
-  const params: DuckDBValue[] = [name, version];
+  const params: SqlParam[] = [name, version];
   let cond = "dataset = $1 AND version = $2";
   if (range) {
     if (!(range.start >= 0 && range.end >= range.start)) {

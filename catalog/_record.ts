@@ -1,19 +1,16 @@
 /**
- * Recording one registered version: a `datasets` row and one `chunks` row per chunk
- * (see `_tables.ts`), in one transaction, so a crash leaves either all of it or none.
- * `Catalog.registerIndex` decides the name and version, then calls this on its single
- * writer connection.
+ * What one registered version is recorded as, worked out from its archive's index and
+ * nothing else: the `datasets` row, one `chunks` row per chunk and one `dataset_columns`
+ * row per column (see `_tables.ts`), as plain values ({@link versionRows}); and which
+ * version label a registration gets ({@link decideVersion}). Pure: each store writes
+ * these rows its own way (`_duckdb_store.ts`, `_kv_store.ts`), so both record the same.
  *
  * @module
  */
-import { type DuckDBConnection, LIST, listValue, VARCHAR } from "@duckdb/node-api";
 import type { Field } from "../format/column.ts";
-import { PermafrostError } from "../internal/errors.ts";
 import type { ArchiveIndex } from "./backend.ts";
 import { CatalogError } from "./errors.ts";
-import { message } from "./_db.ts";
 import { columnInfo } from "./_rows.ts";
-import { notFound } from "./_queries.ts";
 
 /** What a version is recorded as. */
 export interface VersionEntry {
@@ -30,90 +27,174 @@ export interface VersionEntry {
 }
 
 /**
- * Inserts one version and its chunks in one transaction.
+ * A `datasets` row without its `seq` (the store numbers registrations): JSON columns as
+ * JSON text, list columns as arrays, `registered_at` as TIMESTAMP text.
+ */
+export interface DatasetRow {
+  name: string;
+  version: string;
+  path: string;
+  rows: number;
+  columns: number;
+  column_names: string[];
+  schema: string;
+  codec: string;
+  auto_reason: string | null;
+  chunk_rows: number;
+  chunks: number;
+  file_bytes: number;
+  stored_bytes: number;
+  raw_bytes: number;
+  format_version: string;
+  header_sha256: string;
+  payload_sha256: string;
+  primary_key: string | null;
+  lossy_columns: string[];
+  encrypted: boolean;
+  partition: string | null;
+  metadata: string;
+  description: string;
+  storage_class: string;
+  registered_at: string;
+}
+
+/** A `chunks` row; `stats` is JSON text. */
+export interface ChunkRow {
+  dataset: string;
+  version: string;
+  chunk: number;
+  row_start: number;
+  row_end: number;
+  byte_offset: number;
+  byte_length: number;
+  raw_bytes: number;
+  sha256: string;
+  stats: string;
+}
+
+/** A `dataset_columns` row. */
+export interface ColumnRow {
+  dataset: string;
+  version: string;
+  position: number;
+  name: string;
+  type: string;
+  predictors: string[];
+  stored_bytes: number;
+  raw_bytes: number;
+  null_count: number;
+}
+
+/** Everything one version is recorded as. */
+export interface VersionRows {
+  /** Its `datasets` row. */
+  dataset: DatasetRow;
+  /** Its `chunks` rows, in chunk order. */
+  chunks: ChunkRow[];
+  /** Its `dataset_columns` rows, in column order. */
+  columns: ColumnRow[];
+}
+
+/**
+ * The rows one version is recorded as.
  *
- * @param c The writer connection.
  * @param index The archive's header and footer.
  * @param entry Name, version and the other recorded fields.
- * @throws {CatalogError} DB_FAILED when DuckDB refuses the write (rolled back).
+ * @returns The rows.
  */
-export async function recordVersion(
-  c: DuckDBConnection,
-  index: ArchiveIndex,
-  entry: VersionEntry,
-): Promise<void> {
-  const { name, version, storageClass, description, registeredAt } = entry;
+export function versionRows(index: ArchiveIndex, entry: VersionEntry): VersionRows {
+  const { name, version } = entry;
   const { header, footer } = index;
-  await c.run("BEGIN TRANSACTION");
-  try {
-    await c.run(
-      `INSERT INTO datasets VALUES ($1, $2, nextval('datasets_seq'), $3, $4, $5,
-        from_json($6, '["VARCHAR"]'), $7::JSON, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18,
-        from_json($19, '["VARCHAR"]'), $20, $21::JSON, $22::JSON, $23, $24, $25::TIMESTAMP)`,
-      [
-        name,
-        version,
-        index.path,
-        footer.rows,
-        index.schema.length,
-        JSON.stringify(index.schema.map((f) => f.name)),
-        JSON.stringify(index.schema.map(columnInfo)),
-        header.codec,
-        header.auto_reason ?? null,
-        header.chunk_rows,
-        footer.chunks.length,
-        index.file_bytes,
-        footer.payload_length,
-        footer.raw_bytes,
-        index.version,
-        index.header_sha256,
-        footer.payload_sha256,
-        header.primary_key ?? null,
-        JSON.stringify(header.lossy_columns ?? []),
-        header.encryption !== null && header.encryption !== undefined,
-        header.partition ? JSON.stringify(header.partition) : null,
-        JSON.stringify(header.metadata ?? {}),
-        description,
-        storageClass,
-        registeredAt,
-      ],
-    );
-    const appender = await c.createAppender("chunks");
-    try {
-      footer.chunks.forEach((chunk, i) => {
-        appender.appendVarchar(name);
-        appender.appendVarchar(version);
-        appender.appendInteger(i);
-        appender.appendBigInt(BigInt(chunk.row_start));
-        appender.appendBigInt(BigInt(chunk.row_end));
-        appender.appendBigInt(BigInt(chunk.offset));
-        appender.appendBigInt(BigInt(chunk.length));
-        appender.appendBigInt(BigInt(chunk.blocks.reduce((s, b) => s + b.raw_length, 0)));
-        appender.appendVarchar(chunk.sha256);
-        appender.appendVarchar(JSON.stringify(
-          chunk.stats.map((s, j) => ({
-            column: index.schema[j]?.name ?? `#${j}`,
-            min: s.min,
-            max: s.max,
-            null_count: s.null_count,
-          })),
-        ));
-        appender.endRow();
-      });
-      appender.flushSync();
-    } finally {
-      appender.closeSync();
+  const dataset: DatasetRow = {
+    name,
+    version,
+    path: index.path,
+    rows: footer.rows,
+    columns: index.schema.length,
+    column_names: index.schema.map((f) => f.name),
+    schema: JSON.stringify(index.schema.map(columnInfo)),
+    codec: header.codec,
+    auto_reason: header.auto_reason ?? null,
+    chunk_rows: header.chunk_rows,
+    chunks: footer.chunks.length,
+    file_bytes: index.file_bytes,
+    stored_bytes: footer.payload_length,
+    raw_bytes: footer.raw_bytes,
+    format_version: index.version,
+    header_sha256: index.header_sha256,
+    payload_sha256: footer.payload_sha256,
+    primary_key: header.primary_key ?? null,
+    lossy_columns: header.lossy_columns ?? [],
+    encrypted: header.encryption !== null && header.encryption !== undefined,
+    partition: header.partition ? JSON.stringify(header.partition) : null,
+    metadata: JSON.stringify(header.metadata ?? {}),
+    description: entry.description,
+    storage_class: entry.storageClass,
+    registered_at: entry.registeredAt,
+  };
+  const chunks = footer.chunks.map((chunk, i): ChunkRow => ({
+    dataset: name,
+    version,
+    chunk: i,
+    row_start: chunk.row_start,
+    row_end: chunk.row_end,
+    byte_offset: chunk.offset,
+    byte_length: chunk.length,
+    raw_bytes: chunk.blocks.reduce((s, b) => s + b.raw_length, 0),
+    sha256: chunk.sha256,
+    stats: JSON.stringify(chunk.stats.map((s, j) => ({
+      column: index.schema[j]?.name ?? `#${j}`,
+      min: s.min,
+      max: s.max,
+      null_count: s.null_count,
+    }))),
+  }));
+  return { dataset, chunks, columns: columnRows(index, name, version) };
+}
+
+/**
+ * A version's `dataset_columns` rows: each column's bytes summed over its chunks.
+ *
+ * @param index The archive.
+ * @param name Dataset name.
+ * @param version Its version.
+ * @returns One row per column, in order.
+ */
+export function columnRows(index: ArchiveIndex, name: string, version: string): ColumnRow[] {
+  return index.schema.map((field, j) => {
+    let stored = 0;
+    let raw = 0;
+    let nulls = 0;
+    const predictors = new Set<string>();
+    for (const chunk of index.footer.chunks) {
+      const block = chunk.blocks[j];
+      if (block) {
+        stored += block.length;
+        raw += block.raw_length;
+        predictors.add(block.predictor);
+      }
+      nulls += chunk.stats[j]?.null_count ?? 0;
     }
-    await recordColumns(c, index, name, version);
-    await c.run("COMMIT");
-  } catch (err) {
-    await c.run("ROLLBACK").catch(() => undefined);
-    throw err instanceof PermafrostError ? err : new CatalogError(
-      "DB_FAILED",
-      `Cannot record dataset '${name}': ${message(err)}`,
-      { cause: err },
-    );
-  }
+    return {
+      dataset: name,
+      version,
+      position: j,
+      name: field.name,
+      type: columnTypeText(field),
+      predictors: [...predictors],
+      stored_bytes: stored,
+      raw_bytes: raw,
+      null_count: nulls,
+    };
+  });
+}
+
+/** A recorded version, as {@link decideVersion} compares it. */
+export interface ExistingVersion {
+  version: string;
+  header_sha256: string;
+  payload_sha256: string;
+  path: string;
 }
 
 /**
@@ -121,34 +202,24 @@ export async function recordVersion(
  * exists with other content, nothing to do when with the same), else the next free
  * `vN` — or nothing to do when the latest version is this very archive.
  *
- * @param c The writer connection.
+ * @param existing The name's versions, oldest first.
  * @param index The archive.
  * @param name Dataset name.
  * @param requested The version asked for, if any.
  * @returns The version, and whether it is to be recorded (`created`).
  * @throws {CatalogError} CONFLICT.
  */
-export async function chooseVersion(
-  c: DuckDBConnection,
+export function decideVersion(
+  existing: readonly ExistingVersion[],
   index: ArchiveIndex,
   name: string,
   requested: string | undefined,
-): Promise<{ created: boolean; version: string }> {
-  const existing = await c.runAndReadAll(
-    "SELECT version, header_sha256, payload_sha256, path FROM datasets WHERE name = $1 ORDER BY seq",
-    [name],
-  );
-  const versions = existing.getRowObjectsJS() as {
-    version: string;
-    header_sha256: string;
-    payload_sha256: string;
-    path: string;
-  }[];
-  const same = (v: (typeof versions)[number]) =>
+): { created: boolean; version: string } {
+  const same = (v: ExistingVersion) =>
     v.header_sha256 === index.header_sha256 && v.payload_sha256 === index.footer.payload_sha256;
   let version = requested;
   if (version !== undefined) {
-    const found = versions.find((v) => v.version === version);
+    const found = existing.find((v) => v.version === version);
     if (found && same(found)) return { created: false, version };
     if (found) {
       throw new CatalogError(
@@ -157,99 +228,16 @@ export async function chooseVersion(
       );
     }
   } else {
-    const latest = versions.at(-1);
+    const latest = existing.at(-1);
     if (latest && same(latest) && latest.path === index.path) {
       return { created: false, version: latest.version };
     }
-    const used = new Set(versions.map((v) => v.version));
-    let n = versions.length + 1;
+    const used = new Set(existing.map((v) => v.version));
+    let n = existing.length + 1;
     while (used.has(`v${n}`)) n++;
     version = `v${n}`;
   }
   return { created: true, version };
-}
-
-/**
- * Deletes every version of a dataset, or one, with its chunks, in one transaction.
- *
- * @param c The writer connection.
- * @param name Dataset name.
- * @param version Only this version.
- * @returns The versions removed, oldest first.
- * @throws {CatalogError} NOT_FOUND; DB_FAILED (rolled back).
- */
-export async function deleteVersions(
-  c: DuckDBConnection,
-  name: string,
-  version: string | undefined,
-): Promise<string[]> {
-  const params = version === undefined ? [name] : [name, version];
-  const cond = version === undefined ? "name = $1" : "name = $1 AND version = $2";
-  const found =
-    (await c.runAndReadAll(`SELECT version FROM datasets WHERE ${cond} ORDER BY seq`, params))
-      .getRowsJS().map((r) => String(r[0]));
-  if (found.length === 0) throw notFound(name, version);
-  await c.run("BEGIN TRANSACTION");
-  try {
-    await c.run(`DELETE FROM chunks WHERE ${cond.replace("name", "dataset")}`, params);
-    await c.run(`DELETE FROM dataset_columns WHERE ${cond.replace("name", "dataset")}`, params);
-    await c.run(`DELETE FROM datasets WHERE ${cond}`, params);
-    await c.run("COMMIT");
-  } catch (err) {
-    await c.run("ROLLBACK").catch(() => undefined);
-    throw new CatalogError("DB_FAILED", `Cannot remove dataset '${name}': ${message(err)}`, {
-      cause: err,
-    });
-  }
-  return found;
-}
-
-/**
- * Records a version's columns with their bytes summed over its chunks
- * (`dataset_columns`), inside the caller's transaction.
- *
- * @param c The writer connection.
- * @param index The archive.
- * @param name Dataset name.
- * @param version Its version.
- */
-export async function recordColumns(
-  c: DuckDBConnection,
-  index: ArchiveIndex,
-  name: string,
-  version: string,
-): Promise<void> {
-  const appender = await c.createAppender("dataset_columns");
-  try {
-    index.schema.forEach((field, j) => {
-      let stored = 0;
-      let raw = 0;
-      let nulls = 0;
-      const predictors = new Set<string>();
-      for (const chunk of index.footer.chunks) {
-        const block = chunk.blocks[j];
-        if (block) {
-          stored += block.length;
-          raw += block.raw_length;
-          predictors.add(block.predictor);
-        }
-        nulls += chunk.stats[j]?.null_count ?? 0;
-      }
-      appender.appendVarchar(name);
-      appender.appendVarchar(version);
-      appender.appendInteger(j);
-      appender.appendVarchar(field.name);
-      appender.appendVarchar(columnTypeText(field));
-      appender.appendList(listValue([...predictors]), LIST(VARCHAR));
-      appender.appendBigInt(BigInt(stored));
-      appender.appendBigInt(BigInt(raw));
-      appender.appendBigInt(BigInt(nulls));
-      appender.endRow();
-    });
-    appender.flushSync();
-  } finally {
-    appender.closeSync();
-  }
 }
 
 /** A column's type as people read it: `decimal(18,2)`, `timestamp[us, UTC]`, `int64`. */

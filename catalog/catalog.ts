@@ -1,7 +1,9 @@
 /**
- * `Catalog`: a DuckDB-backed index of archives. Registration reads an archive's
- * header and footer only and records one `datasets` row per version plus one
- * `chunks` row per chunk (see `_tables.ts`); everything else is a query.
+ * `Catalog`: an index of archives. Registration reads an archive's header and footer
+ * only and records one `datasets` row per version plus one `chunks` row per chunk (see
+ * `_tables.ts`); everything else is a query. The records live in a store (`store.ts`):
+ * a DuckDB file (`Catalog.open(path)`), or Deno KV with an in-memory duckdb-wasm mirror
+ * for hosts with neither native code nor a disk (`Catalog.openStore(kvStore(...))`).
  *
  * Versions: registering a name again with other content adds a version and keeps
  * the history. Without an explicit version the catalog labels it `v1`, `v2`, ...;
@@ -12,7 +14,8 @@
  * Reads of one dataset (`get`, so `GET /datasets/{name}`) are served from memory
  * once read: the catalog is the only writer of its file (see `_db.ts`), so it knows
  * when a record changes, and drops a name's entries after each committed write to
- * it. A read that raced a write is not cached.
+ * it. A read that raced a write is not cached. A store shared with other processes
+ * (KV) says when another wrote (`sync`), and the whole cache is dropped.
  *
  * Concurrency: reads run on a pool of connections, user SQL (`sql`) on connections
  * of its own, one per running query; writes go one at a time through one
@@ -27,7 +30,6 @@
  *
  * @module
  */
-import type { DuckDBValue } from "@duckdb/node-api";
 import { resolve } from "node:path";
 import { createLogger, type Logger } from "../internal/log.ts";
 import type { RowRange } from "../format/reader.ts";
@@ -44,15 +46,8 @@ import {
   type RegisterOptions,
   resolveUnderRoot,
 } from "./options.ts";
-import {
-  type CatalogDb,
-  type Lane,
-  type LanePool,
-  message,
-  openCatalogDb,
-  toJsonValue,
-} from "./_db.ts";
-import { CATALOG_TABLES, prepareTables } from "./_tables.ts";
+import { DuckDbStore } from "./_duckdb_store.ts";
+import type { CatalogStore, Rows, SqlParam } from "./store.ts";
 import {
   catalogStats,
   costReport,
@@ -61,7 +56,7 @@ import {
   priceClassOf,
 } from "./cost.ts";
 import { checkIntegrity } from "./integrity.ts";
-import { chooseVersion, deleteVersions, recordVersion } from "./_record.ts";
+import { columnRows } from "./_record.ts";
 import { versionColumns } from "./columns.ts";
 import { listArchives, registerEach } from "./_register_dir.ts";
 import { searchDatasets } from "./search.ts";
@@ -69,7 +64,6 @@ import { CACHE_NAMES, RecordCache } from "./_cache.ts";
 import { DATASET_COLUMNS, datasetFromRow } from "./_rows.ts";
 import { listChunks, listDatasets, listVersions, notFound } from "./_queries.ts";
 import { unreadable } from "./_read_errors.ts";
-import { runSandboxedSql } from "./sql_sandbox.ts";
 import type {
   CatalogStats,
   ChunkRecord,
@@ -100,33 +94,41 @@ const SILENT: Logger = createLogger({ component: "catalog", level: "error", sink
  * ```
  */
 export class Catalog {
-  /** Database file as given. */
+  /** Where the records are: the database file as given, or the store's location. */
   readonly dbPath: string;
+  readonly #store: CatalogStore;
   readonly #options: CatalogOptions;
   readonly #backend: ArchiveBackend;
   readonly #logger: Logger;
   readonly #prices: Readonly<Record<string, number>>;
   readonly #root: string | undefined;
-  #opening: Promise<CatalogDb> | undefined;
+  #opening: Promise<CatalogStore> | undefined;
   #closed = false;
   /** Records `get` has read (`_cache.ts`). */
   readonly #cache = new RecordCache();
 
   /**
-   * Creates a catalog on a database file. Nothing is opened until the first call
-   * (or {@link Catalog.ready}).
+   * Creates a catalog on a database file (or another store). Nothing is opened until
+   * the first call (or {@link Catalog.ready}).
    *
-   * @param dbPath DuckDB file (created if missing).
+   * @param dbPath DuckDB file (created if missing), or a store (`store.ts`).
    * @param options Backend, thaw, logger, clock, root, prices, limits.
    */
-  constructor(dbPath: string, options: CatalogOptions = {}) {
-    this.dbPath = dbPath;
+  constructor(dbPath: string | CatalogStore, options: CatalogOptions = {}) {
+    this.#logger = options.logger ?? SILENT;
+    this.#store = typeof dbPath === "string"
+      ? new DuckDbStore(dbPath, {
+        readConnections: options.readConnections,
+        memoryLimit: options.memoryLimit,
+        sqlConnections: options.sql?.connections,
+      }, this.#logger)
+      : dbPath;
+    this.dbPath = this.#store.location;
     this.#options = options;
     this.#backend = options.backend ?? storageBackend({
       cacheBytes: options.cacheBytes,
       cacheTtlS: options.cacheTtlS,
     });
-    this.#logger = options.logger ?? SILENT;
     this.#prices = Object.freeze({ ...(options.prices ?? DEFAULT_PRICES) });
     this.#root = options.root ? resolve(options.root) : undefined;
     for (const [cls, price] of Object.entries(this.#prices)) {
@@ -142,12 +144,15 @@ export class Catalog {
   /**
    * Creates a catalog and opens its database.
    *
-   * @param dbPath DuckDB file.
+   * @param dbPath DuckDB file, or a store (`store.ts`).
    * @param options As the constructor's.
    * @returns The open catalog.
    * @throws {CatalogError} DB_LOCKED when another process or catalog owns the file.
    */
-  static async open(dbPath: string, options: CatalogOptions = {}): Promise<Catalog> {
+  static async open(
+    dbPath: string | CatalogStore,
+    options: CatalogOptions = {},
+  ): Promise<Catalog> {
     const catalog = new Catalog(dbPath, options);
     await catalog.ready();
     return catalog;
@@ -174,41 +179,33 @@ export class Catalog {
     this.#cache.clear();
     const opening = this.#opening;
     if (!opening) return;
-    const db = await opening.catch(() => undefined);
-    await db?.close();
+    const store = await opening.catch(() => undefined);
+    await store?.close();
   }
 
-  #db(): Promise<CatalogDb> {
+  /** The engine `sql` runs on: `duckdb` (a DuckDB file) or `duckdb-wasm` (the KV store). */
+  get engine(): CatalogStore["engine"] {
+    return this.#store.engine;
+  }
+
+  #db(): Promise<CatalogStore> {
     if (this.#closed) return Promise.reject(new CatalogError("CLOSED", "The catalog is closed"));
     this.#opening ??= this.#open();
     return this.#opening;
   }
 
-  async #open(): Promise<CatalogDb> {
-    const db = await openCatalogDb(this.dbPath, {
-      readConnections: this.#options.readConnections,
-      memoryLimit: this.#options.memoryLimit,
-      sqlConnections: this.#options.sql?.connections,
-    }).catch((err) => {
+  async #open(): Promise<CatalogStore> {
+    const store = this.#store;
+    try {
+      await store.open();
+    } catch (err) {
       this.#opening = undefined;
       throw err;
-    });
-    try {
-      await db.writer.run((c) => prepareTables(c, db.path));
-    } catch (err) {
-      await db.close();
-      this.#opening = undefined;
-      throw err instanceof CatalogError ? err : new CatalogError(
-        "DB_FAILED",
-        `Cannot prepare catalog database '${db.path}': ${message(err)}`,
-        { cause: err },
-      );
     }
     // Warm the record cache with the latest version of each name (one query), so
-    // reads after a restart do not each wait for DuckDB.
+    // reads after a restart do not each wait for the store.
     try {
-      const rows = await this.#query(
-        db.readers,
+      const rows = await store.read(
         `SELECT ${DATASET_COLUMNS}, count(*) OVER (PARTITION BY name) AS n_versions FROM datasets
          QUALIFY row_number() OVER (PARTITION BY name ORDER BY seq DESC) = 1 LIMIT ${CACHE_NAMES}`,
       );
@@ -220,29 +217,27 @@ export class Catalog {
     } catch (err) {
       this.#logger.warn("cannot warm the dataset cache", { err });
     }
-    this.#logger.info("catalog open", { db: db.path, datasets: this.#cache.size });
-    return db;
+    this.#logger.info("catalog open", {
+      store: store.location,
+      engine: store.engine,
+      datasets: this.#cache.size,
+    });
+    return store;
   }
 
   // -------------------------------------------------------------------------
   // queries
 
-  async #query(
-    lanes: Lane | LanePool,
-    sql: string,
-    params: DuckDBValue[] = [],
-  ): Promise<Record<string, unknown>[]> {
-    // Prepared statements are not cached: re-running a cached one in
-    // @duckdb/node-api 1.5.5-r.5 returned corrupt short strings (seen in tests).
-    return await lanes.run(async (c) => {
-      const reader = await c.runAndReadAll(sql, params);
-      return reader.convertRowObjects(toJsonValue) as Record<string, unknown>[];
-    });
+  async #read(sql: string, params: SqlParam[] = []): Promise<Rows> {
+    const store = await this.#synced();
+    return await store.read(sql, params);
   }
 
-  async #read(sql: string, params: DuckDBValue[] = []): Promise<Record<string, unknown>[]> {
-    const db = await this.#db();
-    return await this.#query(db.readers, sql, params);
+  /** The open store, caught up with other processes' writes (the cache dropped if any). */
+  async #synced(): Promise<CatalogStore> {
+    const store = await this.#db();
+    if (await store.sync()) this.#cache.clear();
+    return store;
   }
 
   /**
@@ -264,7 +259,7 @@ export class Catalog {
    * @throws {CatalogError} NOT_FOUND.
    */
   async get(name: string, options: { version?: string } = {}): Promise<DatasetDetail> {
-    if (this.#closed) throw new CatalogError("CLOSED", "The catalog is closed");
+    await this.#synced();
     const key = options.version ?? "";
     const hit = this.#cache.get(name, key);
     if (hit) return hit;
@@ -315,7 +310,7 @@ export class Catalog {
   ): Promise<Page<ChunkRecord> & { version: string }> {
     const page = paging(options);
     const record = await this.get(name, { version: options.version });
-    const read = (sql: string, params: DuckDBValue[]) => this.#read(sql, params);
+    const read = (sql: string, params: SqlParam[]) => this.#read(sql, params);
     return await listChunks(read, name, record.version, options.rows, page);
   }
 
@@ -335,7 +330,8 @@ export class Catalog {
     const record = await this.get(name, options);
     return await versionColumns({
       read: (sql, params) => this.#read(sql, params),
-      write: async (fn) => await (await this.#db()).writer.run(fn),
+      addColumns: async (index) =>
+        await (await this.#db()).addColumns(columnRows(index, record.name, record.version)),
       backend: this.#backend,
     }, record);
   }
@@ -396,7 +392,7 @@ export class Catalog {
    * @throws {CatalogError} INVALID_ARGUMENT, CONFLICT.
    */
   async registerIndex(index: ArchiveIndex, options: RegisterOptions = {}): Promise<RegisterResult> {
-    const db = await this.#db();
+    const db = await this.#synced();
     const name = options.name ?? nameFromPath(index.path);
     checkName("name", name);
     if (options.version !== undefined) checkName("version", options.version);
@@ -413,20 +409,15 @@ export class Catalog {
     const footer = index.footer;
     const description = options.description ?? header.metadata?.description ?? "";
     const registeredAt = this.#now().toISOString().replace("T", " ").replace("Z", "");
-    const outcome = await db.writer.run(async (c) => {
-      const decided = await chooseVersion(c, index, name, options.version);
-      if (!decided.created) return decided;
-      const version = decided.version;
-      await recordVersion(c, index, {
+    const outcome = await db.record(
+      {
+        index,
         name,
-        version,
-        storageClass,
-        description,
-        registeredAt,
-      });
-      this.#cache.written(name);
-      return { created: true, version };
-    });
+        requested: options.version,
+        entry: { storageClass, description, registeredAt },
+      },
+      () => this.#cache.written(name),
+    );
     if (outcome.created) {
       this.#logger.info("dataset registered", {
         name,
@@ -482,12 +473,8 @@ export class Catalog {
     name: string,
     options: { version?: string } = {},
   ): Promise<{ name: string; removed: string[] }> {
-    const db = await this.#db();
-    const removed = await db.writer.run(async (c) => {
-      const found = await deleteVersions(c, name, options.version);
-      this.#cache.written(name);
-      return found;
-    });
+    const db = await this.#synced();
+    const removed = await db.remove(name, options.version, () => this.#cache.written(name));
     this.#logger.info("dataset removed", { name, versions: removed });
     return { name, removed };
   }
@@ -574,21 +561,20 @@ export class Catalog {
 
   /**
    * Runs one read-only SELECT over the catalog tables (`datasets`, `chunks`,
-   * `chunk_stats`) in the sandbox (see `sql_sandbox.ts`), on a connection of its
-   * own: a slow query does not hold up the others, nor the catalog's own reads and writes.
+   * `chunk_stats`, `dataset_columns`) in the store's sandbox (see `sql_sandbox.ts`),
+   * on a connection of its own: a slow query does not hold up the catalog's own reads
+   * and writes.
    *
    * @param query The SQL.
    * @returns Columns and rows, cut at the row and byte limits (`truncated: true`).
    * @throws {CatalogError} SQL_REFUSED, SQL_FAILED, SQL_TOO_LARGE, SQL_TIMEOUT.
    */
   async sql(query: string): Promise<SqlResult> {
-    const db = await this.#db();
-    return await runSandboxedSql(db.sandbox, query, {
+    const store = await this.#synced();
+    return await store.sql(query, {
       timeoutMs: this.#options.sql?.timeoutMs,
       maxRows: this.#options.sql?.maxRows,
       maxBytes: this.#options.sql?.maxBytes,
-      tables: CATALOG_TABLES,
-      logger: this.#logger,
     });
   }
 

@@ -7,10 +7,9 @@
  *
  * @module
  */
-import type { DuckDBConnection, DuckDBValue } from "@duckdb/node-api";
 import type { ArchiveBackend, ArchiveIndex } from "./backend.ts";
 import { CatalogError } from "./errors.ts";
-import { recordColumns } from "./_record.ts";
+import type { SqlParam } from "./store.ts";
 import { columnsReport } from "./_rows.ts";
 import { unreadable } from "./_read_errors.ts";
 import type { ColumnsReport, DatasetRecord } from "./types.ts";
@@ -18,9 +17,9 @@ import type { ColumnsReport, DatasetRecord } from "./types.ts";
 /** What {@link versionColumns} needs from the catalog. */
 export interface ColumnsDeps {
   /** Runs a read query. */
-  read(sql: string, params: DuckDBValue[]): Promise<Record<string, unknown>[]>;
-  /** Runs a write, one at a time. */
-  write(fn: (c: DuckDBConnection) => Promise<void>): Promise<void>;
+  read(sql: string, params: SqlParam[]): Promise<Record<string, unknown>[]>;
+  /** Records a version's columns worked out from its archive (unless it has them by then). */
+  addColumns(index: ArchiveIndex): Promise<void>;
   /** Reads archives. */
   backend: ArchiveBackend;
 }
@@ -66,12 +65,5 @@ async function recordLate(deps: ColumnsDeps, record: DatasetRecord): Promise<voi
       { path: record.path },
     );
   }
-  await deps.write(async (c) => {
-    const found = await c.runAndReadAll(
-      "SELECT count(*) FROM dataset_columns WHERE dataset = $1 AND version = $2",
-      [record.name, record.version],
-    );
-    if (Number(found.getRowsJS()[0]![0]) > 0) return;
-    await recordColumns(c, index, record.name, record.version);
-  });
+  await deps.addColumns(index);
 }

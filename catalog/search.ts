@@ -4,12 +4,12 @@
  *
  * @module
  */
-import type { DuckDBValue } from "@duckdb/node-api";
+import type { SqlParam } from "./store.ts";
 import { CatalogError } from "./errors.ts";
 import type { SearchHit, SearchResult } from "./types.ts";
 
 /** Runs a read-only query with parameters on the catalog's tables. */
-export type ReadQuery = (sql: string, params: DuckDBValue[]) => Promise<Record<string, unknown>[]>;
+export type ReadQuery = (sql: string, params: SqlParam[]) => Promise<Record<string, unknown>[]>;
 
 /**
  * Searches the catalog.
