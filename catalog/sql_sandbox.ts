@@ -456,8 +456,13 @@ function convertRow(chunk: DuckDBDataChunk, i: number, maxBytes: number): unknow
   return row;
 }
 
-/** UTF-8 length of a value's JSON text. */
-function jsonBytes(value: unknown): number {
+/**
+ * UTF-8 length of a value's JSON text.
+ *
+ * @param value A JSON value.
+ * @returns Its bytes.
+ */
+export function jsonBytes(value: unknown): number {
   const text = JSON.stringify(value) ?? "null";
   let n = text.length;
   for (let i = 0; i < text.length; i++) {
@@ -469,7 +474,13 @@ function jsonBytes(value: unknown): number {
   return n;
 }
 
-function checkText(query: string): void {
+/**
+ * Refuses an empty query, one over {@link MAX_QUERY_LENGTH} characters, or one with a NUL.
+ *
+ * @param query The user's SQL.
+ * @throws {CatalogError} SQL_REFUSED.
+ */
+export function checkText(query: string): void {
   if (query.trim() === "") throw refused("the query is empty");
   if (query.length > MAX_QUERY_LENGTH) {
     throw refused(`the query is ${query.length} characters, the limit is ${MAX_QUERY_LENGTH}`);
@@ -489,7 +500,12 @@ function refused(why: string): CatalogError {
   return new CatalogError("SQL_REFUSED", `Query refused: ${why}`);
 }
 
-/** DuckDB's message without the caret diagram, on one line. */
-function cleanDuckError(err: unknown): string {
+/**
+ * DuckDB's message without the caret diagram, on one line.
+ *
+ * @param err What DuckDB threw.
+ * @returns The message.
+ */
+export function cleanDuckError(err: unknown): string {
   return message(err).split("\n\nLINE")[0]!.replace(/\s+/g, " ").trim();
 }

@@ -848,8 +848,12 @@ function sqlFailed(cause: unknown, registered: RegisteredArchive[]): OpsError {
  * The one statement a query may be on the `duckdb-wasm` engine, which has no parser tree:
  * it must start as a SELECT does and hold no second statement. (The engine itself is
  * locked down: no file, no setting, no extension, whatever the text.)
+ *
+ * @param sql The query.
+ * @returns Its text, trimmed, without a final `;`.
+ * @throws {OpsError} SQL_REFUSED.
  */
-function checkOneSelect(sql: string): string {
+export function checkOneSelect(sql: string): string {
   const text = sql.trim().replace(/;\s*$/, "");
   const bare = text.replace(/--[^\n]*|\/\*[\s\S]*?\*\//g, " ")
     .replace(/'(?:[^']|'')*'|"(?:[^"]|"")*"/g, "''").trim();
