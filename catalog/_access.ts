@@ -38,9 +38,6 @@ import {
   serveRows,
   sqlOverDatasets,
 } from "./data.ts";
-import { tablesOf } from "../ops/sql.ts";
-import { openLockedDuckDB } from "../io/_duckdb.ts";
-import { checkSyntax } from "./sql_sandbox.ts";
 import { CATALOG_TABLES } from "./_tables.ts";
 import { NAME_PATTERN } from "./limits.ts";
 import type {
@@ -260,7 +257,7 @@ export class CatalogAccess {
    */
   async sql(who: Principal | null, query: string): Promise<SqlResult> {
     // What does not parse as one SELECT gets the sandbox's own answer, below.
-    const tables = await tablesOf(query).catch(() => [] as string[]);
+    const tables = await this.#catalog.tablesOf(query);
     // The datasets it reads, as this caller sees them (a name it may not see is none).
     const datasets = new Map<string, string>();
     if (!tables.some((t) => CATALOG_TABLES.includes(t.toLowerCase()))) {
@@ -273,16 +270,22 @@ export class CatalogAccess {
       this.requireAll(who, "POST /sql over the catalog's tables");
       return await this.#catalog.sql(query);
     }
-    const db = await openLockedDuckDB([]);
-    try {
-      await checkSyntax(db.connection, query, [...datasets.keys()]);
-    } finally {
-      db.close();
+    const engine = this.#catalog.engine;
+    if (engine === "duckdb") {
+      const { openLockedDuckDB } = await import("../io/_duckdb.ts");
+      const { checkSyntax } = await import("./sql_sandbox.ts");
+      const db = await openLockedDuckDB([]);
+      try {
+        await checkSyntax(db.connection, query, [...datasets.keys()]);
+      } finally {
+        db.close();
+      }
     }
     return await sqlOverDatasets(
       query,
       (table) => Promise.resolve(datasets.get(table) ?? null),
       this.#catalog.sqlLimits,
+      engine,
     );
   }
 

@@ -34,7 +34,9 @@ import {
 } from "@duckdb/node-api";
 import { realpathSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
-import { CatalogError } from "./errors.ts";
+import { CatalogError, message } from "./errors.ts";
+
+export { message };
 
 /** Paths of the database files open in this process. */
 const OPEN_FILES = new Set<string>();
@@ -311,16 +313,6 @@ function openError(path: string, cause: unknown): CatalogError {
     cause,
     path,
   });
-}
-
-/**
- * The message of any thrown value.
- *
- * @param err Anything thrown.
- * @returns Its message.
- */
-export function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 const BIG_INTEGER_TYPES = new Set<DuckDBTypeId>([

@@ -22,6 +22,7 @@ import { CATALOG_TABLES, prepareTables } from "./_tables.ts";
 import { type ColumnRow, decideVersion, type ExistingVersion, versionRows } from "./_record.ts";
 import { notFound } from "./_queries.ts";
 import { runSandboxedSql } from "./sql_sandbox.ts";
+import { tablesOf } from "../ops/sql.ts";
 import type { CatalogStore, RecordRequest, Rows, SqlParam, StoreSqlLimits } from "./store.ts";
 import type { SqlResult } from "./types.ts";
 import type { Logger } from "../internal/log.ts";
@@ -185,6 +186,10 @@ export class DuckDbStore implements CatalogStore {
       tables: CATALOG_TABLES,
       logger: this.#logger,
     });
+  }
+
+  async tablesOf(query: string): Promise<string[]> {
+    return await tablesOf(query).catch(() => [] as string[]);
   }
 
   sync(): Promise<boolean> {

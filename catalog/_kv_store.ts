@@ -33,19 +33,14 @@
  * @module
  */
 import * as arrow from "apache-arrow";
-import {
-  openWasmDatabase,
-  runWithParams,
-  streamQuery,
-  type WasmConnection,
-} from "../ops/_duckdb_wasm.ts";
-import { checkOneSelect } from "../ops/sql.ts";
+import { openWasmDatabase, runWithParams, type WasmConnection } from "../ops/_duckdb_wasm.ts";
+import { checkOneSelect, identifiers } from "../ops/sql.ts";
 import { OpsError } from "../ops/errors.ts";
 import type { QueryBackend } from "../ops/query_backends.ts";
 import { CatalogError } from "./errors.ts";
-import { message } from "./_db.ts";
+import { message } from "./errors.ts";
 import { notFound } from "./_queries.ts";
-import { SCHEMA_DDL, SCHEMA_VERSION } from "./_tables.ts";
+import { CATALOG_TABLES, SCHEMA_DDL, SCHEMA_VERSION } from "./_tables.ts";
 import {
   type ColumnRow,
   decideVersion,
@@ -54,8 +49,9 @@ import {
   versionRows,
 } from "./_record.ts";
 import { DEFAULT_SQL_MAX_BYTES, DEFAULT_SQL_MAX_ROWS, DEFAULT_SQL_TIMEOUT_MS } from "./limits.ts";
-import { checkText, cleanDuckError, jsonBytes } from "./sql_sandbox.ts";
-import { jsonValue, rowObjects } from "./_wasm_rows.ts";
+import { checkText } from "./_sql_text.ts";
+import { rowObjects } from "./_wasm_rows.ts";
+import { runWasmSql, wasmMessage, type WasmSqlLimits } from "./_wasm_sql.ts";
 import type { CatalogStore, RecordRequest, Rows, SqlParam, StoreSqlLimits } from "./store.ts";
 import type { SqlResult } from "./types.ts";
 
@@ -319,6 +315,34 @@ export class KvStore implements CatalogStore {
     return run;
   }
 
+  tablesOf(query: string): Promise<string[]> {
+    const run = this.#queries.then(() => {
+      const conn = this.#sqlConn;
+      this.#conn();
+      let text: string;
+      try {
+        text = checkOneSelect(query);
+      } catch {
+        return [];
+      }
+      const words = [...identifiers(text, true)];
+      const isCatalogTable = (w: string) => CATALOG_TABLES.includes(w.toLowerCase());
+      try {
+        conn!.query("BEGIN TRANSACTION READ ONLY");
+        try {
+          conn!.query(`DESCRIBE (\n${text}\n)`);
+        } finally {
+          conn!.query("ROLLBACK");
+        }
+      } catch {
+        return words.filter((w) => !isCatalogTable(w));
+      }
+      return words.filter(isCatalogTable);
+    });
+    this.#queries = run.catch(() => {});
+    return run;
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
@@ -331,13 +355,7 @@ export class KvStore implements CatalogStore {
 
   async #runSql(
     query: string,
-    limits: {
-      deadline: number;
-      timeoutMs: number;
-      maxRows: number;
-      maxBytes: number;
-      started: number;
-    },
+    limits: WasmSqlLimits,
   ): Promise<SqlResult> {
     checkText(query);
     let text: string;
@@ -350,78 +368,7 @@ export class KvStore implements CatalogStore {
       throw err;
     }
     this.#conn();
-    const conn = this.#sqlConn!;
-    const timeout = () =>
-      new CatalogError(
-        "SQL_TIMEOUT",
-        `Query stopped after the ${limits.timeoutMs} ms limit (--sql-timeout-ms)`,
-      );
-    if (performance.now() > limits.deadline) throw timeout();
-    conn.query("BEGIN TRANSACTION READ ONLY");
-    try {
-      let described: Record<string, unknown>[];
-      try {
-        described = rowObjects(conn.query(`DESCRIBE (\n${text}\n)`) as arrow.Table);
-      } catch (cause) {
-        throw queryError(cause);
-      }
-      const columns = described.map((r) => ({
-        name: String(r.column_name),
-        type: String(r.column_type),
-      }));
-      const reader = await arrow.AsyncRecordBatchStreamReader.from(
-        streamQuery(conn, answerText(text, columns), { deadline: limits.deadline, timeout }),
-      );
-      await reader.open();
-      const rows: unknown[][] = [];
-      let bytes = 2;
-      let truncated = false;
-      try {
-        outer: for await (const batch of reader) {
-          const vectors = batch.schema.fields.map((_: arrow.Field, j: number) =>
-            batch.getChildAt(j)!
-          );
-          for (let i = 0; i < batch.numRows; i++) {
-            if (rows.length >= limits.maxRows) {
-              truncated = true;
-              break outer;
-            }
-            const row = vectors.map((v, j) => typed(jsonValue(v.get(i), v.type), columns[j]!.type));
-            const size = jsonBytes(row) + (rows.length > 0 ? 1 : 0);
-            if (bytes + size > limits.maxBytes) {
-              if (rows.length === 0) {
-                throw new CatalogError(
-                  "SQL_TOO_LARGE",
-                  `Query result too large: its first row alone is over the ${limits.maxBytes}-byte limit of an answer (--sql-max-bytes); select fewer or shorter columns`,
-                );
-              }
-              truncated = true;
-              break outer;
-            }
-            rows.push(row);
-            bytes += size;
-          }
-        }
-      } catch (cause) {
-        if (cause instanceof CatalogError) throw cause;
-        throw queryError(cause);
-      }
-      return {
-        columns,
-        rows,
-        row_count: rows.length,
-        truncated,
-        max_rows: limits.maxRows,
-        max_bytes: limits.maxBytes,
-        elapsed_ms: Math.round((performance.now() - limits.started) * 100) / 100,
-      };
-    } finally {
-      try {
-        conn.query("ROLLBACK");
-      } catch {
-        // a cancelled query may have ended the transaction already
-      }
-    }
+    return await runWasmSql(this.#sqlConn!, text, limits);
   }
 
   /** Runs writes one at a time (in this process; the KV commit checks the others). */
@@ -619,78 +566,9 @@ function insertRows(conn: WasmConnection, table: string, rows: readonly object[]
   }
 }
 
-/**
- * The user's query, wrapped so that values the DuckDB store answers as text (temporal
- * types, wide decimals, 128-bit integers, UUIDs, intervals) come out of DuckDB as that
- * text; when two columns share a name the query is left as it is.
- */
-function answerText(text: string, columns: { name: string; type: string }[]): string {
-  const names = new Set(columns.map((c) => c.name));
-  if (names.size !== columns.length) return text;
-  const cast = columns.filter((c) => asText(c.type));
-  if (cast.length === 0) return text;
-  const quote = (n: string) => `"${n.replaceAll('"', '""')}"`;
-  const replace = cast.map((c) => `CAST(${quote(c.name)} AS VARCHAR) AS ${quote(c.name)}`);
-  return `SELECT * REPLACE (${replace.join(", ")}) FROM (\n${text}\n)`;
-}
-
-/** Types DuckDB's JSON converter gives as text (and decimals, turned back below). */
-function asText(type: string): boolean {
-  return /^(TIMESTAMP|DATE|TIME|INTERVAL|UUID|HUGEINT|UHUGEINT|DECIMAL|BIT|VARINT|BIGNUM)/.test(
-    type,
-  );
-}
-
-/** A value cast to text by {@link answerText}, as the DuckDB store answers it. */
-function typed(value: unknown, type: string): unknown {
-  if (typeof value !== "string") return value;
-  const decimal = /^DECIMAL\((\d+),/.exec(type);
-  if (decimal) {
-    if (Number(decimal[1]) > 15) return value;
-    const n = Number(value);
-    return Number.isFinite(n) ? n : value;
-  }
-  if (/^U?HUGEINT$/.test(type)) {
-    const n = Number(value);
-    return Number.isSafeInteger(n) ? n : value;
-  }
-  return value;
-}
-
-/**
- * A failed user query: SQL_REFUSED when it reached for what the locked engine does not
- * give (a file, the network, an extension), else SQL_FAILED in DuckDB's words.
- */
-function queryError(cause: unknown): CatalogError {
-  const text = cleanDuckError(wasmMessage(cause));
-  if (/^Permission Error|exists in the \w+ extension/.test(text)) {
-    const what = /^Catalog Error: (.*?) is not in the catalog/.exec(text)?.[1];
-    return new CatalogError(
-      "SQL_REFUSED",
-      `Query refused: ${
-        what ? `${what} is not available` : text.replace(/^Permission Error: /, "")
-      }: queries read the catalog tables only (no file, network or extension)`,
-      { cause },
-    );
-  }
-  return new CatalogError("SQL_FAILED", `Query failed: ${text}`, { cause });
-}
-
 function busy(name: string): CatalogError {
   return new CatalogError(
     "DB_FAILED",
     `Cannot write dataset '${name}': other processes kept writing to the catalog; try again`,
   );
-}
-
-/** A duckdb-wasm error's text (it may come as a JSON object). */
-function wasmMessage(cause: unknown): string {
-  const text = message(cause);
-  try {
-    const o = JSON.parse(text) as { exception_type?: string; exception_message?: string };
-    if (o.exception_message) return `${o.exception_type ?? ""} Error: ${o.exception_message}`;
-  } catch {
-    // already text
-  }
-  return text;
 }

@@ -8,7 +8,7 @@
  */
 import { PermafrostError } from "../internal/errors.ts";
 import { CatalogError } from "./errors.ts";
-import { message } from "./_db.ts";
+import { message } from "./errors.ts";
 
 /** The error of a registration whose archive could not be read. */
 export function unreadable(path: string, cause: unknown): CatalogError {

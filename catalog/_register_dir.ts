@@ -9,7 +9,7 @@
  */
 import { PermafrostError } from "../internal/errors.ts";
 import type { ArchiveBackend } from "./backend.ts";
-import { message } from "./_db.ts";
+import { message } from "./errors.ts";
 import { CatalogError } from "./errors.ts";
 import { isPermissionError, notAllowed } from "./_read_errors.ts";
 import type { RegisterDirResult, RegisterResult } from "./types.ts";

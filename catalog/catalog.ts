@@ -46,7 +46,6 @@ import {
   type RegisterOptions,
   resolveUnderRoot,
 } from "./options.ts";
-import { DuckDbStore } from "./_duckdb_store.ts";
 import type { CatalogStore, Rows, SqlParam } from "./store.ts";
 import {
   catalogStats,
@@ -96,7 +95,8 @@ const SILENT: Logger = createLogger({ component: "catalog", level: "error", sink
 export class Catalog {
   /** Where the records are: the database file as given, or the store's location. */
   readonly dbPath: string;
-  readonly #store: CatalogStore;
+  /** The store given, or undefined for a DuckDB file (made at open: see #open). */
+  #store: CatalogStore | undefined;
   readonly #options: CatalogOptions;
   readonly #backend: ArchiveBackend;
   readonly #logger: Logger;
@@ -116,14 +116,8 @@ export class Catalog {
    */
   constructor(dbPath: string | CatalogStore, options: CatalogOptions = {}) {
     this.#logger = options.logger ?? SILENT;
-    this.#store = typeof dbPath === "string"
-      ? new DuckDbStore(dbPath, {
-        readConnections: options.readConnections,
-        memoryLimit: options.memoryLimit,
-        sqlConnections: options.sql?.connections,
-      }, this.#logger)
-      : dbPath;
-    this.dbPath = this.#store.location;
+    this.#store = typeof dbPath === "string" ? undefined : dbPath;
+    this.dbPath = typeof dbPath === "string" ? dbPath : dbPath.location;
     this.#options = options;
     this.#backend = options.backend ?? storageBackend({
       cacheBytes: options.cacheBytes,
@@ -185,7 +179,7 @@ export class Catalog {
 
   /** The engine `sql` runs on: `duckdb` (a DuckDB file) or `duckdb-wasm` (the KV store). */
   get engine(): CatalogStore["engine"] {
-    return this.#store.engine;
+    return this.#store?.engine ?? "duckdb";
   }
 
   #db(): Promise<CatalogStore> {
@@ -195,6 +189,13 @@ export class Catalog {
   }
 
   async #open(): Promise<CatalogStore> {
+    // The DuckDB store is loaded only when used: its native addon needs --allow-ffi,
+    // which a catalog on the KV store (hosted without native code) does not have.
+    this.#store ??= new (await import("./_duckdb_store.ts")).DuckDbStore(this.dbPath, {
+      readConnections: this.#options.readConnections,
+      memoryLimit: this.#options.memoryLimit,
+      sqlConnections: this.#options.sql?.connections,
+    }, this.#logger);
     const store = this.#store;
     try {
       await store.open();
@@ -552,6 +553,16 @@ export class Catalog {
     options: { limit?: number; offset?: number } = {},
   ): Promise<SearchResult> {
     return await searchDatasets((sql, params) => this.#read(sql, params), q, paging(options));
+  }
+
+  /**
+   * The tables a user query names (see `CatalogStore.tablesOf`).
+   *
+   * @param query The SQL.
+   * @returns The names; empty when it does not parse.
+   */
+  async tablesOf(query: string): Promise<string[]> {
+    return await (await this.#synced()).tablesOf(query);
   }
 
   /** The limits of `sql` (time, rows, bytes), for queries run elsewhere on its behalf. */

@@ -172,3 +172,30 @@ export const CATALOG_CONFIG = {
 
 /** The resolved settings of `catalog serve`. */
 export type CatalogConfig = ConfigOf<typeof CATALOG_CONFIG>;
+
+/**
+ * Settings of the hosted catalog (`catalog/hosted.ts`, under `deno serve`): records in
+ * Deno KV instead of a DuckDB file, archives in object storage, no user store (it is
+ * a SQLite file); the rest as `catalog serve`'s, from the same variables.
+ */
+export const HOSTED_CATALOG_CONFIG = {
+  kv: setting({
+    flag: "--kv",
+    env: "PERMAFROST_CATALOG_KV",
+    default: "",
+    parse: stringParser(),
+    description:
+      "Deno KV of the hosted catalog: a path, a KV Connect URL, or empty for the host's default KV",
+  }),
+  logLevel: CATALOG_CONFIG.logLevel,
+  sqlTimeoutMs: CATALOG_CONFIG.sqlTimeoutMs,
+  sqlMaxRows: CATALOG_CONFIG.sqlMaxRows,
+  sqlMaxBytes: CATALOG_CONFIG.sqlMaxBytes,
+  prices: CATALOG_CONFIG.prices,
+  parquetRatio: CATALOG_CONFIG.parquetRatio,
+  jwtSecret: CATALOG_CONFIG.jwtSecret,
+  dataRoots: CATALOG_CONFIG.dataRoots,
+  maxBodyBytes: CATALOG_CONFIG.maxBodyBytes,
+  cacheBytes: CATALOG_CONFIG.cacheBytes,
+  cacheTtlS: CATALOG_CONFIG.cacheTtlS,
+};

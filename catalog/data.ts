@@ -23,9 +23,10 @@ import { newCounters, scanArchive, selectSchema, whereFor } from "../ops/_scan.t
 import { OpsError } from "../ops/errors.ts";
 import { SqlSession } from "../ops/sql.ts";
 import { CatalogError } from "./errors.ts";
-import { resultFromParquet } from "./sql_sandbox.ts";
 import type { SqlResult } from "./types.ts";
-import { DEFAULT_SQL_TIMEOUT_MS } from "./limits.ts";
+import { DEFAULT_SQL_MAX_BYTES, DEFAULT_SQL_MAX_ROWS, DEFAULT_SQL_TIMEOUT_MS } from "./limits.ts";
+import type { QueryBackend } from "../ops/query_backends.ts";
+import { runWasmSql } from "./_wasm_sql.ts";
 
 export { STREAM_FORMATS as ROW_FORMATS };
 
@@ -145,6 +146,8 @@ export interface DataSqlLimits {
  * @param resolve The path or URI of the archive a table name stands for, or null when
  * the caller may not read it or there is none (DuckDB then says the table does not exist).
  * @param limits Time, rows, bytes.
+ * @param engine `duckdb` (a locked DuckDB of the query's own, answer through Parquet)
+ * or `duckdb-wasm` (the process's wasm engine, for a catalog without native code).
  * @returns Columns and rows, as `POST /sql` answers.
  * @throws {CatalogError} SQL_REFUSED, SQL_FAILED, SQL_TIMEOUT, SQL_TOO_LARGE.
  */
@@ -152,18 +155,32 @@ export async function sqlOverDatasets(
   query: string,
   resolve: (table: string) => Promise<string | null>,
   limits: DataSqlLimits = {},
+  engine: QueryBackend = "duckdb",
 ): Promise<SqlResult> {
   const started = performance.now();
   const timeoutMs = limits.timeoutMs ?? DEFAULT_SQL_TIMEOUT_MS;
   const signal = AbortSignal.timeout(timeoutMs);
-  const session = new SqlSession({ resolve });
+  const session = new SqlSession({ resolve, backend: engine });
   try {
+    if (engine === "duckdb-wasm") {
+      return (await session.executeOnWasm(query, (conn, text) =>
+        runWasmSql(conn, text, {
+          deadline: started + timeoutMs,
+          timeoutMs,
+          maxRows: limits.maxRows ?? DEFAULT_SQL_MAX_ROWS,
+          maxBytes: limits.maxBytes ?? DEFAULT_SQL_MAX_BYTES,
+          started,
+        }), { signal })).value;
+    }
+    // Loaded here: the DuckDB sandbox needs the native addon, which the wasm engine does not.
+    const { resultFromParquet } = await import("./sql_sandbox.ts");
     return (await session.executeToParquet(
       query,
       (parquetPath) => resultFromParquet(parquetPath, { ...limits, started }),
       { signal },
     )).value;
   } catch (err) {
+    if (err instanceof CatalogError) throw err;
     if (signal.aborted) {
       throw new CatalogError(
         "SQL_TIMEOUT",

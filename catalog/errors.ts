@@ -57,3 +57,13 @@ export class CatalogError extends PermafrostError<CatalogErrorCode> {
   /** Always `"CatalogError"`. */
   override name = "CatalogError";
 }
+
+/**
+ * The message of any thrown value.
+ *
+ * @param err Anything thrown.
+ * @returns Its message.
+ */
+export function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

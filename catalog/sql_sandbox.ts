@@ -44,6 +44,9 @@ import type { Logger } from "../internal/log.ts";
 import { CatalogError } from "./errors.ts";
 import { DEFAULT_SQL_MAX_BYTES, DEFAULT_SQL_MAX_ROWS, DEFAULT_SQL_TIMEOUT_MS } from "./limits.ts";
 import { message, type SandboxPool, toJsonValue } from "./_db.ts";
+import { checkText, cleanDuckError, jsonBytes, refused } from "./_sql_text.ts";
+
+export { checkText, cleanDuckError, jsonBytes };
 import type { SqlResult } from "./types.ts";
 import { CATALOG_TABLES } from "./_tables.ts";
 
@@ -72,8 +75,7 @@ const PLAN_TABLE_FUNCTIONS: ReadonlySet<string> = new Set(["unnest"]);
 /** `json_serialize_plan` error types that are the user's query being wrong, not refused. */
 const QUERY_ERROR_TYPES: ReadonlySet<string> = new Set(["binder", "catalog", "parser"]);
 
-/** Longest query text accepted. */
-export const MAX_QUERY_LENGTH = 100_000;
+export { MAX_QUERY_LENGTH } from "./_sql_text.ts";
 
 export { DEFAULT_SQL_MAX_BYTES, DEFAULT_SQL_MAX_ROWS, DEFAULT_SQL_TIMEOUT_MS } from "./limits.ts";
 
@@ -456,56 +458,10 @@ function convertRow(chunk: DuckDBDataChunk, i: number, maxBytes: number): unknow
   return row;
 }
 
-/**
- * UTF-8 length of a value's JSON text.
- *
- * @param value A JSON value.
- * @returns Its bytes.
- */
-export function jsonBytes(value: unknown): number {
-  const text = JSON.stringify(value) ?? "null";
-  let n = text.length;
-  for (let i = 0; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    if (code < 0x80) continue;
-    // 2 bytes below U+0800, 3 for the rest of the BMP; a surrogate pair is 4 (2 + 2).
-    n += code < 0x800 || (code >= 0xd800 && code <= 0xdfff) ? 1 : 2;
-  }
-  return n;
-}
-
-/**
- * Refuses an empty query, one over {@link MAX_QUERY_LENGTH} characters, or one with a NUL.
- *
- * @param query The user's SQL.
- * @throws {CatalogError} SQL_REFUSED.
- */
-export function checkText(query: string): void {
-  if (query.trim() === "") throw refused("the query is empty");
-  if (query.length > MAX_QUERY_LENGTH) {
-    throw refused(`the query is ${query.length} characters, the limit is ${MAX_QUERY_LENGTH}`);
-  }
-  if (query.includes("\0")) throw refused("the query contains a NUL character");
-}
-
 function timeoutError(timeoutMs: number, cause?: unknown): CatalogError {
   return new CatalogError(
     "SQL_TIMEOUT",
     `Query stopped after the ${timeoutMs} ms limit (--sql-timeout-ms)`,
     cause === undefined ? {} : { cause },
   );
-}
-
-function refused(why: string): CatalogError {
-  return new CatalogError("SQL_REFUSED", `Query refused: ${why}`);
-}
-
-/**
- * DuckDB's message without the caret diagram, on one line.
- *
- * @param err What DuckDB threw.
- * @returns The message.
- */
-export function cleanDuckError(err: unknown): string {
-  return message(err).split("\n\nLINE")[0]!.replace(/\s+/g, " ").trim();
 }

@@ -106,6 +106,17 @@ export interface CatalogStore {
    */
   sql(query: string, limits: StoreSqlLimits): Promise<SqlResult>;
   /**
+   * The tables a user query names, as written, for telling a query over the catalog's
+   * tables from one over datasets' rows (`_access.ts`): DuckDB's parser on the native
+   * engine; on the wasm engine (no parser extension) the catalog tables when the query
+   * binds to the store's tables, else the query's other words (the caller keeps those
+   * that are datasets). Empty when the query does not parse.
+   *
+   * @param query The SQL.
+   * @returns The names.
+   */
+  tablesOf(query: string): Promise<string[]>;
+  /**
    * Catches up with writes made by another process sharing the store (a KV store
    * served by several isolates); the DuckDB store has one owner and never needs to.
    *

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { type DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
+import type { DuckDBConnection } from "@duckdb/node-api";
 import { resolve } from "node:path";
 
 /** Parquet key-value metadata key under which our writer records the exact schema. */
@@ -61,6 +61,9 @@ export async function openLockedDuckDB(
   database = ":memory:",
   memoryLimit?: string,
 ): Promise<LockedDuckDB> {
+  // Loaded on first use: the native addon needs --allow-ffi, which a process that never
+  // opens DuckDB (the hosted catalog) does not have.
+  const { DuckDBInstance } = await import("@duckdb/node-api");
   const instance = await DuckDBInstance.create(database);
   let connection: DuckDBConnection | undefined;
   try {

@@ -35,7 +35,6 @@ import {
 } from "../internal/temp_files.ts";
 import { type ByteWriter, readRange, removeQuietly, writeAll } from "./_file.ts";
 import { writeArrow } from "./_write_arrow.ts";
-import { writeParquet } from "./_write_parquet.ts";
 import { writeCsv, writeJsonl } from "./_write_text.ts";
 import { IoError } from "./errors.ts";
 import { writeXlsx } from "./xlsx.ts";
@@ -335,7 +334,11 @@ async function writeFile(
   try {
     try {
       rows = spec.format === "parquet"
-        ? await writeParquet(temp.path, spec.schema, spec.input)
+        ? await (await import("./_write_parquet.ts")).writeParquet(
+          temp.path,
+          spec.schema,
+          spec.input,
+        )
         : await writeTo(temp.file, spec);
       await temp.file.sync();
     } finally {
@@ -390,6 +393,7 @@ async function stageParquet(sink: ByteWriter, spec: WriteSpec): Promise<number> 
   const dir = await Deno.makeTempDir({ prefix: "permafrost-parquet-" });
   try {
     const staged = join(dir, "out.parquet");
+    const { writeParquet } = await import("./_write_parquet.ts");
     const rows = await writeParquet(staged, spec.schema, spec.input);
     const file = await Deno.open(staged, { read: true });
     try {

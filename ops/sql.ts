@@ -29,12 +29,12 @@ import type { Batch, Field, Schema } from "../format/column.ts";
 import type { KeyRing } from "../format/key_provider.ts";
 import { isRemote, openArchive } from "./_remote.ts";
 import { openLockedDuckDB, sqlIdent, sqlString } from "../io/_duckdb.ts";
-import { appendTable } from "../io/_write_parquet.ts";
 import { batchesToTable, batchFromArrow } from "../io/arrow_table.ts";
 import { schemaFromArrow } from "../io/arrow_schema.ts";
 import { writeArrow } from "../io/_write_arrow.ts";
 import { openParquet } from "../io/parquet.ts";
 import { OpsError } from "./errors.ts";
+import type { WasmConnection } from "./_duckdb_wasm.ts";
 import { QUERY_BACKENDS, type QueryBackend } from "./query_backends.ts";
 import { isPartitionedDir, readManifest, readPartitioned } from "./partition_read.ts";
 import { newCounters, scanArchive } from "./_scan.ts";
@@ -131,7 +131,7 @@ export type TableResolver = (table: string) => Promise<string | null>;
 
 /** Options of {@link SqlSession}. */
 export interface SqlSessionOptions {
-  /** Names the query reads that are not registered are looked up here (`duckdb` only). */
+  /** Names the query reads that are not registered are looked up here. */
   resolve?: TableResolver;
   /** The engine (default: {@link queryBackend}). */
   backend?: QueryBackend;
@@ -312,18 +312,60 @@ export class SqlSession {
   }
 
   /**
-   * The `duckdb-wasm` engine: the registered tables are made (empty) so DuckDB can name
-   * the ones the query reads; those are filled with the columns the query's words name
-   * (all of them for a `*`), thawed as usual, as Arrow IPC; the answer comes back as an
-   * Arrow IPC stream. Without the parser's tree (its `json` extension is not in the
-   * wasm build), no `WHERE` pruning here: DuckDB filters what was loaded.
+   * The `duckdb-wasm` engine: the answer of {@link SqlSession.executeOnWasm} read back
+   * as our batches.
    */
   async #executeWasm<T>(
     sql: string,
     use: (answer: QueryAnswer) => Promise<T>,
     options: ExecuteOptions,
   ): Promise<{ value: T; scans: QueryScan[] }> {
+    return await this.executeOnWasm(sql, async (conn, text) => {
+      let ipc: Uint8Array;
+      try {
+        ipc = conn.useUnsafe((bindings, id) => bindings.runQuery(id, text));
+      } catch (cause) {
+        throw sqlFailed(wasmError(cause), this.registered());
+      }
+      const answer = arrow.tableFromIPC(ipc);
+      const schema = schemaFromArrow(answer.schema, {}, "the query's answer");
+      const batches = (async function* () {
+        for (const rb of answer.batches) yield batchFromArrow(rb, schema);
+      })();
+      return await use({ schema, batches });
+    }, options);
+  }
+
+  /**
+   * Loads what a query reads into the process's `duckdb-wasm` engine and hands the
+   * engine and the query to `run`, which runs it and reads the answer its own way (the
+   * catalog streams it into JSON rows). The registered tables — and the names the
+   * resolver knows among the query's words — are made (empty) so DuckDB can name the
+   * ones the query reads; those are filled with the columns the query's words name
+   * (all of them for a `*`), thawed as usual, as Arrow IPC. Without the parser's tree
+   * (its `json` extension is not in the wasm build), no `WHERE` pruning here: DuckDB
+   * filters what was loaded. The tables are dropped when `run` is done.
+   *
+   * @param sql One `SELECT`.
+   * @param run Runs the query text on the engine.
+   * @param options A stop signal (checked between loading steps).
+   * @returns What `run` returned, and what the query read of each archive.
+   * @throws {OpsError} SQL_REFUSED, SQL_FAILED.
+   */
+  async executeOnWasm<T>(
+    sql: string,
+    run: (conn: WasmConnection, text: string) => Promise<T>,
+    options: ExecuteOptions = {},
+  ): Promise<{ value: T; scans: QueryScan[] }> {
     const text = checkOneSelect(sql);
+    if (this.#resolve) {
+      for (const word of identifiers(text, true)) {
+        if (this.#entries.has(word.toLowerCase())) continue;
+        options.signal?.throwIfAborted();
+        const path = await this.#resolve(word);
+        if (path !== null) await this.#register(word, path, {});
+      }
+    }
     const { withWasmDuckDB } = await import("./_duckdb_wasm.ts");
     const entries = [...this.#entries.values()];
     return await withWasmDuckDB(async (conn) => {
@@ -376,18 +418,7 @@ export class SqlSession {
           );
         }
         options.signal?.throwIfAborted();
-        let ipc: Uint8Array;
-        try {
-          ipc = conn.useUnsafe((bindings, id) => bindings.runQuery(id, text));
-        } catch (cause) {
-          throw sqlFailed(wasmError(cause), this.registered());
-        }
-        const answer = arrow.tableFromIPC(ipc);
-        const schema = schemaFromArrow(answer.schema, {}, "the query's answer");
-        const batches = (async function* () {
-          for (const rb of answer.batches) yield batchFromArrow(rb, schema);
-        })();
-        return { value: await use({ schema, batches }), scans };
+        return { value: await run(conn, text), scans };
       } finally {
         for (const alias of made) {
           try {
@@ -438,6 +469,7 @@ export class SqlSession {
         }
       }
       const plan = analyze(tree, this.#entries);
+      const { appendTable } = await import("../io/_write_parquet.ts");
       const scans: QueryScan[] = [];
       for (const use of plan) {
         signal?.throwIfAborted();
@@ -869,11 +901,20 @@ export function checkOneSelect(sql: string): string {
   return text;
 }
 
-/** The identifiers a query's text holds, lowercased (quoted ones unquoted). */
-function identifiers(text: string): Set<string> {
+/**
+ * The identifiers a query's text holds (quoted ones unquoted), lowercased unless
+ * `keepCase`. Words inside string literals are not identifiers and are skipped.
+ *
+ * @param text The query.
+ * @param keepCase Keep the case as written.
+ * @returns The identifiers, each once.
+ */
+export function identifiers(text: string, keepCase = false): Set<string> {
   const out = new Set<string>();
-  for (const m of text.matchAll(/"((?:[^"]|"")*)"|([A-Za-z_][A-Za-z0-9_$]*)/g)) {
-    out.add((m[1] !== undefined ? m[1].replaceAll('""', '"') : m[2]!).toLowerCase());
+  const bare = text.replace(/--[^\n]*|\/\*[\s\S]*?\*\/|'(?:[^']|'')*'/g, " ");
+  for (const m of bare.matchAll(/"((?:[^"]|"")*)"|([A-Za-z_][A-Za-z0-9_$]*)/g)) {
+    const word = m[1] !== undefined ? m[1].replaceAll('""', '"') : m[2]!;
+    out.add(keepCase ? word : word.toLowerCase());
   }
   return out;
 }

@@ -1,0 +1,61 @@
+/**
+ * The `deno serve` entry of a catalog hosted where neither native code nor a disk is
+ * allowed (Deno Deploy style): records in Deno KV, archives read from object storage,
+ * every query on duckdb-wasm (`_kv_store.ts`). It needs no `--allow-ffi`,
+ * `--allow-write` or `--allow-run`; `--allow-read` only for duckdb-wasm's own `.wasm`
+ * files in the module cache; `--allow-sys=cpus` because duckdb-wasm's bindings count
+ * the cores as they load:
+ *
+ * ```sh
+ * WASM_DIR="$(deno info --json npm:@duckdb/duckdb-wasm@1.32.0 | …)"   # see README
+ * PERMAFROST_JWT_SECRET=… PERMAFROST_DATA_ROOTS=s3://bucket/archives \
+ *   deno serve --port 8800 --unstable-kv --allow-net --allow-sys=cpus \
+ *   --allow-read="$WASM_DIR" '--allow-env=PERMAFROST_*,AWS_*' catalog/hosted.ts
+ * ```
+ *
+ * Settings come from `PERMAFROST_*` variables (`HOSTED_CATALOG_CONFIG`):
+ * `PERMAFROST_CATALOG_KV` picks the KV (default: the host's), the rest are those of
+ * `catalog serve`. Every REST path of the catalog is served, `/sql` over the catalog
+ * and over datasets' rows alike; registering takes object URIs under the data roots.
+ *
+ * @module
+ */
+import { loadConfig, processEnv } from "../internal/config.ts";
+import { createLogger } from "../internal/log.ts";
+import { RBACManager } from "../auth/rbac.ts";
+import { resolveDataRoots } from "../internal/paths.ts";
+import { createCatalogApp } from "./app.ts";
+import { Catalog } from "./catalog.ts";
+import { KvStore } from "./_kv_store.ts";
+import { HOSTED_CATALOG_CONFIG } from "./config.ts";
+
+const config = loadConfig(HOSTED_CATALOG_CONFIG, { env: processEnv(HOSTED_CATALOG_CONFIG) });
+const logger = createLogger({ component: "catalog", level: config.logLevel });
+const kv = await Deno.openKv(config.kv === "" ? undefined : config.kv);
+const catalog = await Catalog.open(
+  new KvStore(kv, { location: config.kv === "" ? "the host's Deno KV" : `Deno KV ${config.kv}` }),
+  {
+    logger,
+    prices: config.prices,
+    parquetRatio: config.parquetRatio,
+    cacheBytes: config.cacheBytes,
+    cacheTtlS: config.cacheTtlS,
+    sql: {
+      timeoutMs: config.sqlTimeoutMs,
+      maxRows: config.sqlMaxRows,
+      maxBytes: config.sqlMaxBytes,
+    },
+  },
+);
+const dataRoots = await resolveDataRoots(config.dataRoots ?? []);
+if (!config.jwtSecret) logger.warn("auth is off: set PERMAFROST_JWT_SECRET");
+const app = createCatalogApp({
+  catalog,
+  logger,
+  rbac: config.jwtSecret ? new RBACManager({ secret: config.jwtSecret }) : null,
+  dataRoots,
+  maxBodyBytes: config.maxBodyBytes,
+});
+logger.info("hosted catalog ready", { kv: config.kv || "default", data_roots: dataRoots });
+
+export default { fetch: app.fetch } satisfies Deno.ServeDefaultExport;
