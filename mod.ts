@@ -62,6 +62,7 @@ export type {
   SqlSessionOptions,
   TableResolver,
 } from "./ops/sql.ts";
+export type { WasmBindings, WasmConnection } from "./ops/_duckdb_wasm.ts";
 export { lookup } from "./ops/lookup.ts";
 export { auditRemote, freezeTo, thawFrom } from "./ops/remote_names.ts";
 export type { LookupResult } from "./ops/lookup.ts";
@@ -115,17 +116,19 @@ export { gcpKmsProvider } from "./keys/gcp_kms.ts";
 export type { AwsCredentials, AwsKmsOptions, HttpClientOptions } from "./keys/aws_kms.ts";
 export type { GcpKmsOptions } from "./keys/gcp_kms.ts";
 export type { EncryptionOptions, KeyProvider, KeyRing } from "./format/key_provider.ts";
-export { Catalog, CatalogError } from "./catalog/mod.ts";
+export { Catalog, CatalogError, KvStore } from "./catalog/mod.ts";
 export type {
   ArchiveBackend,
   ArchiveHandle,
   CatalogErrorCode,
   CatalogOptions,
   CatalogStats,
+  CatalogStore,
   ChunkColumnStats,
   ChunkOptions,
   ChunkRecord,
   ColumnInfo,
+  ColumnRow,
   ColumnSize,
   ColumnsReport,
   CostLine,
@@ -134,16 +137,22 @@ export type {
   DatasetRecord,
   IntegrityProblem,
   IntegrityReport,
+  KvStoreOptions,
   ListOptions,
   Page,
+  RecordRequest,
   RegisterDirResult,
   RegisterOptions,
   RegisterResult,
+  Rows,
   SearchHit,
   SearchResult,
+  SqlParam,
   SqlResult,
   StatsGroup,
+  StoreSqlLimits,
   ThawFunction,
+  VersionEntry,
 } from "./catalog/mod.ts";
 export type { ArchiveIndex } from "./format/reader.ts";
 export type {

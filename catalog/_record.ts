@@ -3,7 +3,7 @@
  * nothing else: the `datasets` row, one `chunks` row per chunk and one `dataset_columns`
  * row per column (see `_tables.ts`), as plain values ({@link versionRows}); and which
  * version label a registration gets ({@link decideVersion}). Pure: each store writes
- * these rows its own way (`_duckdb_store.ts`, `_kv_store.ts`), so both record the same.
+ * these rows its own way (`_duckdb_store.ts`, `kv_store.ts`), so both record the same.
  *
  * @module
  */
@@ -74,14 +74,23 @@ export interface ChunkRow {
 
 /** A `dataset_columns` row. */
 export interface ColumnRow {
+  /** Dataset name. */
   dataset: string;
+  /** Its version. */
   version: string;
+  /** The column's position, from 0. */
   position: number;
+  /** The column's name. */
   name: string;
+  /** Its type as people read it (`decimal(18,2)`, `timestamp[us, UTC]`). */
   type: string;
+  /** The predictors its blocks were stored with. */
   predictors: string[];
+  /** Bytes stored, summed over the chunks. */
   stored_bytes: number;
+  /** Bytes before compression, summed over the chunks. */
   raw_bytes: number;
+  /** Nulls, summed over the chunks. */
   null_count: number;
 }
 

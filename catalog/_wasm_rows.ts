@@ -4,7 +4,7 @@
  * safe, else decimal text; decimals and 128-bit integers exactly (as text past 15
  * digits); NaN and infinities as null; lists as arrays, structs as objects. Temporal
  * values are turned to text by DuckDB itself before they reach here (see
- * `_kv_store.ts`), so they read as they do from the DuckDB store.
+ * `kv_store.ts`), so they read as they do from the DuckDB store.
  *
  * @module
  */

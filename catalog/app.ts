@@ -91,6 +91,15 @@ export const CATALOG_STATUS_BY_CODE: Readonly<Record<string, ContentfulStatusCod
     DB_FAILED: 500,
     THAW_UNAVAILABLE: 501,
     CLOSED: 503,
+    // A registered archive found damaged while its rows are read (rows, SQL over them):
+    // the archive's fault, named by the reader's code, not the server's.
+    BAD_MAGIC: 422,
+    UNSUPPORTED_VERSION: 422,
+    TRUNCATED: 422,
+    HASH_MISMATCH: 422,
+    CORRUPT: 422,
+    UNKNOWN_CODEC: 422,
+    UNKNOWN_PREDICTOR: 422,
   },
 );
 

@@ -1,7 +1,7 @@
 /**
  * The `deno serve` entry of a catalog hosted where neither native code nor a disk is
  * allowed (Deno Deploy style): records in Deno KV, archives read from object storage,
- * every query on duckdb-wasm (`_kv_store.ts`). It needs no `--allow-ffi`,
+ * every query on duckdb-wasm (`kv_store.ts`). It needs no `--allow-ffi`,
  * `--allow-write` or `--allow-run`; `--allow-read` only for duckdb-wasm's own `.wasm`
  * files in the module cache; `--allow-sys=cpus` because duckdb-wasm's bindings count
  * the cores as they load:
@@ -26,7 +26,7 @@ import { RBACManager } from "../auth/rbac.ts";
 import { resolveDataRoots } from "../internal/paths.ts";
 import { createCatalogApp } from "./app.ts";
 import { Catalog } from "./catalog.ts";
-import { KvStore } from "./_kv_store.ts";
+import { KvStore } from "./kv_store.ts";
 import { HOSTED_CATALOG_CONFIG } from "./config.ts";
 
 const config = loadConfig(HOSTED_CATALOG_CONFIG, { env: processEnv(HOSTED_CATALOG_CONFIG) });
@@ -48,7 +48,6 @@ const catalog = await Catalog.open(
   },
 );
 const dataRoots = await resolveDataRoots(config.dataRoots ?? []);
-if (!config.jwtSecret) logger.warn("auth is off: set PERMAFROST_JWT_SECRET");
 const app = createCatalogApp({
   catalog,
   logger,

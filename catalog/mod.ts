@@ -1,10 +1,15 @@
 /**
- * The catalog: a DuckDB-backed index of Permafrost archives ({@link Catalog}) and
- * its REST server ({@link createCatalogApp}, {@link serveCatalog}).
+ * The catalog: an index of Permafrost archives ({@link Catalog}) with its records in
+ * a DuckDB file or in Deno KV ({@link KvStore}), and its REST server
+ * ({@link createCatalogApp}, {@link serveCatalog}; `hosted.ts` under `deno serve`).
  *
  * @module
  */
 export { Catalog } from "./catalog.ts";
+export { KvStore } from "./kv_store.ts";
+export type { KvStoreOptions } from "./kv_store.ts";
+export type { CatalogStore, RecordRequest, Rows, SqlParam, StoreSqlLimits } from "./store.ts";
+export type { ColumnRow, VersionEntry } from "./_record.ts";
 export { nameFromPath } from "./options.ts";
 export { DEFAULT_PARQUET_RATIO, DEFAULT_PRICES } from "./cost.ts";
 export type {

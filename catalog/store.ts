@@ -5,7 +5,7 @@
  *
  * - `duckdb` (`_duckdb_store.ts`): a DuckDB file through the native addon — the
  *   catalog server's store, durable by DuckDB's write-ahead log.
- * - `kv` (`_kv_store.ts`): records in Deno KV, queried in an in-memory duckdb-wasm
+ * - `kv` (`kv_store.ts`): records in Deno KV, queried in an in-memory duckdb-wasm
  *   mirror of the same tables — for hosts with neither native code nor a disk.
  *
  * Both answer the same SQL (`_queries.ts`, `search.ts`, `cost.ts`) over the same

@@ -87,9 +87,22 @@ export interface KvStoreOptions {
   location?: string;
 }
 
-/** A catalog's records in Deno KV, queried in a duckdb-wasm mirror. */
+/**
+ * A catalog's records in Deno KV, queried in a duckdb-wasm mirror.
+ *
+ * @example A catalog on Deno KV
+ * ```ts ignore
+ * import { Catalog, KvStore } from "../mod.ts";
+ * const catalog = await Catalog.open(new KvStore(await Deno.openKv()));
+ * await catalog.register("s3://lake/flights.pf");
+ * console.log(await catalog.sql("SELECT name, rows FROM datasets"));
+ * await catalog.close();
+ * ```
+ */
 export class KvStore implements CatalogStore {
+  /** Where the records are, for messages. */
   readonly location: string;
+  /** Its queries run on duckdb-wasm. */
   readonly engine: QueryBackend = "duckdb-wasm";
   readonly #kv: Deno.Kv;
   readonly #prefix: readonly string[];
@@ -105,6 +118,8 @@ export class KvStore implements CatalogStore {
   #closed = false;
 
   /**
+   * A store on an open KV; nothing is read until `open` (which `Catalog.open` calls).
+   *
    * @param kv An open KV (`await Deno.openKv(...)`).
    * @param options Prefix, ownership, location.
    */
