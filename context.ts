@@ -6,7 +6,8 @@
  * URIs, with SQL over a session of its own), `pf.submit` and `pf.wait` (the cluster),
  * `pf.datasets`, `pf.rows` and `pf.sql` (the catalog's REST API), and `pf.close()`.
  * Object storage takes its credentials from the variables users already set
- * (`AWS_*`, `AZURE_*`, `GOOGLE_APPLICATION_CREDENTIALS`), as everywhere else.
+ * (`AWS_*`, `AZURE_*`, `GOOGLE_APPLICATION_CREDENTIALS`), as everywhere else, or from
+ * the context's `storage` settings by the same names, which win for its own calls.
  *
  * @example Freeze, register and query, with no server at all
  * ```ts
@@ -59,6 +60,7 @@ import { freeze, type FreezeOptions, type FreezeSource, type FreezeSummary } fro
 import { audit, type AuditReport } from "./ops/inspect.ts";
 import { type QueryBackend, type RegisteredArchive, SqlSession } from "./ops/sql.ts";
 import { thaw, type ThawOptions, type ThawSummary, thawTable } from "./ops/thaw.ts";
+import { type StorageSettings, withStorageSettings } from "./storage/registry.ts";
 
 /** Where a context's servers are. */
 export interface PermafrostOptions {
@@ -72,6 +74,14 @@ export interface PermafrostOptions {
   check?: boolean;
   /** The engine of `query` (default: the process's, `duckdb` unless set otherwise). */
   queryBackend?: QueryBackend;
+  /**
+   * Object-storage settings for this context's `freeze`, `thaw`, `audit`, `register`
+   * and `query`, by the names of the variables they replace (`AWS_ACCESS_KEY_ID`,
+   * `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`, `AWS_ENDPOINT_URL_S3`, `AZURE_STORAGE_ACCOUNT`,
+   * `AZURE_STORAGE_KEY`, `GOOGLE_APPLICATION_CREDENTIALS`, …); what it does not name
+   * comes from the environment. Two contexts with different settings work side by side.
+   */
+  storage?: StorageSettings;
   /** `fetch` (tests). */
   fetch?: typeof fetch;
 }
@@ -162,7 +172,7 @@ export class Permafrost {
     options?: FreezeOptions,
   ): Promise<FreezeSummary> {
     this.#open();
-    return await freeze(source, archive, options);
+    return await this.#scoped(() => freeze(source, archive, options));
   }
 
   /**
@@ -189,9 +199,9 @@ export class Permafrost {
     options: ThawOptions = {},
   ): Promise<ThawSummary | arrow.Table> {
     this.#open();
-    return output === undefined
-      ? await thawTable(archive, options)
-      : await thaw(archive, output, options);
+    return await this.#scoped<ThawSummary | arrow.Table>(() =>
+      output === undefined ? thawTable(archive, options) : thaw(archive, output, options)
+    );
   }
 
   /**
@@ -202,7 +212,7 @@ export class Permafrost {
    */
   async audit(archive: string): Promise<AuditReport> {
     this.#open();
-    return await audit(archive);
+    return await this.#scoped(() => audit(archive));
   }
 
   /**
@@ -214,7 +224,7 @@ export class Permafrost {
    */
   async register(alias: string, uriOrPath: string): Promise<RegisteredArchive> {
     this.#open();
-    return await this.#sql.register(alias, uriOrPath);
+    return await this.#scoped(() => this.#sql.register(alias, uriOrPath));
   }
 
   /**
@@ -244,7 +254,13 @@ export class Permafrost {
    */
   async query(sql: string): Promise<arrow.Table> {
     this.#open();
-    return await this.#sql.query(sql);
+    return await this.#scoped(() => this.#sql.query(sql));
+  }
+
+  /** Runs local work with this context's storage settings, if it has any. */
+  #scoped<T>(fn: () => Promise<T>): Promise<T> {
+    const settings = this.#options.storage;
+    return settings ? withStorageSettings(settings, fn) : fn();
   }
 
   #master(): ClusterClient {

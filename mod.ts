@@ -98,6 +98,8 @@ export { PermafrostError } from "./internal/errors.ts";
 export { ResumableUploadError, StorageError } from "./storage/errors.ts";
 export type { StorageErrorCode } from "./storage/errors.ts";
 export { collectUploads } from "./storage/journal.ts";
+export { storeFor, withStorageSettings } from "./storage/registry.ts";
+export type { StorageSettings } from "./storage/registry.ts";
 export type { CollectedUpload, CollectOptions } from "./storage/journal.ts";
 export type { ByteRange, ObjectInfo, ObjectStore, Upload, UploadOptions } from "./storage/store.ts";
 export { AuthError, memoryUserStore, openSqliteUserStore, RBACManager } from "./auth/mod.ts";

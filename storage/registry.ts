@@ -5,22 +5,62 @@
  * A store's module is loaded on its first use, not when this one is (the S3, Azure
  * and GCS stores pull in signing and JWT libraries that a local command never needs).
  * Every upload through a store from here is journaled while in flight (`journal.ts`).
+ * Stores read their settings from the environment, or from the settings a caller
+ * scopes its work with ({@link withStorageSettings}).
  *
  * @module
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import { StorageError } from "./errors.ts";
 import { journaled } from "./journal.ts";
 import type { ObjectStore } from "./store.ts";
 import { isRemote, parseUri } from "./uri.ts";
 
-const LOADERS: Readonly<Record<string, () => Promise<ObjectStore>>> = {
+/** Reads a setting by its variable's name. */
+type SettingReader = (name: string) => string | undefined;
+
+const LOADERS: Readonly<Record<string, (env?: SettingReader) => Promise<ObjectStore>>> = {
   file: async () => (await import("./local.ts")).localStore(),
-  s3: async () => (await import("./s3.ts")).s3Store(),
-  az: async () => (await import("./az.ts")).azureStore(),
-  gs: async () => (await import("./gs.ts")).gcsStore(),
+  s3: async (env) => (await import("./s3.ts")).s3Store({ env }),
+  az: async (env) => (await import("./az.ts")).azureStore({ env }),
+  gs: async (env) => (await import("./gs.ts")).gcsStore({ env }),
 };
 
+/** The process's stores, configured by its environment. */
 const stores = new Map<string, ObjectStore>();
+
+/**
+ * Storage settings by the names of the variables the stores read (`AWS_ACCESS_KEY_ID`,
+ * `AWS_ENDPOINT_URL_S3`, `AZURE_STORAGE_ACCOUNT`, `GOOGLE_APPLICATION_CREDENTIALS`,
+ * `STORAGE_EMULATOR_HOST`, …): what a setting does not name is read from the
+ * environment as usual.
+ */
+export type StorageSettings = Readonly<Record<string, string>>;
+
+/** Stores configured by settings, for the calls made inside {@link withStorageSettings}. */
+interface Scope {
+  settings: StorageSettings;
+  stores: Map<string, ObjectStore>;
+}
+
+const scopes = new AsyncLocalStorage<Scope>();
+
+/**
+ * Runs `fn` with object stores configured by `settings` instead of the environment
+ * alone: every store `fn` reaches, however deep (a freeze's upload, a thaw's ranged
+ * reads), is one of its own, so two configurations can be in use at once in one
+ * process (the context API gives each `Permafrost` its own).
+ *
+ * @param settings Settings by variable name.
+ * @param fn The work.
+ * @returns What `fn` returned.
+ */
+export function withStorageSettings<T>(
+  settings: StorageSettings,
+  fn: () => Promise<T>,
+): Promise<T> {
+  return scopes.run({ settings: Object.freeze({ ...settings }), stores: new Map() }, fn);
+}
 
 /** A store whose module loads on the first call of any of its methods. */
 function lazyStore(scheme: string, load: () => Promise<ObjectStore>): ObjectStore {
@@ -57,7 +97,13 @@ export function storeFor(uri: string): ObjectStore {
       { path: uri },
     );
   }
-  let store = stores.get(scheme);
-  if (!store) stores.set(scheme, store = lazyStore(scheme, load));
+  const scope = scopes.getStore();
+  const cache = scope?.stores ?? stores;
+  let store = cache.get(scheme);
+  if (!store) {
+    const env: SettingReader | undefined = scope &&
+      ((name) => scope.settings[name] ?? Deno.env.get(name));
+    cache.set(scheme, store = lazyStore(scheme, () => load(env)));
+  }
   return store;
 }
