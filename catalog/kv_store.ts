@@ -151,10 +151,12 @@ export class KvStore implements CatalogStore {
     this.#mirror = db.connect();
     this.#sqlConn = db.connect();
     for (const ddl of MIRROR_DDL) this.#mirror.query(ddl);
-    const meta = await this.#kv.get<Meta>(this.#metaKey);
+    const meta = await whenFree(() => this.#kv.get<Meta>(this.#metaKey));
     if (meta.value === null) {
-      await this.#kv.atomic().check({ key: this.#metaKey, versionstamp: null })
-        .set(this.#metaKey, { schema_version: SCHEMA_VERSION, seq: 0 }).commit();
+      await whenFree(() =>
+        this.#kv.atomic().check({ key: this.#metaKey, versionstamp: null })
+          .set(this.#metaKey, { schema_version: SCHEMA_VERSION, seq: 0 }).commit()
+      );
     } else if (meta.value.schema_version > SCHEMA_VERSION) {
       throw new CatalogError(
         "DB_FAILED",
@@ -185,12 +187,10 @@ export class KvStore implements CatalogStore {
 
   async sync(): Promise<boolean> {
     this.#conn();
-    const meta = await this.#kv.get<Meta>(this.#metaKey);
+    const meta = await whenFree(() => this.#kv.get<Meta>(this.#metaKey));
     if (meta.versionstamp === this.#stamp) return false;
     const versions: { pointer: VersionPointer; rows: VersionRows }[] = [];
-    for await (
-      const entry of this.#kv.list<VersionPointer>({ prefix: [...this.#prefix, "version"] })
-    ) {
+    for (const entry of await this.#list<VersionPointer>(["version"])) {
       versions.push({ pointer: entry.value, rows: await this.#readBlob(entry.value) });
     }
     const conn = this.#conn();
@@ -221,7 +221,7 @@ export class KvStore implements CatalogStore {
       const { index, name } = request;
       for (let attempt = 1;; attempt++) {
         await this.sync();
-        const meta = await this.#kv.get<Meta>(this.#metaKey);
+        const meta = await whenFree(() => this.#kv.get<Meta>(this.#metaKey));
         if (meta.versionstamp !== this.#stamp) continue;
         const existing = (await this.read(
           "SELECT version, header_sha256, payload_sha256, path FROM datasets WHERE name = $1 ORDER BY seq",
@@ -237,12 +237,14 @@ export class KvStore implements CatalogStore {
         const parts = await this.#writeBlob(blob, rows);
         const key = [...this.#prefix, "version", name, decided.version];
         const pointer: VersionPointer = { seq, blob, parts };
-        const done = await this.#kv.atomic()
-          .check(meta)
-          .check({ key, versionstamp: null })
-          .set(key, pointer)
-          .set(this.#metaKey, { ...meta.value!, seq })
-          .commit();
+        const done = await whenFree(() =>
+          this.#kv.atomic()
+            .check(meta)
+            .check({ key, versionstamp: null })
+            .set(key, pointer)
+            .set(this.#metaKey, { ...meta.value!, seq })
+            .commit()
+        );
         if (!done.ok) {
           await this.#deleteBlob(blob, parts);
           if (attempt >= WRITE_TRIES) throw busy(name);
@@ -259,12 +261,10 @@ export class KvStore implements CatalogStore {
     return this.#write(async () => {
       for (let attempt = 1;; attempt++) {
         await this.sync();
-        const meta = await this.#kv.get<Meta>(this.#metaKey);
+        const meta = await whenFree(() => this.#kv.get<Meta>(this.#metaKey));
         if (meta.versionstamp !== this.#stamp) continue;
         const found: { key: Deno.KvKey; value: VersionPointer }[] = [];
-        for await (
-          const e of this.#kv.list<VersionPointer>({ prefix: [...this.#prefix, "version", name] })
-        ) {
+        for (const e of await this.#list<VersionPointer>(["version", name])) {
           if (version === undefined || e.key.at(-1) === version) found.push(e);
         }
         if (found.length === 0) throw notFound(name, version);
@@ -273,11 +273,11 @@ export class KvStore implements CatalogStore {
         let stamp: string | null = null;
         let lost = false;
         for (let i = 0; i < found.length; i += 500) {
-          const current = i === 0 ? meta : await this.#kv.get<Meta>(this.#metaKey);
+          const current = i === 0 ? meta : await whenFree(() => this.#kv.get<Meta>(this.#metaKey));
           const op = this.#kv.atomic().check(current)
             .set(this.#metaKey, { ...current.value!, seq: current.value!.seq + 1 });
           for (const e of found.slice(i, i + 500)) op.delete(e.key);
-          const done = await op.commit();
+          const done = await whenFree(() => op.commit());
           if (!done.ok) {
             lost = true;
             break;
@@ -423,7 +423,7 @@ export class KvStore implements CatalogStore {
           bytes.subarray(j * PART_BYTES, (j + 1) * PART_BYTES),
         );
       }
-      const done = await op.commit();
+      const done = await whenFree(() => op.commit());
       if (!done.ok) throw new CatalogError("DB_FAILED", `Cannot write to ${this.location}`);
     }
     return parts;
@@ -432,11 +432,11 @@ export class KvStore implements CatalogStore {
   async #readBlob(pointer: VersionPointer): Promise<VersionRows> {
     const chunks: Uint8Array[] = [];
     for (let i = 0; i < pointer.parts; i += 10) {
-      const keys = [];
+      const keys: Deno.KvKey[] = [];
       for (let j = i; j < Math.min(pointer.parts, i + 10); j++) {
         keys.push([...this.#prefix, "blob", pointer.blob, j]);
       }
-      for (const e of await this.#kv.getMany<Uint8Array[]>(keys)) {
+      for (const e of await whenFree(() => this.#kv.getMany<Uint8Array[]>(keys))) {
         if (!(e.value instanceof Uint8Array)) {
           throw new CatalogError(
             "DB_FAILED",
@@ -463,18 +463,25 @@ export class KvStore implements CatalogStore {
       for (let j = i; j < Math.min(parts, i + 500); j++) {
         op.delete([...this.#prefix, "blob", id, j]);
       }
-      await op.commit();
+      await whenFree(() => op.commit());
     }
+  }
+
+  /** Every entry under a key prefix (below the store's own), read again if the KV was busy. */
+  async #list<T>(prefix: Deno.KvKey): Promise<Deno.KvEntry<T>[]> {
+    return await whenFree(async () => {
+      const out: Deno.KvEntry<T>[] = [];
+      for await (const e of this.#kv.list<T>({ prefix: [...this.#prefix, ...prefix] })) out.push(e);
+      return out;
+    });
   }
 
   /** Deletes parts no version names (a writer killed between writing and committing). */
   async #dropStrayParts(): Promise<void> {
     const named = new Set<string>();
-    for await (const e of this.#kv.list<VersionPointer>({ prefix: [...this.#prefix, "version"] })) {
-      named.add(e.value.blob);
-    }
+    for (const e of await this.#list<VersionPointer>(["version"])) named.add(e.value.blob);
     const stray = new Map<string, number>();
-    for await (const e of this.#kv.list({ prefix: [...this.#prefix, "blob"] })) {
+    for (const e of await this.#list<unknown>(["blob"])) {
       const id = String(e.key.at(-2));
       if (!named.has(id)) stray.set(id, Math.max(stray.get(id) ?? 0, Number(e.key.at(-1)) + 1));
     }
@@ -578,6 +585,24 @@ function insertRows(conn: WasmConnection, table: string, rows: readonly object[]
     conn.query(`INSERT INTO ${table} BY NAME SELECT * FROM ${stage}`);
   } finally {
     conn.query(`DROP TABLE ${stage}`);
+  }
+}
+
+/**
+ * Runs a KV call again while the KV says another connection holds its lock: a local
+ * (SQLite) KV shared by several processes answers "database is locked" instead of
+ * waiting. Any other failure is thrown at once.
+ */
+async function whenFree<T>(fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (attempt >= 200 || !/database is locked/i.test(message(err))) throw err;
+      await new Promise((resolve) =>
+        setTimeout(resolve, 2 + Math.random() * 8 * Math.min(attempt, 10))
+      );
+    }
   }
 }
 

@@ -342,6 +342,31 @@ Deno.test("hosted catalog: REST on Deno KV and duckdb-wasm, no FFI, no disk; a r
   }
 });
 
+Deno.test("hosted catalog: the catalog's whole REST suite passes on the KV store with no FFI and no subprocess", async () => {
+  // The suite makes its archives and its KV file under .tmp, so it may write there;
+  // nothing else is granted that the hosted entry does not have (no --allow-ffi, no
+  // --allow-run): DuckDB's native addon cannot load, and nothing needs it.
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "test",
+      "-q",
+      "--unstable-kv",
+      "--allow-net",
+      "--allow-env",
+      "--allow-sys=cpus",
+      "--allow-read",
+      "--allow-write=.tmp",
+      "catalog/app_kv_test.ts",
+    ],
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+  assert.equal(out.code, 0, text.slice(-3000));
+  assert.match(text, / \d+ passed .*\| 0 failed/);
+});
+
 Deno.test("hosted catalog: teardown of the S3 server", async () => {
   await server.stop();
 });
