@@ -64,6 +64,17 @@ async function start(): Promise<WasmConnection> {
 }
 
 /**
+ * The directory holding duckdb-wasm's `.wasm` files (in Deno's module cache): the one
+ * place its bindings read from, so the one a process needs `--allow-read` for.
+ *
+ * @returns The directory, ending in `/`.
+ */
+export function wasmAssetsDir(): string {
+  const spec = "@duckdb/duckdb-wasm/dist/duckdb-node-blocking.cjs";
+  return decodeURIComponent(new URL("./", import.meta.resolve(spec)).pathname);
+}
+
+/**
  * A new duckdb-wasm database, in memory, locked down as the shared one is (no file, no
  * network, no extension, configuration locked) before it is handed out.
  *
@@ -78,10 +89,9 @@ export async function openWasmDatabase(): Promise<WasmDatabase> {
       "The duckdb-wasm query backend needs --allow-sys=cpus (its bindings count the cores); run with it, or use the duckdb backend",
     );
   }
-  const spec = "@duckdb/duckdb-wasm/dist/duckdb-node-blocking.cjs";
   const duckdb = await import("@duckdb/duckdb-wasm/dist/duckdb-node-blocking.cjs");
-  const dist = new URL("./", import.meta.resolve(spec));
-  const path = (name: string) => decodeURIComponent(new URL(name, dist).pathname);
+  const dist = wasmAssetsDir();
+  const path = (name: string) => dist + name;
   const bundles = {
     mvp: { mainModule: path("duckdb-mvp.wasm"), mainWorker: path("duckdb-node-mvp.worker.cjs") },
     eh: { mainModule: path("duckdb-eh.wasm"), mainWorker: path("duckdb-node-eh.worker.cjs") },
