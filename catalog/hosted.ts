@@ -31,7 +31,18 @@ import { HOSTED_CATALOG_CONFIG } from "./config.ts";
 
 const config = loadConfig(HOSTED_CATALOG_CONFIG, { env: processEnv(HOSTED_CATALOG_CONFIG) });
 const logger = createLogger({ component: "catalog", level: config.logLevel });
-const kv = await Deno.openKv(config.kv === "" ? undefined : config.kv);
+let kv: Deno.Kv;
+try {
+  kv = await Deno.openKv(config.kv === "" ? undefined : config.kv);
+} catch (err) {
+  // A KV in a file is a disk this entry is not given: say so in one line, not a stack.
+  logger.error(
+    `Cannot open the Deno KV '${config.kv || "(the host's)"}': ${
+      err instanceof Error ? err.message : err
+    }. Leave PERMAFROST_CATALOG_KV empty for the host's KV or give a KV Connect URL; a file needs --allow-read and --allow-write for it`,
+  );
+  Deno.exit(1);
+}
 const catalog = await Catalog.open(
   new KvStore(kv, { location: config.kv === "" ? "the host's Deno KV" : `Deno KV ${config.kv}` }),
   {
