@@ -28,6 +28,8 @@
  */
 export { freeze } from "./ops/freeze.ts";
 export type { FreezeOptions, FreezeProgress, FreezeSource, FreezeSummary } from "./ops/freeze.ts";
+export { CODEC_PROFILES } from "./format/new_archive.ts";
+export type { CodecProfile } from "./format/new_archive.ts";
 export { thaw, thawTable } from "./ops/thaw.ts";
 export { freezeFile, freezeStream } from "./ops/stream.ts";
 export type { FreezeFileOptions, FreezeStreamOptions } from "./ops/stream.ts";

@@ -11,6 +11,7 @@ import { CODEC_CHOICES } from "../codecs/ids.ts";
 import { DEFAULT_CHUNK_ROWS, MAX_CHUNK_ROWS } from "../format/constants.ts";
 import { defaultThreads } from "../internal/cores.ts";
 import { enumParser, intParser, type Parser, setting } from "../internal/config.ts";
+import type { CodecProfile } from "../format/new_archive.ts";
 import { formatBytes, formatCount, formatRate, ProgressBar } from "../internal/progress.ts";
 import type { FreezeProgress } from "../ops/freeze.ts";
 import type { ColumnType, TimeUnit } from "../format/column.ts";
@@ -49,6 +50,14 @@ export const FREEZE_SETTINGS = Object.freeze({
     default: "zstd",
     parse: enumParser(CODEC_CHOICES),
     description: "Codec of every block; auto samples 1,000 rows and picks the smallest",
+  }),
+  profile: setting({
+    flag: "--profile",
+    env: "PERMAFROST_PROFILE",
+    default: "",
+    parse: enumParser(["", "max_speed", "balanced", "auto", "max_compression"]),
+    description:
+      "Codec of each column by a rule instead of one --codec: max_speed (zstd level 3), balanced (zstd 19), auto (zstd or lzma2 per column), max_compression (lzma2 or zpaq per column)",
   }),
   chunkRows: setting({
     flag: "--chunk-rows",
@@ -93,6 +102,26 @@ const SOURCE_DELIMITER: Flag = {
   value: "CHAR",
   help: "CSV field delimiter (default: told from the first lines among , ; tab |); 'tab' for a tab",
 };
+
+/**
+ * `--column-codec a=lzma2,b=zstd:3` as a map (the codecs are checked by `freeze`).
+ *
+ * @param raw The flag's value, or undefined.
+ * @returns Codec text by column, or undefined.
+ * @throws {UsageError} For a pair that is not `column=codec`.
+ */
+function parseColumnCodecs(raw: FlagValue | undefined): Record<string, string> | undefined {
+  if (typeof raw !== "string") return undefined;
+  const out: Record<string, string> = {};
+  for (const part of raw.split(",").map((p) => p.trim()).filter((p) => p !== "")) {
+    const at = part.lastIndexOf("=");
+    if (at <= 0 || at === part.length - 1) {
+      throw new UsageError(`--column-codec takes column=codec[:level] pairs, got '${part}'`);
+    }
+    out[part.slice(0, at)] = part.slice(at + 1);
+  }
+  return out;
+}
 
 /** `--delimiter` as given, with `tab` (or `\t`) for a tab character. */
 function delimiterFlag(raw: FlagValue): string | undefined {
@@ -225,11 +254,18 @@ export const freezeCommand = command({
       value: "a=json,b=decimal(18,2)",
       help: "Force column types (json or string store nested values on purpose)",
     },
+    {
+      name: "column-codec",
+      type: "string",
+      value: "a=lzma2,b=zstd:3",
+      help: "Codec (and level) of named columns, over --codec or --profile",
+    },
   ],
   examples: [
     "permafrost freeze flights.parquet flights.pf --codec lzma2",
     "permafrost freeze events.csv out/ --partition-by country,year",
     "permafrost freeze logs.parquet logs.pf --types tags=json",
+    "permafrost freeze flights.csv flights.pf --profile auto --column-codec notes=lzma2",
   ],
   run: runFreeze,
 });
@@ -260,8 +296,13 @@ async function runFreeze(parsed: Parsed<typeof FREEZE_FLAGS_SETTINGS>, io: CliIo
     throw new UsageError("--partition-by needs column names, e.g. --partition-by country,year");
   }
   const bar = new ProgressBar("freeze", io.progress);
+  const profile = settings.profile === "" ? undefined : settings.profile as CodecProfile;
   const options = {
-    codec: settings.codec,
+    // A profile picks every column's codec: --codec then only counts when changed from
+    // its default (the library refuses a codec and a profile together).
+    codec: profile && settings.codec === "zstd" ? undefined : settings.codec,
+    profile,
+    columnCodecs: parseColumnCodecs(flags["column-codec"]),
     chunkRows: settings.chunkRows,
     threads: settings.threads === 0 ? undefined : settings.threads,
     quantization: flags.quantize as Quantization | undefined,

@@ -15,6 +15,7 @@ function fakeCodec(id: string, ratio: number): Codec {
   return {
     id,
     code: 0x70,
+    levels: { min: 1, max: 1, default: 1 },
     encode: (data) => Promise.resolve(new Uint8Array(Math.ceil(data.length * ratio))),
     decode: () => Promise.reject(new Error("not used")),
   };
@@ -89,6 +90,7 @@ Deno.test("chooseCodec() passes on a candidate's CodecError", async () => {
   const broken: Codec = {
     id: "zpaq",
     code: 0x03,
+    levels: { min: 1, max: 5, default: 5 },
     encode: () => Promise.reject(new CodecError("BINARY_MISSING", "Cannot run 'zpaq'")),
     decode: () => Promise.reject(new Error("not used")),
   };

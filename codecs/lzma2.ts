@@ -48,7 +48,7 @@
  */
 import { crc32 } from "node:zlib";
 import type { LZMAModule, WasmLzmaStream } from "node-liblzma/wasm";
-import type { Codec } from "./codec.ts";
+import { type Codec, levelFor } from "./codec.ts";
 import { CodecError } from "./errors.ts";
 
 /** liblzma preset: level 6 with the extreme flag (`xz -6e`). */
@@ -125,11 +125,14 @@ async function lzmaModule(action: "encode" | "decode"): Promise<Lzma> {
  * @returns The raw LZMA2 stream (no `.xz` container).
  * @throws {CodecError} `ENCODE_FAILED` if liblzma fails or loads no wasm.
  */
-export async function lzma2Encode(data: Uint8Array): Promise<Uint8Array> {
+export async function lzma2Encode(data: Uint8Array, level?: number): Promise<Uint8Array> {
+  // Levels above 6 use dictionaries larger than a block may need (MAX_DICT_SIZE):
+  // 0..6, each with the extreme flag, as `xz -Ne`.
+  const preset = level === undefined ? LZMA2_PRESET : ((levelFor(lzma2, level) | 0x80000000) >>> 0);
   if (data.length === 0) return Uint8Array.of(0x00); // the LZMA2 end marker alone
   const lzma = await lzmaModule("encode");
   const xz = runCoder(lzma, data, `encode lzma2 block of ${data.length} bytes`, (stream) => {
-    lzma.lib.encoderInit(stream, LZMA2_PRESET, lzma.lib.LZMA_CHECK_NONE);
+    lzma.lib.encoderInit(stream, preset, lzma.lib.LZMA_CHECK_NONE);
   });
   return extractLzma2(xz, data.length);
 }
@@ -404,6 +407,7 @@ function messageOf(err: unknown): string {
 export const lzma2: Codec = Object.freeze({
   id: "lzma2",
   code: 0x02,
+  levels: Object.freeze({ min: 0, max: 6, default: 6 }),
   encode: lzma2Encode,
   decode: lzma2Decode,
 });

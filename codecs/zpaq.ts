@@ -40,7 +40,7 @@
  *
  * @module
  */
-import type { Codec } from "./codec.ts";
+import { type Codec, levelFor } from "./codec.ts";
 import { CodecError } from "./errors.ts";
 
 /** Options of {@linkcode createZpaqCodec}. */
@@ -127,7 +127,10 @@ export function createZpaqCodec(options: ZpaqOptions = {}): Codec {
   }
   const runner: Runner = { binary, tempDir: options.tempDir, timeoutMs };
 
-  async function zpaqEncode(data: Uint8Array): Promise<Uint8Array> {
+  const levels = Object.freeze({ min: 1, max: 5, default: method });
+
+  async function zpaqEncode(data: Uint8Array, level?: number): Promise<Uint8Array> {
+    const m = levelFor(codec, level);
     const what = `encode zpaq block of ${data.length} bytes`;
     return await inTempDir(runner, what, "ENCODE_FAILED", async (dir) => {
       const input = `${dir}/${STORED_NAME}`;
@@ -137,7 +140,7 @@ export function createZpaqCodec(options: ZpaqOptions = {}): Codec {
         "a",
         ARCHIVE_NAME,
         STORED_NAME,
-        `-m${method}`,
+        `-m${m}`,
         "-noattributes",
         "-fragment",
         "24",
@@ -208,7 +211,15 @@ export function createZpaqCodec(options: ZpaqOptions = {}): Codec {
     });
   }
 
-  return Object.freeze({ id: "zpaq", code: 0x03, binary, encode: zpaqEncode, decode: zpaqDecode });
+  const codec: Codec = Object.freeze({
+    id: "zpaq",
+    code: 0x03,
+    binary,
+    levels,
+    encode: zpaqEncode,
+    decode: zpaqDecode,
+  });
+  return codec;
 }
 
 /**

@@ -30,7 +30,7 @@
  * @module
  */
 import { constants, zstdCompressSync, zstdDecompressSync } from "node:zlib";
-import type { Codec } from "./codec.ts";
+import { type Codec, levelFor } from "./codec.ts";
 import { CodecError } from "./errors.ts";
 
 /** Zstandard compression level: the highest that stays in the normal (non-ultra) range. */
@@ -46,9 +46,9 @@ const FRAME_MAGIC = 0xfd2fb528;
  * @returns One Zstandard frame with its content size set.
  * @throws {CodecError} `ENCODE_FAILED` if libzstd fails.
  */
-export function zstdEncode(data: Uint8Array): Promise<Uint8Array> {
+export function zstdEncode(data: Uint8Array, level?: number): Promise<Uint8Array> {
   try {
-    return Promise.resolve(encodeSync(data));
+    return Promise.resolve(encodeSync(data, levelFor(zstd, level)));
   } catch (cause) {
     return Promise.reject(
       cause instanceof CodecError ? cause : new CodecError(
@@ -60,12 +60,12 @@ export function zstdEncode(data: Uint8Array): Promise<Uint8Array> {
   }
 }
 
-function encodeSync(data: Uint8Array): Uint8Array {
+function encodeSync(data: Uint8Array, level: number): Uint8Array {
   const compressed = zstdCompressSync(
     data,
     {
       params: {
-        [constants.ZSTD_c_compressionLevel]: ZSTD_LEVEL,
+        [constants.ZSTD_c_compressionLevel]: level,
         [constants.ZSTD_c_checksumFlag]: 0,
         [constants.ZSTD_c_contentSizeFlag]: 1,
       },
@@ -249,6 +249,7 @@ function messageOf(err: unknown): string {
 export const zstd: Codec = Object.freeze({
   id: "zstd",
   code: 0x01,
+  levels: Object.freeze({ min: 1, max: ZSTD_LEVEL, default: ZSTD_LEVEL }),
   encode: zstdEncode,
   decode: zstdDecode,
 });

@@ -15,9 +15,11 @@ import {
   MAGIC,
   MAX_FOOTER_SIZE,
   MAX_HEADER_SIZE,
+  MIXED_CODEC,
   PREAMBLE_SIZE,
   TAIL_SIZE,
   VERSION_MAJOR,
+  VERSION_MINOR_COLUMN_CODECS,
   VERSION_MINOR_ENCRYPTED,
   VERSION_MINOR_READ,
   VERSION_MINOR_TYPES,
@@ -186,7 +188,16 @@ export async function readIndex(source: ByteSource, path: string): Promise<Archi
       `a ${major}.${minor} archive cannot be encrypted (encryption is 1.${VERSION_MINOR_ENCRYPTED})`,
     );
   }
-  if (minor < VERSION_MINOR_TYPES && archiveMinor(header) === VERSION_MINOR_TYPES) {
+  if (header.codec === MIXED_CODEC && minor < VERSION_MINOR_COLUMN_CODECS) {
+    throw fail(
+      "CORRUPT",
+      `a ${major}.${minor} archive cannot have a codec per column (that is 1.${VERSION_MINOR_COLUMN_CODECS})`,
+    );
+  }
+  if (
+    minor < VERSION_MINOR_TYPES &&
+    archiveMinor({ schema: header.schema, encryption: null }) === VERSION_MINOR_TYPES
+  ) {
     throw fail(
       "CORRUPT",
       `a ${major}.${minor} archive cannot hold decimal, time, duration or json columns (they are 1.${VERSION_MINOR_TYPES})`,

@@ -258,7 +258,7 @@ export async function writeTestArchive(
   const schema = schemaToJson(batch.schema);
   const header: ArchiveHeader = {
     format: "permafrost",
-    version: archiveVersion({ schema, encryption: null }),
+    version: archiveVersion({ schema, encryption: null, codec }),
     schema,
     codec,
     auto_reason: null,

@@ -48,6 +48,8 @@ export interface EncodeBlockOptions {
   /** Dependency columns named by `plan.deps`, same length. */
   deps: readonly Column[];
   codec: Codec;
+  /** The codec's level (default: the codec's). */
+  level?: number;
   warn?: (warning: FormatWarning) => void;
 }
 
@@ -64,7 +66,7 @@ export async function encodeBlock(
 ): Promise<EncodedBlock> {
   const { predictor, bytes } = predictBlock(column, options);
   const raw = frameRaw(column, bytes);
-  const stored = await options.codec.encode(raw);
+  const stored = await options.codec.encode(raw, options.level);
   return { bytes: stored, raw_length: raw.length, predictor: predictor.id };
 }
 

@@ -22,7 +22,7 @@ export interface ChunkJob {
   batch: Batch;
   /** Per-column plan by name (the header's `columns`). */
   plans: Record<string, ColumnPlan>;
-  /** Codec id. */
+  /** Codec id of the archive (a column's plan may name its own). */
   codec: string;
   /**
    * Encrypt every block after the codec (FORMAT.md §4.4). The raw data key crosses
@@ -53,7 +53,6 @@ export interface ChunkEncoder {
 export const INLINE_ENCODER: ChunkEncoder = Object.freeze({
   async encode(job: ChunkJob): Promise<ChunkResult> {
     const { batch, plans } = job;
-    const codec = codecById(job.codec);
     const warnings: FormatWarning[] = [];
     const blocks: EncodedBlock[] = [];
     const stats: ColumnStats[] = [];
@@ -64,8 +63,17 @@ export const INLINE_ENCODER: ChunkEncoder = Object.freeze({
       const deps = plan.deps.map((d) =>
         batch.columns[batch.schema.findIndex((f) => f.name === d)]!
       );
+      // A column's own codec (an archive of mixed codecs, 1.6), else the archive's.
+      const codec = codecById(plan.codec ?? job.codec);
       blocks.push(
-        await encodeBlock(column, { field, plan, deps, codec, warn: (w) => warnings.push(w) }),
+        await encodeBlock(column, {
+          field,
+          plan,
+          deps,
+          codec,
+          level: plan.level,
+          warn: (w) => warnings.push(w),
+        }),
       );
       stats.push(columnStats(column));
     }

@@ -29,8 +29,18 @@ export const VERSION_MINOR_ENCRYPTED = 4;
  */
 export const VERSION_MINOR_TYPES = 5;
 
+/**
+ * Minor version of archives whose columns use different codecs (header `codec`
+ * `"mixed"`, each column's in its plan; FORMAT.md §3). Older readers refuse such a
+ * file on its codec (`UNKNOWN_CODEC`) rather than decode a block with the wrong one.
+ */
+export const VERSION_MINOR_COLUMN_CODECS = 6;
+
+/** The header `codec` of an archive whose columns use different codecs. */
+export const MIXED_CODEC = "mixed";
+
 /** Newest minor version this reader knows: reserved fields of minors up to it are checked. */
-export const VERSION_MINOR_READ = 5;
+export const VERSION_MINOR_READ = 6;
 
 /** Preamble: magic (8) + major (1) + minor (1) + flags (2) + header length (4). */
 export const PREAMBLE_SIZE = 16;

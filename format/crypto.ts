@@ -386,7 +386,8 @@ export function withEncryption(
   header: ArchiveHeader,
   encryption: EncryptionHeader | null,
 ): ArchiveHeader {
-  return { ...header, version: archiveVersion({ schema: header.schema, encryption }), encryption };
+  const version = archiveVersion({ schema: header.schema, encryption, codec: header.codec });
+  return { ...header, version, encryption };
 }
 
 /**

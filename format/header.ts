@@ -19,8 +19,10 @@ import {
 } from "./column.ts";
 import {
   MAX_EDEK_SIZE,
+  MIXED_CODEC,
   VERSION_MAJOR,
   VERSION_MINOR,
+  VERSION_MINOR_COLUMN_CODECS,
   VERSION_MINOR_ENCRYPTED,
   VERSION_MINOR_TYPES,
 } from "./constants.ts";
@@ -74,6 +76,15 @@ export interface ColumnPlan {
   deps: string[];
   /** Float quantization of this column. */
   quantization: Quantization;
+  /**
+   * This column's codec, in an archive whose header codec is `"mixed"` (1.6); absent
+   * otherwise (every block uses the header's).
+   */
+  codec?: string;
+  /** The codec level its blocks were written at, when not the codec's default. */
+  level?: number;
+  /** Why a profile chose this column's codec, when one did. */
+  auto_reason?: string;
 }
 
 /** Encryption parameters (AES-256-GCM per block, FORMAT.md §4.4); null on plain archives. */
@@ -325,15 +336,18 @@ function columnTypeOf(t: Record<string, unknown> | undefined, name: string): Col
 const TYPES_SINCE_1_5: ReadonlySet<string> = new Set(["time", "duration", "decimal", "json"]);
 
 /**
- * The lowest minor version that describes an archive with this schema and
- * encryption: 1.5 when a column has a type added in 1.5, else 1.4 when encrypted,
- * else 1.3 (FORMAT.md §9). Writers stamp it so every older reader keeps reading
+ * The lowest minor version that describes an archive with this schema, codec and
+ * encryption: 1.6 when its columns use different codecs, else 1.5 when a column has
+ * a type added in 1.5, else 1.4 when encrypted, else 1.3 (FORMAT.md §9). Writers stamp it so every older reader keeps reading
  * what it can.
  *
- * @param header The schema JSON and the encryption member.
+ * @param header The schema JSON, the encryption member and the codec.
  * @returns The minor version.
  */
-export function archiveMinor(header: Pick<ArchiveHeader, "schema" | "encryption">): number {
+export function archiveMinor(
+  header: Pick<ArchiveHeader, "schema" | "encryption"> & { codec?: string },
+): number {
+  if (header.codec === MIXED_CODEC) return VERSION_MINOR_COLUMN_CODECS;
   if (header.schema.fields.some((f) => TYPES_SINCE_1_5.has(f.type.name))) {
     return VERSION_MINOR_TYPES;
   }
@@ -346,7 +360,9 @@ export function archiveMinor(header: Pick<ArchiveHeader, "schema" | "encryption"
  * @param header The schema JSON and the encryption member.
  * @returns E.g. `"1.3"`.
  */
-export function archiveVersion(header: Pick<ArchiveHeader, "schema" | "encryption">): string {
+export function archiveVersion(
+  header: Pick<ArchiveHeader, "schema" | "encryption"> & { codec?: string },
+): string {
   return `${VERSION_MAJOR}.${archiveMinor(header)}`;
 }
 
@@ -386,6 +402,12 @@ export function decodeHeader(bytes: Uint8Array): { header: ArchiveHeader; schema
     }
     if (!QUANTIZATIONS.includes(plan.quantization as Quantization)) {
       throw corrupt(`header plan of column "${f.name}" has quantization "${plan.quantization}"`);
+    }
+    if (h.codec === MIXED_CODEC && typeof plan.codec !== "string") {
+      throw corrupt(`header codec is "${MIXED_CODEC}" but column "${f.name}" names no codec`);
+    }
+    if (plan.level !== undefined && !Number.isSafeInteger(plan.level)) {
+      throw corrupt(`header plan of column "${f.name}" has level ${JSON.stringify(plan.level)}`);
     }
   }
   const header: ArchiveHeader = {

@@ -2,15 +2,29 @@
  * What a new archive is, decided before its first chunk is written: its header
  * ({@link newArchiveHeader}) and, for `codec: "auto"`, its codec
  * ({@link chooseArchiveCodec}: the first {@link AUTO_SAMPLE_ROWS} rows, predicted as
- * they will be stored, sized under every codec by `codecs/auto.ts`). The local freeze,
- * `append` and the cluster's master all call these, so their archives agree byte for
- * byte. Implements FORMAT.md §3 (header).
+ * they will be stored, sized under every codec by `codecs/auto.ts`); with a codec
+ * profile or per-column codecs, each column's codec and level
+ * ({@link chooseColumnCodecs}). The local freeze, `append` and the cluster's master all
+ * call these, so their archives agree byte for byte. Implements FORMAT.md §3 (header).
+ *
+ * Profiles (`--profile`): `max_speed` is zstd at level 3 for every column; `balanced`
+ * zstd at level 19 (what a freeze without a profile writes); `auto` the smaller of zstd
+ * and lzma2 for each column on its first 1,000 rows; `max_compression` the smaller of
+ * lzma2 and zpaq for each column (zpaq when its program is installed). A column's own
+ * codec (`--column-codec name=lzma2[:level]`) wins over the profile. When every column
+ * ends up with one codec the header names it (the file is what it was before profiles
+ * existed); otherwise the header's codec is `mixed` and each column's plan names its
+ * own (format 1.6).
  *
  * @module
  */
 import { chooseCodec } from "../codecs/auto.ts";
+import { type Codec, levelFor } from "../codecs/codec.ts";
+import { CodecError } from "../codecs/errors.ts";
+import { codecById } from "../codecs/registry.ts";
 import { predictBlock } from "./block.ts";
 import { type Batch, type Schema, sliceBatch } from "./column.ts";
+import { MIXED_CODEC } from "./constants.ts";
 import { type ArchiveHeader, archiveVersion, type ColumnPlan, schemaToJson } from "./header.ts";
 
 /** Rows `auto` samples to choose a codec. */
@@ -35,14 +49,19 @@ export function newArchiveHeader(
   plans: Record<string, ColumnPlan>,
   options: { chunkRows: number; primaryKey?: string; metadata?: Record<string, string> },
 ): ArchiveHeader {
+  const stored = storedCodecs(codec, plans);
   return {
     format: "permafrost",
-    version: archiveVersion({ schema: schemaToJson(schema), encryption: null }),
+    version: archiveVersion({
+      schema: schemaToJson(schema),
+      encryption: null,
+      codec: stored.codec,
+    }),
     schema: schemaToJson(schema),
-    codec,
+    codec: stored.codec,
     auto_reason: autoReason,
     chunk_rows: options.chunkRows,
-    columns: plans,
+    columns: stored.plans,
     lossy_columns: schema.filter((f) =>
       f.type === "float64" && plans[f.name]!.quantization !== "QUANT_NONE"
     )
@@ -78,4 +97,148 @@ export async function chooseArchiveCodec(
   });
   const choice = await chooseCodec(blocks, undefined, { rows: sample.length });
   return { codec: choice.codec.id, reason: choice.reason };
+}
+
+/** How each column's codec is chosen (`--profile`). */
+export type CodecProfile = "max_speed" | "balanced" | "max_compression" | "auto";
+
+/** The profiles, in order from fastest to smallest. */
+export const CODEC_PROFILES: readonly CodecProfile[] = Object.freeze([
+  "max_speed",
+  "balanced",
+  "auto",
+  "max_compression",
+]);
+
+/** A column's codec as asked for: an id and, optionally, a level (`zstd:3`). */
+export interface CodecSpec {
+  /** Codec id (`zstd`, `lzma2`, `zpaq`). */
+  codec: string;
+  /** Its level (default: the codec's). */
+  level?: number;
+}
+
+/**
+ * Reads `codec[:level]`.
+ *
+ * @param text E.g. `lzma2` or `zstd:3`.
+ * @returns The codec and level, checked against the registry and the codec's levels.
+ * @throws {RangeError} Naming what is wrong: an unknown codec, or a level out of range.
+ */
+export function parseCodecSpec(text: string): CodecSpec {
+  const [id, level, ...rest] = text.trim().split(":");
+  let codec: Codec;
+  try {
+    codec = codecById(id ?? "");
+  } catch (err) {
+    throw new RangeError(err instanceof Error ? err.message : String(err));
+  }
+  if (rest.length > 0 || level === "") {
+    throw new RangeError(`expected codec[:level], got '${text}'`);
+  }
+  if (level === undefined) return { codec: codec.id };
+  return { codec: codec.id, level: levelFor(codec, Number(level)) };
+}
+
+/** Options of {@link chooseColumnCodecs}. */
+export interface ColumnCodecChoice {
+  /** The profile (default: none — every column uses `codec`). */
+  profile?: CodecProfile;
+  /** Each named column's codec, over the profile's choice. */
+  columnCodecs?: Readonly<Record<string, CodecSpec>>;
+}
+
+/**
+ * Each column's codec and level, decided from the first chunk (see the module doc):
+ * the plans with `codec` set on every column, `level` where it is not the codec's
+ * default, and `auto_reason` where the profile compared codecs.
+ *
+ * @param first The first chunk.
+ * @param plans The prediction plans chosen for it.
+ * @param codec The archive's codec, for columns neither the profile nor the user names.
+ * @param choice Profile and per-column codecs.
+ * @returns The plans with their codecs.
+ * @throws {RangeError} For a per-column codec naming no column of the schema.
+ */
+export async function chooseColumnCodecs(
+  first: Batch,
+  plans: Record<string, ColumnPlan>,
+  codec: string,
+  choice: ColumnCodecChoice,
+): Promise<Record<string, ColumnPlan>> {
+  for (const name of Object.keys(choice.columnCodecs ?? {})) {
+    if (!first.schema.some((f) => f.name === name)) {
+      throw new RangeError(
+        `--column-codec names '${name}', which is not a column (columns: ${
+          first.schema.map((f) => f.name).join(", ")
+        })`,
+      );
+    }
+  }
+  const sample = sliceBatch(first, 0, AUTO_SAMPLE_ROWS);
+  const candidates = await profileCandidates(choice.profile);
+  const out: Record<string, ColumnPlan> = {};
+  for (let i = 0; i < first.schema.length; i++) {
+    const field = first.schema[i]!;
+    const plan: ColumnPlan = { ...plans[field.name]! };
+    const asked = choice.columnCodecs?.[field.name];
+    if (asked) {
+      plan.codec = asked.codec;
+      if (asked.level !== undefined) plan.level = asked.level;
+    } else if (choice.profile === "max_speed") {
+      plan.codec = "zstd";
+      plan.level = 3;
+    } else if (candidates) {
+      const deps = plan.deps.map((d) =>
+        sample.columns[sample.schema.findIndex((f) => f.name === d)]!
+      );
+      const block = predictBlock(sample.columns[i]!, { field, plan, deps }).bytes;
+      const picked = await chooseCodec([block], candidates.codecs, { rows: sample.length });
+      plan.codec = picked.codec.id;
+      plan.auto_reason = `${choice.profile}: ${picked.reason}${candidates.note}`;
+    } else {
+      plan.codec = choice.profile === "balanced" ? "zstd" : codec;
+    }
+    out[field.name] = plan;
+  }
+  return out;
+}
+
+/** The codecs a comparing profile tries, or null for one that does not compare. */
+async function profileCandidates(
+  profile: CodecProfile | undefined,
+): Promise<{ codecs: Codec[]; note: string } | null> {
+  if (profile === "auto") return { codecs: [codecById("zstd"), codecById("lzma2")], note: "" };
+  if (profile !== "max_compression") return null;
+  const zpaq = codecById("zpaq");
+  try {
+    await zpaq.encode(new Uint8Array(1));
+    return { codecs: [codecById("lzma2"), zpaq], note: "" };
+  } catch (err) {
+    if (!(err instanceof CodecError && err.code === "BINARY_MISSING")) throw err;
+    return { codecs: [codecById("lzma2")], note: " (zpaq is not installed: not compared)" };
+  }
+}
+
+/**
+ * The header codec and plans as stored: one codec for every column is named by the
+ * header alone (plans without `codec`, as before per-column codecs existed); several
+ * make the header's `mixed` and stay in the plans. A level equal to the codec's
+ * default is dropped.
+ */
+function storedCodecs(
+  codec: string,
+  plans: Record<string, ColumnPlan>,
+): { codec: string; plans: Record<string, ColumnPlan> } {
+  const used = new Set(Object.values(plans).map((p) => p.codec ?? codec));
+  const single = used.size <= 1 ? [...used][0] ?? codec : null;
+  const out: Record<string, ColumnPlan> = {};
+  for (const [name, plan] of Object.entries(plans)) {
+    const { codec: own, level, ...rest } = plan;
+    const id = own ?? codec;
+    const p: ColumnPlan = single === null ? { ...rest, codec: id } : { ...rest };
+    if (level !== undefined && level !== codecById(id).levels.default) p.level = level;
+    out[name] = p;
+  }
+  return { codec: single ?? MIXED_CODEC, plans: out };
 }

@@ -18,6 +18,7 @@
  * @module
  */
 import { codecById } from "../codecs/registry.ts";
+import { MIXED_CODEC } from "./constants.ts";
 import type { Codec } from "../codecs/codec.ts";
 import { decodeBlock } from "./block.ts";
 import { blockAad, headerBinding, importDataKey, openBlock } from "./crypto.ts";
@@ -88,7 +89,8 @@ export class ArchiveReader {
   /** Header and footer. */
   readonly index: ArchiveIndex;
   #source: ByteSource;
-  #codec: Codec;
+  /** Each column's codec, in schema order (one for all but in a mixed archive). */
+  #codecs: Codec[];
   #bytesRead = 0;
   #chunksRead = 0;
   #dataKey: Uint8Array | null;
@@ -98,12 +100,12 @@ export class ArchiveReader {
   private constructor(
     source: ByteSource,
     index: ArchiveIndex,
-    codec: Codec,
+    codecs: Codec[],
     dataKey: Uint8Array | null,
   ) {
     this.#source = source;
     this.index = index;
-    this.#codec = codec;
+    this.#codecs = codecs;
     this.#dataKey = dataKey;
     this.#cryptoKey = dataKey ? importDataKey(dataKey) : null;
     this.#binding = index.header.encryption ? headerBinding(index.header) : null;
@@ -160,22 +162,28 @@ export class ArchiveReader {
     const path = source.name;
     try {
       const index = await readIndex(source, path);
-      let codec: Codec;
-      try {
-        codec = codecById(index.header.codec);
-      } catch (cause) {
-        throw new FormatError(
-          "UNKNOWN_CODEC",
-          `Cannot read archive '${path}': unknown codec "${index.header.codec}"`,
-          { path, cause },
-        );
-      }
+      const codecs = index.schema.map((f) => {
+        const id = index.header.codec === MIXED_CODEC
+          ? index.header.columns[f.name]!.codec!
+          : index.header.codec;
+        try {
+          return codecById(id);
+        } catch (cause) {
+          throw new FormatError(
+            "UNKNOWN_CODEC",
+            `Cannot read archive '${path}': unknown codec "${id}"${
+              index.header.codec === MIXED_CODEC ? ` (column "${f.name}")` : ""
+            }`,
+            { path, cause },
+          );
+        }
+      });
       const encryption = index.header.encryption;
       let dataKey: Uint8Array | null = null;
       if (encryption && (options.keys || options.requireKey)) {
         dataKey = await unlockDataKey(encryption, options.keys, path);
       }
-      return new ArchiveReader(source, index, codec, dataKey);
+      return new ArchiveReader(source, index, codecs, dataKey);
     } catch (err) {
       source.close();
       throw err;
@@ -322,7 +330,7 @@ export class ArchiveReader {
       rawLength: block.raw_length,
       field,
       predictor: block.predictor,
-      codec: this.#codec,
+      codec: this.#codecs[i]!,
       deps,
       at: { chunk: c, column: field.name, offset: block.offset },
     });

@@ -48,7 +48,16 @@ import {
   readChunk,
   rechunk,
 } from "../io/chunk_window.ts";
-import { chooseArchiveCodec, newArchiveHeader } from "../format/new_archive.ts";
+import {
+  chooseArchiveCodec,
+  chooseColumnCodecs,
+  CODEC_PROFILES,
+  type CodecProfile,
+  type CodecSpec,
+  type ColumnCodecChoice,
+  newArchiveHeader,
+  parseCodecSpec,
+} from "../format/new_archive.ts";
 import { MAX_THREADS_PER_CORE, maxThreads } from "./threads.ts";
 
 /** Rows `auto` samples to choose a codec. */
@@ -77,6 +86,15 @@ export interface FreezeProgress {
 export interface FreezeOptions {
   /** `zstd` (default), `lzma2`, `zpaq`, or `auto` (samples 1,000 rows). */
   codec?: CodecChoiceName;
+  /**
+   * How each column's codec is chosen (instead of one `codec`): `max_speed` (zstd
+   * level 3), `balanced` (zstd level 19, as without a profile), `auto` (the smaller of
+   * zstd and lzma2 per column) or `max_compression` (the smaller of lzma2 and zpaq per
+   * column). See `format/new_archive.ts`.
+   */
+  profile?: CodecProfile;
+  /** Codecs of named columns, `codec` or `codec:level` (`{ notes: "lzma2", id: "zstd:3" }`). */
+  columnCodecs?: Record<string, string>;
   /** Rows per chunk (default 50,000). */
   chunkRows?: number;
   /** Worker threads encoding blocks, and reading a Parquet file's rows (default: one per core; 0 encodes on the calling thread; at most 4 per core). */
@@ -164,8 +182,13 @@ export type FreezeSource = string | arrow.Table | {
  * @throws {OpsError} BAD_OPTION naming the bad value.
  */
 export function freezeSettings(
-  options: Pick<FreezeOptions, "codec" | "chunkRows" | "threads">,
-): { codec: CodecChoiceName; chunkRows: number; threads: number } {
+  options: Pick<FreezeOptions, "codec" | "chunkRows" | "threads" | "profile" | "columnCodecs">,
+): {
+  codec: CodecChoiceName;
+  chunkRows: number;
+  threads: number;
+  columns: ColumnCodecChoice | null;
+} {
   const codec = options.codec ?? "zstd";
   if (!CODEC_CHOICES.includes(codec)) {
     throw new OpsError("BAD_OPTION", `Unknown codec "${codec}": use ${CODEC_CHOICES.join(", ")}`);
@@ -177,7 +200,46 @@ export function freezeSettings(
       `Chunk rows must be an integer 1..${MAX_CHUNK_ROWS}, got ${chunkRows}`,
     );
   }
-  return { codec, chunkRows, threads: checkThreads(options.threads) };
+  return {
+    codec,
+    chunkRows,
+    threads: checkThreads(options.threads),
+    columns: columnCodecChoice(options),
+  };
+}
+
+/** The profile and per-column codecs asked for, checked; null for neither. */
+function columnCodecChoice(
+  options: Pick<FreezeOptions, "codec" | "profile" | "columnCodecs">,
+): ColumnCodecChoice | null {
+  const { profile, columnCodecs } = options;
+  if (profile === undefined && columnCodecs === undefined) return null;
+  if (profile !== undefined && !CODEC_PROFILES.includes(profile)) {
+    throw new OpsError(
+      "BAD_OPTION",
+      `Unknown profile "${profile}": use ${CODEC_PROFILES.join(", ")}`,
+    );
+  }
+  if (profile !== undefined && options.codec !== undefined) {
+    throw new OpsError(
+      "BAD_OPTION",
+      `Give a codec or a profile, not both (codec ${options.codec}, profile ${profile})`,
+    );
+  }
+  const specs: Record<string, CodecSpec> = {};
+  for (const [column, text] of Object.entries(columnCodecs ?? {})) {
+    try {
+      specs[column] = parseCodecSpec(text);
+    } catch (err) {
+      throw new OpsError(
+        "BAD_OPTION",
+        `Cannot use codec '${text}' for column '${column}': ${
+          err instanceof Error ? err.message : err
+        }`,
+      );
+    }
+  }
+  return { ...(profile ? { profile } : {}), columnCodecs: specs };
 }
 
 /**
@@ -249,7 +311,7 @@ async function freezeWith(
   options: FreezeOptions,
   mirror: (() => ByteSink) | undefined,
 ): Promise<FreezeSummary> {
-  const { codec: codecName, chunkRows, threads } = freezeSettings(options);
+  const { codec: codecName, chunkRows, threads, columns: codecChoice } = freezeSettings(options);
   const types = { ...options.types };
   const widened: string[] = [];
   const fallback = typeof source === "string"
@@ -267,6 +329,7 @@ async function freezeWith(
         threads,
         types,
         mirror,
+        codecChoice,
       });
       return { ...summary, widened_columns: widened };
     } catch (err) {
@@ -472,8 +535,10 @@ async function freezeOnce(
     chunkRows: number;
     threads: number;
     mirror?: () => ByteSink;
+    codecChoice: ColumnCodecChoice | null;
   },
 ): Promise<Omit<FreezeSummary, "widened_columns">> {
+  const { codecChoice } = options;
   const started = performance.now();
   const opened = await openChunks(source, options);
   const { schema, pool } = opened;
@@ -526,12 +591,16 @@ async function freezeOnce(
         codec = choice.codec;
         autoReason = choice.reason;
       }
+      if (codecChoice) plans = await columnCodecsFor(first, plans, codec, codecChoice);
       codecById(codec); // fails early (e.g. zpaq binary) before any work
       const enc = options.encryption ? await prepareEncryption(options.encryption) : null;
       const h = withEncryption(
         newArchiveHeader(schema, codec, autoReason, plans, options),
         enc?.header ?? null,
       );
+      // Blocks are encoded as the header says (one codec, or each column's own).
+      plans = h.columns;
+      codec = h.codec;
       writer = await ArchiveWriter.create(archive, h, {
         replace: options.overwrite ?? true,
         mirror: options.mirror?.(),
@@ -632,4 +701,28 @@ function quantizationByColumn(
     out[name] = level;
   }
   return out;
+}
+
+/**
+ * Each column's codec from the profile and per-column choices (`new_archive.ts`), a
+ * column that is not there being BAD_OPTION.
+ *
+ * @param first The first chunk.
+ * @param plans Its prediction plans.
+ * @param codec The archive's codec.
+ * @param choice Profile and per-column codecs.
+ * @returns The plans with their codecs.
+ */
+export async function columnCodecsFor(
+  first: Batch,
+  plans: Record<string, ColumnPlan>,
+  codec: string,
+  choice: ColumnCodecChoice,
+): Promise<Record<string, ColumnPlan>> {
+  try {
+    return await chooseColumnCodecs(first, plans, codec, choice);
+  } catch (err) {
+    if (err instanceof RangeError) throw new OpsError("BAD_OPTION", err.message);
+    throw err;
+  }
 }

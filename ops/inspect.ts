@@ -37,6 +37,12 @@ export interface AuditColumn {
   depends_on: string[];
   /** Float quantization level (`QUANT_NONE` when lossless). */
   quantization: string;
+  /** The codec of its blocks (the archive's, or its own in a `mixed` archive). */
+  codec: string;
+  /** The codec level its blocks were written at (null: the codec's default). */
+  level: number | null;
+  /** Why a profile chose its codec (null when none did). */
+  auto_reason: string | null;
   /** Bytes of its blocks after the codec. */
   stored_bytes: number;
   /** Bytes before the codec (after prediction). */
@@ -71,7 +77,7 @@ export interface AuditReport {
   chunk_count: number;
   /** Rows per chunk (the last may hold fewer). */
   chunk_rows: number;
-  /** Codec id of every block. */
+  /** Codec id of every block, or `mixed` when each column names its own (`columns[].codec`). */
   codec: string;
   /** Why `auto` chose the codec (null when the codec was given). */
   auto_reason: string | null;
@@ -154,6 +160,9 @@ export function auditIndex(index: ArchiveIndex): AuditReport {
       predictors,
       depends_on: plan.deps,
       quantization: plan.quantization,
+      codec: plan.codec ?? header.codec,
+      level: plan.level ?? null,
+      auto_reason: plan.auto_reason ?? null,
       stored_bytes: stored,
       raw_bytes: raw,
       ...stats,
@@ -349,12 +358,15 @@ export function formatAudit(report: AuditReport): string {
     "",
   ];
   const payload = Math.max(1, report.columns.reduce((n, c) => n + c.stored_bytes, 0));
+  // A codec column only where columns differ from the archive's codec or its level.
+  const perColumn = report.columns.some((c) => c.codec !== report.codec || c.level !== null);
   const rows = report.columns.map((c) => {
     const share = c.stored_bytes / payload;
     const filled = Math.round(share * 10);
     return [
       c.name,
       typeText(c),
+      ...(perColumn ? [`${c.codec}${c.level === null ? "" : `:${c.level}`}`] : []),
       Object.keys(c.predictors).join(","),
       formatBytes(c.stored_bytes),
       formatBytes(c.raw_bytes),
@@ -366,7 +378,18 @@ export function formatAudit(report: AuditReport): string {
   });
   lines.push(
     formatTable({
-      columns: ["column", "type", "predictor", "stored", "raw", "share", "nulls", "min", "max"],
+      columns: [
+        "column",
+        "type",
+        ...(perColumn ? ["codec"] : []),
+        "predictor",
+        "stored",
+        "raw",
+        "share",
+        "nulls",
+        "min",
+        "max",
+      ],
       types: [],
       rows,
       total_rows: rows.length,

@@ -50,6 +50,7 @@ import { formatDate, formatFloat, TimestampFormatter } from "../io/_format.ts";
 import { createTempBeside, removeStaleTemps } from "../internal/temp_files.ts";
 import { OpsError } from "./errors.ts";
 import {
+  columnCodecsFor,
   type FreezeOptions,
   freezeSettings,
   type FreezeSource,
@@ -147,7 +148,7 @@ export async function freezePartitioned(
   if (new Set(by).size !== by.length) {
     throw new OpsError("BAD_OPTION", `Partition columns repeat: ${by.join(", ")}`);
   }
-  const { codec: codecName, chunkRows, threads } = freezeSettings(options);
+  const { codec: codecName, chunkRows, threads, columns: codecChoice } = freezeSettings(options);
   if (options.encryption !== undefined) {
     // Never write plain partitions when encryption was asked for.
     throw new OpsError(
@@ -229,6 +230,9 @@ export async function freezePartitioned(
         part.codec = choice.codec;
         part.autoReason = choice.reason;
       }
+      if (codecChoice) {
+        part.plans = await columnCodecsFor(batch, part.plans, part.codec, codecChoice);
+      }
       codecById(part.codec);
       const segments = part.entry.path.split("/").slice(0, -1);
       made.add(join(dir, segments[0]!));
@@ -241,6 +245,8 @@ export async function freezePartitioned(
       h.partition = Object.fromEntries(
         Object.entries(part.entry.values).map(([k, v]) => [k, v ?? "__null__"]),
       );
+      part.plans = h.columns;
+      part.codec = h.codec;
       part.writer = await ArchiveWriter.create(join(dir, part.entry.path), h);
     }
     const pending = encodeChunk(batch, {

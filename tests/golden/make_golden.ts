@@ -6,7 +6,9 @@
  *
  * @module
  */
-import type { Batch, Schema } from "../../format/column.ts";
+import { type Batch, type Schema, sliceBatch } from "../../format/column.ts";
+import type { ColumnPlan } from "../../format/header.ts";
+import { planColumns } from "../../format/plan.ts";
 import { localKeyProvider } from "../../format/local_key.ts";
 import type { WrittenArchive } from "../../format/writer.ts";
 import { writeTestArchive } from "../../format/_test_utils.ts";
@@ -89,18 +91,51 @@ export async function writeTinyEncrypted(path: string): Promise<WrittenArchive> 
   });
 }
 
+/**
+ * The plans of `tiny_v1_6_mixed.pf`: the rows of `tiny_v1_3.pf`, `id` in lzma2 at
+ * level 2 and `name` in zstd, so the header's codec is `mixed` (1.6).
+ *
+ * @returns The plans by column.
+ */
+export function mixedPlans(): Record<string, ColumnPlan> {
+  const plans = planColumns(sliceBatch(tinyBatch(), 0, 2));
+  return {
+    id: { ...plans.id!, codec: "lzma2", level: 2 },
+    name: { ...plans.name!, codec: "zstd" },
+  };
+}
+
+/**
+ * Writes `tiny_v1_6_mixed.pf`'s rows with its per-column codecs.
+ *
+ * @param path Destination.
+ * @returns What was written.
+ */
+export async function writeTinyMixed(path: string): Promise<WrittenArchive> {
+  return await writeTestArchive(path, tinyBatch(), {
+    codec: "mixed",
+    chunkRows: 2,
+    plans: mixedPlans(),
+  });
+}
+
 if (import.meta.main) {
   // `make_golden.ts` writes 1.3; `make_golden.ts 1.4` the encrypted 1.4 file;
-  // `make_golden.ts 1.5` the 1.5 file of the types added in 1.5.
+  // `make_golden.ts 1.5` the 1.5 file of the types added in 1.5; `make_golden.ts 1.6`
+  // the 1.6 file whose columns have codecs of their own.
   const version = Deno.args[0] ?? "1.3";
-  const file =
-    { "1.3": "./tiny_v1_3.pf", "1.4": "./tiny_v1_4_encrypted.pf", "1.5": "./tiny_v1_5_types.pf" }[
-      version
-    ];
+  const file = {
+    "1.3": "./tiny_v1_3.pf",
+    "1.4": "./tiny_v1_4_encrypted.pf",
+    "1.5": "./tiny_v1_5_types.pf",
+    "1.6": "./tiny_v1_6_mixed.pf",
+  }[version];
   if (file === undefined) throw new Error(`no golden file of version ${version}`);
   const path = new URL(file, import.meta.url).pathname;
   const written = version === "1.4"
     ? await writeTinyEncrypted(path)
+    : version === "1.6"
+    ? await writeTinyMixed(path)
     : await writeTestArchive(path, version === "1.5" ? typesBatch() : tinyBatch(), {
       codec: "zstd",
       chunkRows: 2,
