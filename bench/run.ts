@@ -22,6 +22,7 @@ import { writeOutput } from "../io/output.ts";
 import { type ClusterPair, clusterThroughput, schedulerThroughput } from "./cluster_bench.ts";
 import { storageFigures } from "./storage_bench.ts";
 import { sqlFigures } from "./sql_bench.ts";
+import { profileFigures } from "./profile_bench.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const CACHE = join(HERE, ".cache");
@@ -146,6 +147,7 @@ async function main(): Promise<void> {
   const notes: string[] = [];
   const storage: string[] = [];
   const sql: string[] = [];
+  const profiles: string[] = [];
   try {
     for (const ds of DATASETS) {
       if (only && !only.includes(ds.name)) continue;
@@ -277,6 +279,8 @@ async function main(): Promise<void> {
       say("  SQL over the archive vs DuckDB on the shipped Parquet...");
       sql.push(...await sqlFigures(source));
     }
+    say("  codec profiles...");
+    profiles.push(...await profileFigures(await csvOf(source, main.name), main.name, work));
   } finally {
     await Deno.remove(work, { recursive: true }).catch(() => {});
   }
@@ -314,6 +318,10 @@ async function main(): Promise<void> {
     "## SQL over archives",
     "",
     ...sql,
+    "",
+    "## Codec profiles",
+    "",
+    ...profiles,
     "",
   ].join("\n");
   await Deno.writeTextFile(join(HERE, "RESULTS.md"), md);

@@ -1,0 +1,134 @@
+/**
+ * Codec profiles on one dataset (`freeze --profile`), each against the others and
+ * against DuckDB writing the same CSV as Parquet (zstd) in the same run: archive size,
+ * freeze and thaw speed, and every thaw's hash equal to the others' (a profile changes
+ * how the bytes are stored, never the rows). `deno task bench` calls
+ * {@link profileFigures}; alone: `deno run -A bench/profile_bench.ts [CSV]`.
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+import { freeze, thaw } from "../mod.ts";
+import { openLockedDuckDB, sqlString } from "../io/_duckdb.ts";
+import type { CodecProfile } from "../format/new_archive.ts";
+
+const PROFILES: readonly CodecProfile[] = ["max_speed", "balanced", "auto", "max_compression"];
+
+/** One profile's run. */
+interface ProfileRun {
+  profile: CodecProfile;
+  bytes: number;
+  freezeSeconds: number;
+  thawSeconds: number;
+  csvSha256: string;
+  codecs: string;
+}
+
+async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; seconds: number }> {
+  const t0 = performance.now();
+  const value = await fn();
+  return { value, seconds: (performance.now() - t0) / 1000 };
+}
+
+async function sha256File(path: string): Promise<string> {
+  const hash = createHash("sha256");
+  const file = await Deno.open(path);
+  try {
+    for await (const chunk of file.readable) hash.update(chunk);
+  } finally {
+    // readable closes the file when done
+  }
+  return hash.digest("hex");
+}
+
+/** DuckDB's own CSV → Parquet (zstd) write: time and size, the anchor of `max_speed`. */
+async function duckdbParquet(
+  csv: string,
+  work: string,
+): Promise<{ seconds: number; bytes: number }> {
+  const out = join(work, "duckdb.parquet");
+  const db = await openLockedDuckDB([csv, out]);
+  try {
+    const { seconds } = await timed(() =>
+      db.connection.run(
+        `COPY (SELECT * FROM read_csv(${sqlString(csv)})) TO ${
+          sqlString(out)
+        } (FORMAT parquet, COMPRESSION zstd)`,
+      )
+    );
+    return { seconds, bytes: (await Deno.stat(out)).size };
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Freezes `csv` with every profile and thaws each back to CSV.
+ *
+ * @param csv The dataset as CSV.
+ * @param name Its name, for the lines.
+ * @param work A scratch directory.
+ * @returns Markdown lines for `bench/RESULTS.md`.
+ */
+export async function profileFigures(csv: string, name: string, work: string): Promise<string[]> {
+  const csvBytes = (await Deno.stat(csv)).size;
+  const runs: ProfileRun[] = [];
+  for (const profile of PROFILES) {
+    const archive = join(work, `${name}.${profile}.pf`);
+    const back = join(work, `${name}.${profile}.csv`);
+    const f = await timed(() => freeze(csv, archive, { profile }));
+    const t = await timed(() => thaw(archive, back));
+    const { audit } = await import("../mod.ts");
+    const report = await audit(archive);
+    const counts = new Map<string, number>();
+    for (const c of report.columns) {
+      const key = `${c.codec}${c.level === null ? "" : `:${c.level}`}`;
+      counts.set(key, (counts.get(key) ?? 0) + 1);
+    }
+    runs.push({
+      profile,
+      bytes: f.value.archive_bytes,
+      freezeSeconds: f.seconds,
+      thawSeconds: t.seconds,
+      csvSha256: await sha256File(back),
+      codecs: [...counts].map(([k, n]) => `${n}× ${k}`).join(", "),
+    });
+    await Deno.remove(back);
+    await Deno.remove(archive);
+  }
+  const duck = await duckdbParquet(csv, work);
+  const balanced = runs.find((r) => r.profile === "balanced")!;
+  const mbps = (s: number) => (csvBytes / 1e6 / s).toFixed(1);
+  const lines = [
+    `Profiles on ${name} (${(csvBytes / 1e6).toFixed(1)} MB of CSV), one run each, the same rows ` +
+    `back from every one (CSV hashes equal: ${
+      new Set(runs.map((r) => r.csvSha256)).size === 1
+    }). ` +
+    `DuckDB writing the same CSV as Parquet (zstd) in this run: ${duck.seconds.toFixed(2)} s, ` +
+    `${(duck.bytes / 1e6).toFixed(2)} MB.`,
+    "",
+    "| profile | columns' codecs | archive | vs balanced | freeze MB/s | freeze vs DuckDB Parquet write | thaw to CSV MB/s |",
+    "|---|---|---|---|---|---|---|",
+    ...runs.map((r) =>
+      `| ${r.profile} | ${r.codecs} | ${(r.bytes / 1e6).toFixed(2)} MB | ${
+        (r.bytes / balanced.bytes).toFixed(3)
+      }× | ${mbps(r.freezeSeconds)} | ${(r.freezeSeconds / duck.seconds).toFixed(2)}× | ${
+        mbps(r.thawSeconds)
+      } |`
+    ),
+  ];
+  return lines;
+}
+
+if (import.meta.main) {
+  const csv = Deno.args[0] ??
+    join(new URL(".", import.meta.url).pathname, ".cache", "flights-3m.csv");
+  const work = await Deno.makeTempDir({ prefix: "permafrost-profiles-" });
+  try {
+    const lines = await profileFigures(csv, csv.split("/").pop()!.replace(/\.csv$/, ""), work);
+    await Deno.stdout.write(new TextEncoder().encode(lines.join("\n") + "\n"));
+  } finally {
+    await Deno.remove(work, { recursive: true });
+  }
+}
