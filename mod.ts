@@ -40,6 +40,7 @@ export { append } from "./ops/append.ts";
 export type { AppendOptions, AppendSummary } from "./ops/append.ts";
 export { diff, formatDiff } from "./ops/diff.ts";
 export { schemaDiff, typeText } from "./ops/schema_diff.ts";
+export { parseSchemaJson } from "./ops/evolve.ts";
 export type { SchemaChange, SchemaChangeKind, SchemaDiff } from "./ops/schema_diff.ts";
 export type { ChunkDiff, ChunkStatus, DiffReport, DiffSide } from "./ops/diff.ts";
 export { compileWhere, parseWhere } from "./ops/where.ts";

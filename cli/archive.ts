@@ -418,11 +418,19 @@ export const thawCommand = command({
       type: "boolean",
       help: "Refuse an archive that is not encrypted",
     },
+    {
+      name: "schema",
+      type: "string",
+      value: "FILE",
+      help:
+        "Give the rows in this schema (JSON fields, or audit's stored_schema): new columns null, dropped ones gone, exact casts only",
+    },
     FORCE,
     STORAGE_CLASS,
   ],
   examples: [
     "permafrost thaw flights.pf back.csv",
+    "permafrost thaw flights.pf v2.csv --schema flights-v2.schema.json",
     "permafrost thaw flights.pf some.jsonl --rows 1500000:1500010 --columns date,delay",
     'permafrost thaw trips.pf - --where "delay > 60" | head',
   ],
@@ -434,9 +442,24 @@ export const thawCommand = command({
       throw new UsageError(`--where needs a condition, e.g. --where "delay > 60"`);
     }
     const keys = await thawKeys(flags, { env: io.env });
+    const schemaFile = flags.schema as string | undefined;
+    let schema;
+    if (schemaFile !== undefined) {
+      const { parseSchemaJson } = await import("../ops/evolve.ts");
+      let text: string;
+      try {
+        text = await Deno.readTextFile(schemaFile);
+      } catch (cause) {
+        throw new UsageError(
+          `Cannot read --schema ${schemaFile}: ${cause instanceof Error ? cause.message : cause}`,
+        );
+      }
+      schema = parseSchemaJson(text, schemaFile);
+    }
     let summary;
     try {
       summary = await thaw(archive, output, {
+        ...(schema ? { schema } : {}),
         rows: parseRows(flags.rows as string | undefined),
         columns: columnList(flags.columns),
         format: flags.format as "csv" | "xlsx" | undefined,

@@ -205,3 +205,45 @@ Deno.test("freeze - reads stdin (CSV unless --format), spooled to a file that is
     assert.ok(!e.name.startsWith("permafrost-stdin-"), `left behind: ${e.name}`);
   }
 });
+
+Deno.test("thaw --schema gives the rows in the schema of a file; a bad one is named", async () => {
+  await Deno.writeTextFile(`${TMP}/s.csv`, "id,v\n1,x\n2,y\n");
+  assert.equal((await cli(["freeze", `${TMP}/s.csv`, `${TMP}/s.pf`, "--force"])).code, 0);
+  await Deno.writeTextFile(
+    `${TMP}/s.schema.json`,
+    JSON.stringify([
+      { name: "v", type: "string" },
+      { name: "id", type: "string" },
+      { name: "added", type: "int64" },
+    ]),
+  );
+  const ok = await cli([
+    "thaw",
+    `${TMP}/s.pf`,
+    `${TMP}/s-new.csv`,
+    "--schema",
+    `${TMP}/s.schema.json`,
+    "--force",
+  ]);
+  assert.equal(ok.code, 0, ok.err);
+  assert.equal(await Deno.readTextFile(`${TMP}/s-new.csv`), "v,id,added\nx,1,\ny,2,\n");
+  const missing = await cli([
+    "thaw",
+    `${TMP}/s.pf`,
+    `${TMP}/m.csv`,
+    "--schema",
+    `${TMP}/nope.json`,
+  ]);
+  assert.equal(missing.code, 2);
+  assert.match(missing.err, /Cannot read --schema .*nope\.json/);
+  await Deno.writeTextFile(`${TMP}/narrow.json`, '[{"name":"id","type":"float64"}]');
+  const narrow = await cli([
+    "thaw",
+    `${TMP}/s.pf`,
+    `${TMP}/n.csv`,
+    "--schema",
+    `${TMP}/narrow.json`,
+  ]);
+  assert.equal(narrow.code, 1);
+  assert.match(narrow.err, /column 'id' type changed \(int64 → float64\).*\[SCHEMA_INCOMPATIBLE\]/);
+});

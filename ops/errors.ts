@@ -19,7 +19,9 @@ export type OpsErrorCode =
   | "SQL_REFUSED"
   | "SQL_FAILED"
   // An object already at a URI given as a destination (without overwrite).
-  | "DESTINATION_EXISTS";
+  | "DESTINATION_EXISTS"
+  // Rows asked for in a schema that would change or invent a value (thaw --schema).
+  | "SCHEMA_INCOMPATIBLE";
 
 /** Codec names `freeze` accepts: a registry id or `auto`. */
 export type CodecChoiceName = "zstd" | "lzma2" | "zpaq" | "auto" | (string & Record<never, never>);

@@ -14,7 +14,8 @@
  * @module
  */
 import type * as arrow from "apache-arrow";
-import type { Batch } from "../format/column.ts";
+import type { Batch, Schema } from "../format/column.ts";
+import { type Evolution, evolveBatches, planEvolution } from "./evolve.ts";
 import type { RowRange } from "../format/reader.ts";
 import { isRemote, openArchive, toDestination } from "./_remote.ts";
 import type { KeyRing } from "../format/key_provider.ts";
@@ -66,6 +67,13 @@ export interface ThawOptions {
   overwrite?: boolean;
   /** Storage class of an output written to object storage; ignored for a local file. */
   storageClass?: string;
+  /**
+   * The schema to give the rows in (schema evolution, `evolve.ts`): columns the archive
+   * lacks come back null, columns it has that are not named are dropped, compatible
+   * types are cast exactly; anything else is SCHEMA_INCOMPATIBLE before a row is read.
+   * `columns` then picks among this schema's columns.
+   */
+  schema?: Schema;
 }
 
 /** What `thaw` did. */
@@ -133,8 +141,10 @@ export async function thaw(
   if (partitioned) {
     checkEncrypted(archive, false, options);
     const { schema } = await readManifest(archive);
-    const out = selectSchema(schema, options.columns);
-    written = await writeOutput(output, out, readPartitioned(archive, options, counters), {
+    const evolved = evolution(schema, options);
+    const out = evolved ? evolved.target : selectSchema(schema, options.columns);
+    const rows = readPartitioned(archive, evolved ? evolved.options : options, counters);
+    written = await writeOutput(output, out, evolved ? evolveBatches(rows, evolved) : rows, {
       format,
       delimiter: options.delimiter,
       splitSheets: options.splitSheets,
@@ -145,13 +155,15 @@ export async function thaw(
     try {
       encrypted = reader.index.header.encryption !== null;
       checkEncrypted(archive, encrypted, options);
-      const schema = selectSchema(reader.index.schema, options.columns);
+      const evolved = evolution(reader.index.schema, options);
+      const schema = evolved ? evolved.target : selectSchema(reader.index.schema, options.columns);
       // Compiled before the output is touched, so a bad --where is reported as such.
       const where = whereFor(options.where, reader.index.schema);
       if (format === "xlsx" && !options.splitSheets && options.where === undefined) {
         checkSheetRows(reader.index.footer.rows, options.rows);
       }
-      const scan = scanArchive(reader, { ...options, where }, counters);
+      const read = scanArchive(reader, { ...(evolved?.options ?? options), where }, counters);
+      const scan = evolved ? evolveBatches(read, evolved) : read;
       written = await writeOutput(output, schema, scan, {
         format,
         delimiter: options.delimiter,
@@ -192,18 +204,53 @@ export async function thawTable(archive: string, options: ThawOptions = {}): Pro
     checkEncrypted(archive, false, options);
     const { schema } = await readManifest(archive);
     const counters = { ...newCounters(), partitions_total: 0, partitions_read: 0 };
-    for await (const b of readPartitioned(archive, options, counters)) batches.push(b);
-    return batchesToTable(selectSchema(schema, options.columns), batches);
+    const evolved = evolution(schema, options);
+    const rows = readPartitioned(archive, evolved?.options ?? options, counters);
+    for await (const b of evolved ? evolveBatches(rows, evolved) : rows) batches.push(b);
+    return batchesToTable(
+      evolved ? evolved.target : selectSchema(schema, options.columns),
+      batches,
+    );
   }
   const reader = await openArchive(archive, { keys: options.keys, requireKey: true });
   try {
     checkEncrypted(archive, reader.index.header.encryption !== null, options);
-    const schema = selectSchema(reader.index.schema, options.columns);
-    for await (const b of scanArchive(reader, options)) batches.push(b);
+    const evolved = evolution(reader.index.schema, options);
+    const schema = evolved ? evolved.target : selectSchema(reader.index.schema, options.columns);
+    const rows = scanArchive(reader, evolved?.options ?? options);
+    for await (const b of evolved ? evolveBatches(rows, evolved) : rows) batches.push(b);
     return batchesToTable(schema, batches);
   } finally {
     reader.close();
   }
+}
+
+/**
+ * How to read the stored rows for `options.schema`, when given: the evolution, and the
+ * options that read only the stored columns it needs (at least one, so rows still count).
+ */
+function evolution(
+  stored: Schema,
+  options: ThawOptions,
+): (Evolution & { options: ThawOptions }) | null {
+  if (!options.schema) return null;
+  const target = options.columns
+    ? options.columns.map((name) => {
+      const f = options.schema!.find((g) => g.name === name);
+      if (!f) {
+        throw new OpsError(
+          "BAD_OPTION",
+          `Cannot thaw column "${name}": the schema given has ${
+            options.schema!.map((g) => g.name).join(", ")
+          }`,
+        );
+      }
+      return f;
+    })
+    : options.schema;
+  const plan = planEvolution(stored, target);
+  const columns = plan.read.length > 0 ? [...plan.read] : [stored[0]!.name];
+  return { ...plan, options: { ...options, columns } };
 }
 
 function checkEncrypted(archive: string, encrypted: boolean, options: ThawOptions): void {
