@@ -39,6 +39,8 @@ import {
   sqlOverDatasets,
 } from "./data.ts";
 import { CATALOG_TABLES } from "./_tables.ts";
+import { schemaDiff } from "../ops/schema_diff.ts";
+import type { Schema } from "../format/column.ts";
 import { NAME_PATTERN } from "./limits.ts";
 import type {
   ColumnsReport,
@@ -50,6 +52,7 @@ import type {
   RegisterResult,
   SearchResult,
   SqlResult,
+  VersionRecord,
 } from "./types.ts";
 
 /** The access rules of one server: its data roots and how paths resolve. */
@@ -174,11 +177,19 @@ export class CatalogAccess {
     who: Principal | null,
     name: string,
     paging: { limit?: number; offset?: number },
-  ): Promise<Page<DatasetRecord>> {
-    if (this.#all(who)) return await this.#catalog.versions(name, paging);
+  ): Promise<Page<VersionRecord>> {
+    if (this.#all(who)) {
+      const page = await this.#catalog.versions(name, paging);
+      // The version before the page's oldest, to say how that one's schema changed.
+      const before = await this.#catalog.versions(name, {
+        limit: 1,
+        offset: page.offset + page.items.length,
+      }).then((p) => p.items[0], () => undefined);
+      return { ...page, items: withSchemaChanges(page.items, before) };
+    }
     const visible = (await this.#allVersions(name)).filter((r) => this.visible(who, r));
     if (visible.length === 0) throw notFound(name);
-    return pageOf(visible, paging);
+    return pageOf(withSchemaChanges(visible, undefined), paging);
   }
 
   /**
@@ -497,6 +508,25 @@ export class CatalogAccess {
       if (page.items.length < MAX_PAGE || out.length >= page.total) return out;
     }
   }
+}
+
+/**
+ * Versions (newest first) with each one's schema changes from the version after it in
+ * the list (`before` for the last; none: it is the first version).
+ */
+function withSchemaChanges(
+  items: DatasetRecord[],
+  before: DatasetRecord | undefined,
+): VersionRecord[] {
+  return items.map((record, i) => {
+    const older = items[i + 1] ?? before;
+    return {
+      ...record,
+      schema_changes: older
+        ? schemaDiff(older.schema as Schema, record.schema as Schema).changes
+        : null,
+    };
+  });
 }
 
 function pageOf<T>(items: T[], paging: { limit?: number; offset?: number }): Page<T> {

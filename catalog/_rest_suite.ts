@@ -230,6 +230,35 @@ export function restSuite(suite: RestSuite): void {
         ]);
         assertError(await call(app, "GET", "/datasets/nope/versions"), 404, "NOT_FOUND");
       });
+      await t.step(
+        "GET /datasets/{name}/versions says how each version's schema changed",
+        async () => {
+          await catalog.registerIndex(fakeIndex("delta"));
+          await catalog.registerIndex(fakeIndex("delta", { seed: "2", columns: ["city"] }));
+          await catalog.registerIndex(fakeIndex("delta", { seed: "3" }));
+          type V = {
+            version: string;
+            schema_changes: { column: string; kind: string; compatible: boolean }[] | null;
+          };
+          const all = (await call(app, "GET", "/datasets/delta/versions")).json.items as V[];
+          assert.deepEqual(
+            all.map((
+              v,
+            ) => [
+              v.version,
+              v.schema_changes?.map((c) => [c.column, c.kind, c.compatible]) ?? null,
+            ]),
+            [["v3", [["city", "removed", true]]], ["v2", [["city", "added", true]]], ["v1", null]],
+          );
+          const middle = await call(app, "GET", "/datasets/delta/versions?limit=1&offset=1");
+          assert.deepEqual(
+            (middle.json.items as V[]).map((v) => [v.version, v.schema_changes?.length]),
+            [["v2", 1]],
+            "the change is against the version before, also past the page",
+          );
+          await catalog.remove("delta");
+        },
+      );
       await t.step("GET /datasets/{name}/chunks", async () => {
         const r = await call(app, "GET", "/datasets/beta/chunks?rows=150:210&limit=10");
         assert.equal(r.status, 200);

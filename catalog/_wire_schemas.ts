@@ -94,6 +94,25 @@ function page<T extends z.ZodType>(item: T, name: string) {
 }
 
 export const DatasetPageSchema = page(DatasetSchema, "DatasetPage");
+
+export const SchemaChangeSchema = z.object({
+  column: z.string(),
+  kind: z.enum(["added", "removed", "type_changed", "nullability_changed"]),
+  from: z.string().nullable().openapi({ example: "int64" }),
+  to: z.string().nullable().openapi({ example: "decimal(20,2)" }),
+  compatible: z.boolean().openapi({
+    description: "Whether rows of the older version read in this schema without changing a value",
+  }),
+  reason: z.string(),
+}).openapi("SchemaChange");
+
+export const VersionSchema = DatasetSchema.extend({
+  schema_changes: z.array(SchemaChangeSchema).nullable().openapi({
+    description: "How the schema changed from the version before; null for the first",
+  }),
+}).openapi("Version");
+
+export const VersionPageSchema = page(VersionSchema, "VersionPage");
 export const ChunkPageSchema = page(ChunkSchema, "ChunkPage").extend({ version: z.string() })
   .openapi("ChunkPage");
 

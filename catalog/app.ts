@@ -71,6 +71,7 @@ import {
   SqlBodySchema,
   SqlResultSchema,
   StatsSchema,
+  VersionPageSchema,
   VersionQuerySchema,
 } from "./_wire_schemas.ts";
 
@@ -212,7 +213,10 @@ const routes = {
     summary: "Every version of a dataset, newest first",
     ...secured,
     request: { params: NameParamSchema, query: PagingQuerySchema },
-    responses: { 200: json(DatasetPageSchema, "One page of versions"), ...errors(400, 401, 404) },
+    responses: {
+      200: json(VersionPageSchema, "One page of versions, each with its schema changes"),
+      ...errors(400, 401, 404),
+    },
   }),
   chunks: createRoute({
     method: "get",

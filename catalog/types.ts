@@ -26,6 +26,28 @@ export interface ColumnInfo {
   scale?: number;
 }
 
+/** One column's change from a version to the next (`ops/schema_diff.ts`). */
+export interface SchemaChange {
+  /** The column. */
+  column: string;
+  /** `added`, `removed`, `type_changed` or `nullability_changed`. */
+  kind: "added" | "removed" | "type_changed" | "nullability_changed";
+  /** Its type before, null when added. */
+  from: string | null;
+  /** Its type after, null when removed. */
+  to: string | null;
+  /** Whether rows of the older version read in the newer schema without changing a value. */
+  compatible: boolean;
+  /** Why, in a sentence. */
+  reason: string;
+}
+
+/** A version as `GET /datasets/{name}/versions` lists it: with how its schema changed. */
+export interface VersionRecord extends DatasetRecord {
+  /** Changes from the previous version's schema; null for the first version. */
+  schema_changes: SchemaChange[] | null;
+}
+
 /** One registered version of a dataset (a row of the `datasets` table). */
 export interface DatasetRecord {
   /** Dataset name. */
