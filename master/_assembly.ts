@@ -82,6 +82,7 @@ export class Assembly {
         });
       }
       job.phase = "freezing";
+      this.#s.forgetDone(job.job_id);
       this.#s.store.transaction(() => {
         this.#s.store.putJob(job);
         for (const t of lost) this.#s.store.putTask(t);

@@ -18,7 +18,7 @@ import type {
   WorkerRecord,
 } from "../client/types.ts";
 import { workerUrl } from "./transport.ts";
-import { iso, type MasterState, type WorkerState } from "./_state.ts";
+import { iso, type MasterState, WorkerState } from "./_state.ts";
 
 /** Heartbeat intervals of silence after which a worker is offline. */
 export const MISSED_HEARTBEATS = 3;
@@ -43,17 +43,7 @@ export class Membership {
     const now = this.#s.now();
     const url = workerUrl(req.url, remoteHost);
     const old = this.#s.workers.get(req.worker_id);
-    const worker: WorkerState = old ?? {
-      worker_id: req.worker_id,
-      url,
-      status: "idle",
-      task_id: null,
-      jobs: new Set(),
-      tasks_done: 0,
-      tasks_failed: 0,
-      last_heartbeat: now,
-      registered_at: now,
-    };
+    const worker = old ?? new WorkerState(req.worker_id, url, now, this.#s.idle);
     worker.url = url;
     worker.last_heartbeat = now;
     if (!old) this.#s.workers.set(req.worker_id, worker);

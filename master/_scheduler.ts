@@ -35,7 +35,6 @@ export class Scheduler {
   #s: MasterState;
   #readRows: (read: TaskRead) => Promise<Batch>;
   #lastJobSeq = 0;
-  #workerCursor = 0;
 
   /**
    * @param state The master's shared state.
@@ -46,17 +45,19 @@ export class Scheduler {
     this.#readRows = readRows;
   }
 
-  /** Assigns queued tasks to idle workers until one of the two runs out. */
+  /**
+   * Assigns queued tasks to idle workers until one of the two runs out. Each
+   * assignment costs O(1) in the number of workers: idle workers are a set kept by
+   * their status (`_state.ts`), served first idle, first served.
+   */
   schedule(): void {
     if (this.#s.closed) return;
-    for (;;) {
-      const workers = [...this.#s.workers.values()];
-      if (!workers.some((w) => w.status === "idle")) return;
+    while (this.#s.idle.size > 0) {
       const job = this.#nextJob();
       if (!job) return;
       const queue = this.#s.queues.get(job.job_id)!;
       const task = queue[0]!;
-      const worker = this.#pickWorker(workers, task);
+      const worker = this.#pickWorker(task);
       queue.shift();
       this.#lastJobSeq = job.seq;
       this.#assign(job, task, worker);
@@ -74,20 +75,17 @@ export class Scheduler {
     return first;
   }
 
-  #pickWorker(workers: WorkerState[], task: TaskRow): WorkerState {
-    const n = workers.length;
+  /**
+   * The idle worker that has waited longest, preferring one the task has not failed
+   * on (a retry goes elsewhere when it can). Looks at most at `failed_on.length + 1`
+   * workers before it finds one, so it stays O(1) in the number of workers.
+   */
+  #pickWorker(task: TaskRow): WorkerState {
     let fallback: WorkerState | undefined;
-    for (let i = 0; i < n; i++) {
-      const at = (this.#workerCursor + i) % n;
-      const w = workers[at]!;
-      if (w.status !== "idle") continue;
-      if (!task.failed_on.includes(w.worker_id)) {
-        this.#workerCursor = (at + 1) % n;
-        return w;
-      }
+    for (const w of this.#s.idle) {
+      if (task.failed_on.length === 0 || !task.failed_on.includes(w.worker_id)) return w;
       fallback ??= w;
     }
-    this.#workerCursor = (workers.indexOf(fallback!) + 1) % n;
     return fallback!;
   }
 
@@ -102,15 +100,17 @@ export class Scheduler {
     this.#s.running.add(task);
     worker.status = "busy";
     worker.task_id = task.task_id;
+    job.updated_at = now;
+    // Many a second: written behind (`store.ts`); a hand-out lost in a crash is only
+    // handed out again. A job's first one is written at once.
+    this.#s.store.deferTask(task);
     if (job.status === "QUEUED") {
       job.status = "RUNNING";
       job.started_at = now;
-    }
-    job.updated_at = now;
-    this.#s.store.transaction(() => {
-      this.#s.store.putTask(task);
       this.#s.store.putJob(job);
-    });
+    } else {
+      this.#s.store.deferJob(job);
+    }
     const prepared = job.prepared!;
     const spec: TaskSpec = {
       task_id: task.task_id,
@@ -303,6 +303,7 @@ export class Scheduler {
     const now = this.#s.now();
     this.#s.running.delete(task);
     task.status = "DONE";
+    this.#s.markDone(task);
     task.lease = null;
     task.finished_at = now;
     task.staged_path = staged.path;
@@ -314,10 +315,9 @@ export class Scheduler {
       worker.jobs.add(job.job_id);
       worker.tasks_done++;
     }
-    this.#s.store.transaction(() => {
-      this.#s.store.putTask(task);
-      this.#s.store.putJob(job);
-    });
+    // Written behind (`store.ts`): a DONE lost in a crash only freezes the chunk again.
+    this.#s.store.deferTask(task);
+    this.#s.store.deferJob(job);
     this.#s.log.debug("task done", { task_id: taskId, job_id: job.job_id, bytes: bytes.length });
     if (this.#s.allDone(job)) this.#s.hooks.startAssemble(job);
     this.schedule();
@@ -402,6 +402,7 @@ export class Scheduler {
       unstage(t);
     }
     this.#s.queues.set(job.job_id, [...tasks]);
+    this.#s.forgetDone(job.job_id);
     this.#s.store.transaction(() => {
       this.#s.store.putJob(job);
       for (const t of tasks) this.#s.store.putTask(t);

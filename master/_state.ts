@@ -21,20 +21,58 @@ import type { JobRow, JobStore, TaskRow } from "./store.ts";
 import type { WorkerTransport } from "./transport.ts";
 import { removeJobCopies } from "./_remote_files.ts";
 
-/** A worker as the master sees it. */
-export interface WorkerState {
-  worker_id: string;
+/** What the master believes a worker does. */
+export type WorkerStatus = "idle" | "busy" | "offline";
+
+/**
+ * A worker as the master sees it. Its status keeps the master's set of idle workers
+ * current (see {@link MasterState.idle}), so the scheduler finds an idle worker in
+ * O(1) however many workers there are.
+ */
+export class WorkerState {
+  readonly worker_id: string;
   url: string;
-  status: "idle" | "busy" | "offline";
   /** Task the master gave it and expects back, or null. */
-  task_id: string | null;
+  task_id: string | null = null;
   /** Jobs it finished a task for. */
-  jobs: Set<string>;
+  jobs = new Set<string>();
   /** Tasks it finished. */
-  tasks_done: number;
-  tasks_failed: number;
+  tasks_done = 0;
+  tasks_failed = 0;
   last_heartbeat: number;
   registered_at: number;
+  #status: WorkerStatus = "offline";
+  #idle: Set<WorkerState>;
+
+  /**
+   * A worker that just registered: idle.
+   *
+   * @param workerId Its id.
+   * @param url Where it is reached.
+   * @param now The master's clock.
+   * @param idle The master's set of idle workers, which this worker joins and leaves.
+   */
+  constructor(workerId: string, url: string, now: number, idle: Set<WorkerState>) {
+    this.worker_id = workerId;
+    this.url = url;
+    this.last_heartbeat = now;
+    this.registered_at = now;
+    this.#idle = idle;
+    this.status = "idle";
+  }
+
+  /** `idle`, `busy` or `offline`. */
+  get status(): WorkerStatus {
+    return this.#status;
+  }
+
+  /** Sets the status; an idle worker goes to the back of the idle set (first idle, first served). */
+  set status(next: WorkerStatus) {
+    if (next === this.#status) return;
+    this.#status = next;
+    if (next === "idle") this.#idle.add(this);
+    else this.#idle.delete(this);
+  }
 }
 
 /** Steps of the parts above the state, set by the master once they exist. */
@@ -106,6 +144,8 @@ export class MasterState implements MasterSettings {
   readonly queues = new Map<string, TaskRow[]>();
   readonly running = new Set<TaskRow>();
   readonly workers = new Map<string, WorkerState>();
+  /** The idle workers, in the order they became idle (kept by `WorkerState.status`). */
+  readonly idle = new Set<WorkerState>();
   /** Jobs whose archive is being written, with the flag that stops the write. */
   readonly assembling = new Map<string, { cancelled: boolean }>();
   /** Jobs being prepared, with the generation the preparation is for. */
@@ -118,6 +158,8 @@ export class MasterState implements MasterSettings {
   /** The task assigned to `inlineFor` meanwhile. */
   inlineSpec: TaskSpec | null = null;
 
+  /** DONE tasks per job, while known (see {@link allDone}). */
+  #doneCounts = new Map<string, number>();
   #pending = new Set<Promise<unknown>>();
   #finishWaiters = new Map<string, Set<() => void>>();
 
@@ -139,10 +181,30 @@ export class MasterState implements MasterSettings {
     return job.status === "QUEUED" || job.status === "RUNNING";
   }
 
-  /** Whether a prepared job has every task DONE. */
+  /**
+   * Whether a prepared job has every task DONE. O(1) per call: the count of DONE
+   * tasks is kept by {@link markDone} and counted again after {@link forgetDone}.
+   */
   allDone(job: JobRow): boolean {
-    return job.tasks_total !== null &&
-      (this.tasks.get(job.job_id) ?? []).every((t) => t.status === "DONE");
+    if (job.tasks_total === null) return false;
+    const tasks = this.tasks.get(job.job_id) ?? [];
+    let done = this.#doneCounts.get(job.job_id);
+    if (done === undefined) {
+      done = tasks.reduce((n, t) => n + (t.status === "DONE" ? 1 : 0), 0);
+      this.#doneCounts.set(job.job_id, done);
+    }
+    return done === tasks.length;
+  }
+
+  /** A task of a job just became DONE (call right after setting its status). */
+  markDone(task: TaskRow): void {
+    const done = this.#doneCounts.get(task.job_id);
+    if (done !== undefined) this.#doneCounts.set(task.job_id, done + 1);
+  }
+
+  /** A job's tasks were replaced, or some left DONE: count them again when asked. */
+  forgetDone(jobId: string): void {
+    this.#doneCounts.delete(jobId);
   }
 
   /**

@@ -368,6 +368,7 @@ export class Master {
         staged_sha256: null,
       }));
       this.#s.tasks.set(job.job_id, tasks);
+      this.#s.forgetDone(job.job_id);
       for (const t of tasks) this.#s.taskById.set(t.task_id, t);
       this.#s.queues.set(job.job_id, tasks.filter((t) => t.status === "QUEUED"));
     }

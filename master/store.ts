@@ -11,6 +11,15 @@
  * once its row says DONE). The database is opened in exclusive locking mode, so a
  * second master on the same file fails at start instead of corrupting the jobs.
  *
+ * Two kinds of write: `putJob`/`putTask`/`transaction` commit at once; `deferJob`/
+ * `deferTask` (a task handed out or done, many a second) are committed together, in
+ * one transaction, within `flushMs` (default 20 ms), or with the next immediate
+ * write, whichever comes first. A row is written as it is at that moment (the row
+ * objects are the master's own), so a task handed out and done within one flush is
+ * one write. A master killed meanwhile loses at most those rows: a task whose DONE
+ * was not yet written is frozen again, one whose hand-out was not is queued again
+ * (its worker is told to drop it when it re-registers): no result is ever wrong.
+ *
  * Owns no logic: rows in, rows out.
  *
  * @module
@@ -191,15 +200,29 @@ function upsert(table: string, columns: readonly string[], key: string): string 
   return `INSERT INTO ${table} (${names}) VALUES (${params}) ON CONFLICT(${key}) DO UPDATE SET ${sets}`;
 }
 
+/** Options of {@link JobStore.open}. */
+export interface JobStoreOptions {
+  /** Longest a deferred write waits before it is committed, in ms (default 20). */
+  flushMs?: number;
+}
+
 /** The durable job store. */
 export class JobStore {
   #db: DatabaseSync;
   #putJob;
   #putTask;
   #closed = false;
+  #flushMs: number;
+  /** Rows to write at the next commit (the master's own objects, written as they are then). */
+  #dirtyJobs = new Set<JobRow>();
+  #dirtyTasks = new Set<TaskRow>();
+  #timer: ReturnType<typeof setTimeout> | null = null;
+  /** Rows written by the running `transaction` (dropped if it throws), or null. */
+  #tx: { jobs: JobRow[]; tasks: TaskRow[] } | null = null;
 
-  private constructor(db: DatabaseSync) {
+  private constructor(db: DatabaseSync, flushMs: number) {
     this.#db = db;
+    this.#flushMs = flushMs;
     this.#putJob = db.prepare(upsert("jobs", JOB_COLUMNS, "job_id"));
     this.#putTask = db.prepare(upsert("tasks", TASK_COLUMNS, "task_id"));
   }
@@ -208,11 +231,12 @@ export class JobStore {
    * Opens (creating if needed) the store.
    *
    * @param path Database file, or `:memory:` (tests).
+   * @param options How long deferred writes may wait.
    * @returns The store.
    * @throws {JobError} REQUEST_FAILED when the file cannot be opened, or another
    * master holds it.
    */
-  static async open(path: string): Promise<JobStore> {
+  static async open(path: string, options: JobStoreOptions = {}): Promise<JobStore> {
     if (path !== ":memory:") await Deno.mkdir(dirname(path), { recursive: true });
     let db: DatabaseSync | undefined;
     try {
@@ -235,7 +259,7 @@ export class JobStore {
       if (version?.value !== SCHEMA_VERSION) {
         throw new Error(`schema version is ${version?.value}, this master reads ${SCHEMA_VERSION}`);
       }
-      return new JobStore(db);
+      return new JobStore(db, options.flushMs ?? 20);
     } catch (cause) {
       try {
         db?.close();
@@ -252,8 +276,9 @@ export class JobStore {
     }
   }
 
-  /** Every job, oldest first. */
+  /** Every job, oldest first (deferred writes are committed first). */
   jobs(): JobRow[] {
+    this.flush();
     const rows = this.#db.prepare("SELECT * FROM jobs ORDER BY seq").all() as Record<
       string,
       SQLInputValue
@@ -289,8 +314,9 @@ export class JobStore {
     }));
   }
 
-  /** Every task, by job and index. */
+  /** Every task, by job and index (deferred writes are committed first). */
   tasks(): TaskRow[] {
+    this.flush();
     const rows = this.#db.prepare("SELECT * FROM tasks ORDER BY job_id, idx").all() as Record<
       string,
       SQLInputValue
@@ -316,8 +342,108 @@ export class JobStore {
     }));
   }
 
-  /** Writes one job. */
+  /** Writes one job now (with every deferred write). */
   putJob(job: JobRow): void {
+    if (this.#tx) {
+      this.#tx.jobs.push(job);
+      return;
+    }
+    this.#dirtyJobs.add(job);
+    this.flush();
+  }
+
+  /** Writes one task now (with every deferred write). */
+  putTask(task: TaskRow): void {
+    if (this.#tx) {
+      this.#tx.tasks.push(task);
+      return;
+    }
+    this.#dirtyTasks.add(task);
+    this.flush();
+  }
+
+  /** Rows waiting to be committed. */
+  get pending(): number {
+    return this.#dirtyJobs.size + this.#dirtyTasks.size;
+  }
+
+  /** Writes a job within `flushMs` (see the module doc). */
+  deferJob(job: JobRow): void {
+    this.#dirtyJobs.add(job);
+    this.#later();
+  }
+
+  /** Writes a task within `flushMs` (see the module doc). */
+  deferTask(task: TaskRow): void {
+    this.#dirtyTasks.add(task);
+    this.#later();
+  }
+
+  #later(): void {
+    if (this.#timer !== null || this.#closed) return;
+    const timer = setTimeout(() => {
+      this.#timer = null;
+      try {
+        this.flush();
+      } catch {
+        // The rows stay pending: tried again later, and the next immediate write throws.
+        this.#later();
+      }
+    }, this.#flushMs);
+    this.#timer = timer;
+    // A pending flush never keeps the process alive: closing the store flushes.
+    Deno.unrefTimer(timer);
+  }
+
+  /**
+   * Runs writes as one transaction (all or nothing), committed at once together
+   * with every deferred write.
+   *
+   * @param fn The writes.
+   */
+  transaction(fn: () => void): void {
+    if (this.#tx) {
+      fn();
+      return;
+    }
+    const tx: { jobs: JobRow[]; tasks: TaskRow[] } = { jobs: [], tasks: [] };
+    this.#tx = tx;
+    try {
+      fn();
+    } finally {
+      this.#tx = null;
+    }
+    for (const job of tx.jobs) this.#dirtyJobs.add(job);
+    for (const task of tx.tasks) this.#dirtyTasks.add(task);
+    this.flush();
+  }
+
+  /**
+   * Commits every pending write now, in one transaction. On failure the rows stay
+   * pending and the error is thrown (the next write tries them again).
+   */
+  flush(): void {
+    if (this.#timer !== null) {
+      clearTimeout(this.#timer);
+      this.#timer = null;
+    }
+    if (this.#closed || (this.#dirtyJobs.size === 0 && this.#dirtyTasks.size === 0)) return;
+    const jobs = [...this.#dirtyJobs];
+    const tasks = [...this.#dirtyTasks];
+    this.#db.exec("BEGIN");
+    try {
+      for (const job of jobs) this.#writeJob(job);
+      for (const task of tasks) this.#writeTask(task);
+      this.#db.exec("COMMIT");
+    } catch (err) {
+      this.#db.exec("ROLLBACK");
+      throw err;
+    }
+    for (const job of jobs) this.#dirtyJobs.delete(job);
+    for (const task of tasks) this.#dirtyTasks.delete(task);
+  }
+
+  #writeJob(job: JobRow): void {
     this.#putJob.run(
       job.job_id,
       job.seq,
@@ -347,8 +473,7 @@ export class JobStore {
     );
   }
 
-  /** Writes one task. */
-  putTask(task: TaskRow): void {
+  #writeTask(task: TaskRow): void {
     this.#putTask.run(
       task.task_id,
       task.job_id,
@@ -370,27 +495,15 @@ export class JobStore {
     );
   }
 
-  /**
-   * Runs writes as one transaction (all or nothing).
-   *
-   * @param fn The writes.
-   */
-  transaction(fn: () => void): void {
-    this.#db.exec("BEGIN");
-    try {
-      fn();
-      this.#db.exec("COMMIT");
-    } catch (err) {
-      this.#db.exec("ROLLBACK");
-      throw err;
-    }
-  }
-
   /** Closes the database (idempotent). */
   close(): void {
     if (this.#closed) return;
-    this.#closed = true;
-    this.#db.close();
+    try {
+      this.flush();
+    } finally {
+      this.#closed = true;
+      this.#db.close();
+    }
   }
 }
 

@@ -87,6 +87,42 @@ Deno.test("JobStore keeps jobs and tasks across a reopen", async () => {
   }
 });
 
+Deno.test("JobStore.deferTask() commits rows on its timer, with the next immediate write, or on close", async () => {
+  const dir = await tempDir("store-defer-");
+  const path = join(dir, "jobs.db");
+  try {
+    const store = await JobStore.open(path, { flushMs: 5 });
+    const row: TaskRow = { ...task, status: "RUNNING" };
+    store.deferTask(row);
+    row.status = "DONE"; // written as it is when committed
+    store.deferTask(row);
+    assert.equal(store.pending, 1);
+    for (let i = 0; i < 200 && store.pending > 0; i++) {
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    assert.equal(store.pending, 0, "the timer committed it");
+    store.deferTask({ ...task, task_id: "j1-t1", status: "QUEUED" });
+    store.deferJob(job);
+    assert.equal(store.pending, 2);
+    store.putTask({ ...task, task_id: "j1-t2", status: "QUEUED" });
+    assert.equal(store.pending, 0, "an immediate write takes the deferred ones along");
+    store.deferTask({ ...task, task_id: "j1-t3", status: "RUNNING" });
+    store.close();
+    const again = await JobStore.open(path);
+    try {
+      assert.deepEqual(again.jobs(), [job]);
+      assert.deepEqual(
+        again.tasks().map((t) => `${t.task_id}:${t.status}`),
+        ["j1-t0:DONE", "j1-t1:QUEUED", "j1-t2:QUEUED", "j1-t3:RUNNING"],
+      );
+    } finally {
+      again.close();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("JobStore.open() refuses a store another master holds", async () => {
   const dir = await tempDir("store-lock-");
   const path = join(dir, "jobs.db");
