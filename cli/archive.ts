@@ -23,6 +23,7 @@ import { type Command, command, type Flag, type FlagValue, type Parsed } from ".
 import { UsageError } from "./errors.ts";
 import type { CliIo } from "./io.ts";
 import { ENCRYPTION_SETTINGS, freezeEncryption, thawKeys, unusedKeyWarning } from "./keys.ts";
+import { loadModule } from "./lazy.ts";
 
 /** `--threads`: 0 (one per core) up to {@link maxThreads}; the refusal names this machine's limit. */
 function threadsParser(): Parser<number> {
@@ -290,7 +291,7 @@ async function runFreeze(parsed: Parsed<typeof FREEZE_FLAGS_SETTINGS>, io: CliIo
     );
   }
   const source = given;
-  const { freeze } = await import("../ops/freeze.ts");
+  const { freeze } = await loadModule("freeze");
   const partitionBy = columnList(flags["partition-by"]);
   if (flags["partition-by"] !== undefined && !partitionBy?.length) {
     throw new UsageError("--partition-by needs column names, e.g. --partition-by country,year");
@@ -321,7 +322,7 @@ async function runFreeze(parsed: Parsed<typeof FREEZE_FLAGS_SETTINGS>, io: CliIo
   };
   let summary;
   if (partitionBy) {
-    const { freezePartitioned } = await import("../ops/partition.ts");
+    const { freezePartitioned } = await loadModule("partition");
     summary = await freezePartitioned(source, archive, { ...options, partitionBy });
     bar.done();
     io.err(
@@ -436,7 +437,7 @@ export const thawCommand = command({
   ],
   async run({ args, flags }, io) {
     const [archive, output] = args as [string, string];
-    const { thaw } = await import("../ops/thaw.ts");
+    const { thaw } = await loadModule("thaw");
     const where = flags.where as string | undefined;
     if (where !== undefined && where.trim() === "") {
       throw new UsageError(`--where needs a condition, e.g. --where "delay > 60"`);
@@ -445,7 +446,7 @@ export const thawCommand = command({
     const schemaFile = flags.schema as string | undefined;
     let schema;
     if (schemaFile !== undefined) {
-      const { parseSchemaJson } = await import("../ops/evolve.ts");
+      const { parseSchemaJson } = await loadModule("evolve");
       let text: string;
       try {
         text = await Deno.readTextFile(schemaFile);
@@ -527,7 +528,7 @@ export const auditCommand = command({
   examples: ["permafrost audit flights.pf", "permafrost audit flights.pf --json | jq .columns"],
   async run({ args, flags }, io) {
     if (flags.json && flags.table) throw new UsageError("give --json or --table, not both");
-    const { audit, formatAudit } = await import("../ops/inspect.ts");
+    const { audit, formatAudit } = await loadModule("inspect");
     const report = await audit(args[0]!);
     const table = flags.table === true || (flags.json !== true && io.stdoutIsTerminal === true);
     io.out(table ? formatAudit(report) : JSON.stringify(report, null, 2));
@@ -545,7 +546,7 @@ export const verifyCommand = command({
   examples: ["permafrost verify flights.pf"],
   async run({ args, flags }, io) {
     const archive = args[0]!;
-    const { verify } = await import("../ops/inspect.ts");
+    const { verify } = await loadModule("inspect");
     const bar = new ProgressBar("verify", io.progress);
     const report = await verify(archive, {
       onProgress: (n, total) => bar.update(total === 0 ? 1 : n / total, formatBytes(n)),
@@ -586,7 +587,7 @@ export const peekCommand = command({
   ],
   examples: ["permafrost peek flights.pf --rows 5"],
   async run({ args, flags }, io) {
-    const { formatTable, peek } = await import("../ops/inspect.ts");
+    const { formatTable, peek } = await loadModule("inspect");
     const result = await peek(args[0]!, {
       rows: count("rows", flags.rows, 10),
       keys: await thawKeys(flags, { env: io.env }),
@@ -609,7 +610,7 @@ export const appendCommand = command({
   examples: ["permafrost append more.csv trips.pf"],
   async run({ args, flags, settings }, io) {
     const [source, archive] = args as [string, string];
-    const { append } = await import("../ops/append.ts");
+    const { append } = await loadModule("append");
     const bar = new ProgressBar("append", io.progress);
     const s = await append(source, archive, {
       format: flags.format as SourceFormat | undefined,
@@ -647,7 +648,7 @@ export const diffCommand = command({
   ],
   examples: ["permafrost diff old.pf new.pf --exit-code"],
   async run({ args, flags }, io: CliIo) {
-    const { diff, formatDiff } = await import("../ops/diff.ts");
+    const { diff, formatDiff } = await loadModule("diff");
     const report = await diff(args[0]!, args[1]!);
     io.out(flags.json ? JSON.stringify(report, null, 2) : formatDiff(report));
     return flags["exit-code"] && !report.identical ? 1 : 0;

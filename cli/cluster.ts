@@ -31,6 +31,7 @@ import type { JobRecord, SubmitRequest } from "../client/types.ts";
 import { type Command, command, type Flag, type Parsed } from "./command.ts";
 import { UsageError } from "./errors.ts";
 import type { CliIo } from "./io.ts";
+import { loadModule } from "./lazy.ts";
 
 /** Settings of every `cluster` client command. */
 export const CLIENT_CONFIG = Object.freeze({
@@ -112,8 +113,8 @@ async function withClient(
   use: (client: ClusterClient) => Promise<number>,
 ): Promise<number> {
   const [{ ClusterClient }, { JobError }] = await Promise.all([
-    import("../client/cluster_client.ts"),
-    import("../client/errors.ts"),
+    loadModule("clusterClient"),
+    loadModule("clientErrors"),
   ]);
   const sentToken = settings.token !== "";
   const client = new ClusterClient(settings.master, {

@@ -4,14 +4,18 @@
  * x64/arm64, macOS x64/arm64 and Windows x64). `deno compile` downloads the Deno
  * runtime for the target from dl.deno.land; where that host cannot be reached (our
  * build machines) this says so in one line and exits 1, instead of a stack of causes.
- * Any other failure is passed on as `deno compile` printed it.
+ * Any other failure is passed on as `deno compile` printed it. The modules the CLI loads
+ * lazily (`cli/lazy.ts`) are hidden from the module graph on purpose, so each is named
+ * with `--include`.
  *
  *   deno task compile [--target x86_64-unknown-linux-gnu] [--output dist/permafrost]
  *
  * @module
  */
+import { fileURLToPath } from "node:url";
 import { parseArgs } from "../internal/config.ts";
 import { STORAGE_ENV } from "../storage/env.ts";
+import { LAZY_MODULES } from "./lazy.ts";
 
 /** The permissions the binary runs with: `deno task cli`'s. */
 export const COMPILED_PERMISSIONS: readonly string[] = Object.freeze([
@@ -34,6 +38,7 @@ if (import.meta.main) {
     "--frozen",
     ...COMPILED_PERMISSIONS,
     ...(target ? ["--target", target] : []),
+    ...LAZY_MODULES.flatMap((url) => ["--include", fileURLToPath(url)]),
     "--output",
     output,
     "main.ts",

@@ -14,6 +14,7 @@ import { UsageError } from "./errors.ts";
 import { ENCRYPTION_SETTINGS, thawKeys } from "./keys.ts";
 import { enumParser, setting } from "../internal/config.ts";
 import { QUERY_BACKENDS, type QueryBackend } from "../ops/query_backends.ts";
+import { loadModule } from "./lazy.ts";
 
 const FORMATS = ["table", "csv", "jsonl", "json", "arrow", "parquet"] as const;
 
@@ -91,9 +92,9 @@ export const sqlCommand = command({
       );
     }
     const [{ SqlSession }, { writeOutput }, { formatTable }] = await Promise.all([
-      import("../ops/sql.ts"),
-      import("../io/output.ts"),
-      import("../ops/inspect.ts"),
+      loadModule("sql"),
+      loadModule("output"),
+      loadModule("inspect"),
     ]);
     const keys = await thawKeys(flags, { env: io.env });
     const session = new SqlSession({ backend: settings.queryBackend });
@@ -104,7 +105,7 @@ export const sqlCommand = command({
     const started = performance.now();
     const { value: rows, scans } = await session.execute(args[0]!, async ({ schema, batches }) => {
       if (table) {
-        const { cellText } = await import("../io/cell_text.ts");
+        const { cellText } = await loadModule("cellText");
         const cells: (string | null)[][] = [];
         for await (const b of batches) {
           for (let r = 0; r < b.length; r++) {

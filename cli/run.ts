@@ -3,8 +3,8 @@
  * `cluster submit`), parses its flags, runs it and turns a failure into one line and
  * an exit code (0 success, 1 failure, 2 usage error). `--version`, `help`,
  * `help <command>`, `<command> --help` and "did you mean" for a mistyped command live
- * here. A family's module is loaded only when one of its commands runs, so a quick
- * command does not pay for the servers' imports.
+ * here. A family's module is loaded (`lazy.ts`) only when one of its commands runs, so a
+ * quick command does not pay for the servers' imports.
  *
  * @module
  */
@@ -12,6 +12,7 @@ import { version } from "../internal/version.ts";
 import { type Command, didYouMean, helpText, parseCommand } from "./command.ts";
 import { describeFailure, UsageError } from "./errors.ts";
 import { type CliIo, processIo } from "./io.ts";
+import { loadModule } from "./lazy.ts";
 
 /** A group of commands, loaded together. */
 interface Family {
@@ -27,42 +28,42 @@ const FAMILIES: readonly Family[] = [
   {
     title: "Archives",
     words: ["freeze", "thaw", "audit", "verify", "peek", "append", "diff"],
-    load: async () => (await import("./archive.ts")).ARCHIVE_COMMANDS,
+    load: async () => (await loadModule("archiveCommands")).ARCHIVE_COMMANDS,
   },
   {
     title: "Queries",
     words: ["sql"],
-    load: async () => [(await import("./query.ts")).sqlCommand],
+    load: async () => [(await loadModule("queryCommands")).sqlCommand],
   },
   {
     title: "Object storage",
     words: ["storage"],
-    load: async () => (await import("./storage.ts")).STORAGE_COMMANDS,
+    load: async () => (await loadModule("storageCommands")).STORAGE_COMMANDS,
   },
   {
     title: "Servers",
     words: ["master", "worker", "catalog"],
-    load: async () => (await import("./servers.ts")).SERVER_COMMANDS,
+    load: async () => (await loadModule("serverCommands")).SERVER_COMMANDS,
   },
   {
     title: "Catalog client",
     words: ["catalog"],
-    load: async () => (await import("./catalog.ts")).CATALOG_CLIENT_COMMANDS,
+    load: async () => (await loadModule("catalogCommands")).CATALOG_CLIENT_COMMANDS,
   },
   {
     title: "Try it on this machine",
     words: ["start"],
-    load: async () => [(await import("./start.ts")).startCommand],
+    load: async () => [(await loadModule("startCommand")).startCommand],
   },
   {
     title: "Cluster client",
     words: ["cluster"],
-    load: async () => (await import("./cluster.ts")).CLUSTER_COMMANDS,
+    load: async () => (await loadModule("clusterCommands")).CLUSTER_COMMANDS,
   },
   {
     title: "Users and tokens",
     words: ["cluster"],
-    load: async () => (await import("./users.ts")).USER_COMMANDS,
+    load: async () => (await loadModule("userCommands")).USER_COMMANDS,
   },
 ];
 

@@ -19,6 +19,7 @@ import { MASTER_CONFIG } from "../master/config.ts";
 import { stopSignal } from "../internal/stop_signal.ts";
 import { WORKER_CONFIG } from "../worker/config.ts";
 import { type Command, command } from "./command.ts";
+import { loadModule } from "./lazy.ts";
 
 /** How a listening address reads in a URL (`0.0.0.0` is reached at 127.0.0.1). */
 export function displayHost(host: string): string {
@@ -51,7 +52,7 @@ export const masterCommand = command({
     "PERMAFROST_DATA_ROOTS=/data PERMAFROST_JWT_SECRET=… permafrost master",
   ],
   async run({ settings: config }, io) {
-    const { startMaster } = await import("../master/server.ts");
+    const { startMaster } = await loadModule("masterServer");
     const stop = stopSignal(io.signal);
     let services;
     try {
@@ -90,7 +91,7 @@ export const workerCommand = command({
   settings: { ...WORKER_CONFIG, logFormat: LOG_FORMAT_SETTING },
   examples: ["permafrost worker --master http://127.0.0.1:8700 --port 8801"],
   async run({ settings: config }, io) {
-    const { advertisedUrl, createWorker } = await import("../worker/server.ts");
+    const { advertisedUrl, createWorker } = await loadModule("workerServer");
     const stop = stopSignal(io.signal);
     const { node, app, logger: log } = createWorker(config, { logger: logger("worker", config) });
     try {
@@ -131,8 +132,8 @@ export const catalogServeCommand = command({
     "PERMAFROST_JWT_SECRET=… PERMAFROST_USERS_DB=/srv/pf/users.db permafrost catalog serve --db c.db",
   ],
   async run({ settings: config }, io) {
-    const { serveCatalog } = await import("../catalog/server.ts");
-    const { thaw } = await import("../ops/thaw.ts");
+    const { serveCatalog } = await loadModule("catalogServer");
+    const { thaw } = await loadModule("thaw");
     const stop = stopSignal(io.signal);
     try {
       const server = await serveCatalog({

@@ -19,6 +19,7 @@ import { command, type FlagValue } from "./command.ts";
 import { UsageError } from "./errors.ts";
 import type { CliIo } from "./io.ts";
 import { MAIN_ENTRY, spawnLocalMaster, spawnLocalWorker } from "./spawn.ts";
+import { loadModule } from "./lazy.ts";
 
 /** The catalog child's permissions (it reads archives and writes its database). */
 const CATALOG_PERMISSIONS: readonly string[] = Object.freeze([
@@ -118,7 +119,7 @@ async function runLocal(plan: LocalPlan, io: CliIo): Promise<number> {
     const sample = join(dataDir, "samples", "readings.csv");
     await writeSample(sample, SAMPLE_ROWS);
     const archive = join(dataDir, "archives", "sensors.pf");
-    const { freeze } = await import("../ops/freeze.ts");
+    const { freeze } = await loadModule("freeze");
     const summary = await freeze(sample, archive, {
       codec: "zstd",
       chunkRows: 20_000,

@@ -8,6 +8,7 @@
 import { type ConfigTable, pathParser, type Setting, setting } from "../internal/config.ts";
 import { command } from "./command.ts";
 import { UsageError } from "./errors.ts";
+import { loadModule } from "./lazy.ts";
 
 /** The settings of `storage gc`. */
 export interface StorageSettings extends ConfigTable {
@@ -65,7 +66,7 @@ export const storageGcCommand = command({
     "permafrost storage gc --older-than 2d",
   ],
   async run({ args, flags, settings }, io) {
-    const { collectUploads } = await import("../storage/journal.ts");
+    const { collectUploads } = await loadModule("journal");
     const olderThan = flags["older-than"];
     const report = await collectUploads({
       prefix: args[0],

@@ -12,6 +12,7 @@ import { pathParser, setting } from "../internal/config.ts";
 import { type Command, command } from "./command.ts";
 import type { CliIo } from "./io.ts";
 import { UsageError } from "./errors.ts";
+import { loadModule } from "./lazy.ts";
 
 const USERS_DB = setting({
   flag: "--users-db",
@@ -39,7 +40,7 @@ async function withStore<T>(
   path: string,
   use: (store: import("../auth/store.ts").UserStore) => Promise<T>,
 ): Promise<T> {
-  const { openSqliteUserStore } = await import("../auth/sqlite_store.ts");
+  const { openSqliteUserStore } = await loadModule("sqliteUserStore");
   const store = openSqliteUserStore(path);
   try {
     return await use(store);
@@ -75,7 +76,7 @@ export const addUser = command({
         "'cluster add-user' needs --namespace NS (a directory under the data roots, or '*' for all)",
       );
     }
-    const { RBACManager } = await import("../auth/rbac.ts");
+    const { RBACManager } = await loadModule("rbac");
     return await withStore(settings.usersDb, async (store) => {
       const rbac = new RBACManager({ secret: settings.jwtSecret, store });
       const user = await rbac.addUser({
@@ -123,7 +124,7 @@ export const removeUser = command({
     const name = args[0]!;
     return await withStore(settings.usersDb, async (store) => {
       if (!(await store.remove(name))) {
-        const { AuthError } = await import("../auth/errors.ts");
+        const { AuthError } = await loadModule("authErrors");
         throw new AuthError("USER_NOT_FOUND", `No user named '${name}'`);
       }
       io.err(`removed user ${name}; their tokens stop working at the master and the catalog`);
@@ -142,7 +143,7 @@ export const userToken = command({
   examples: ["permafrost cluster token alice --expires-in 8h"],
   async run({ args, settings }, io) {
     secretNeeded(this.name, settings.jwtSecret);
-    const { RBACManager } = await import("../auth/rbac.ts");
+    const { RBACManager } = await loadModule("rbac");
     return await withStore(settings.usersDb, async (store) => {
       const rbac = new RBACManager({ secret: settings.jwtSecret, store });
       io.out(await rbac.generateToken(args[0]!, { expiresIn: settings.expiresIn }));
@@ -162,7 +163,7 @@ export const serviceToken = command({
   examples: ["permafrost cluster service-token --name worker-7"],
   async run({ flags, settings }, io: CliIo) {
     secretNeeded(this.name, settings.jwtSecret);
-    const { RBACManager } = await import("../auth/rbac.ts");
+    const { RBACManager } = await loadModule("rbac");
     const rbac = new RBACManager({ secret: settings.jwtSecret });
     const name = typeof flags.name === "string" ? flags.name : "cluster";
     io.out(await rbac.generateServiceToken(name, { expiresIn: settings.expiresIn }));

@@ -1,0 +1,112 @@
+/**
+ * The modules the CLI loads only when a command needs them, in one list.
+ *
+ * Why not a plain `await import("../ops/thaw.ts")`: before the first line runs, Deno
+ * builds the module graph of every import it can read in the source, a dynamic
+ * import with a literal specifier included, so a literal lazy import still pays for
+ * reading and linking its whole graph (the servers', DuckDB's, Hono's) on every start,
+ * `--help` too. {@link loadModule} computes the specifier (`new URL(...)`), which Deno
+ * resolves only when it runs, so a command pays for what it uses and nothing else.
+ *
+ * Types stay exact: each entry's type is `typeof import(...)` of the same file (a type
+ * is never loaded at run time). `deno compile` cannot see these imports either:
+ * `cli/compile.ts` passes each of {@link LAZY_MODULES} with `--include`.
+ * `cli/start_graph_test.ts` checks that what `--help` and the archive commands load
+ * stays free of the heavy packages.
+ *
+ * @module
+ */
+
+/** Every lazily loaded module: its name and its path relative to this file. */
+const PATHS = {
+  // The command families (their declarations: names, flags, help).
+  archiveCommands: "./archive.ts",
+  queryCommands: "./query.ts",
+  storageCommands: "./storage.ts",
+  serverCommands: "./servers.ts",
+  catalogCommands: "./catalog.ts",
+  startCommand: "./start.ts",
+  clusterCommands: "./cluster.ts",
+  userCommands: "./users.ts",
+  // What the commands run.
+  freeze: "../ops/freeze.ts",
+  partition: "../ops/partition.ts",
+  thaw: "../ops/thaw.ts",
+  evolve: "../ops/evolve.ts",
+  inspect: "../ops/inspect.ts",
+  append: "../ops/append.ts",
+  diff: "../ops/diff.ts",
+  sql: "../ops/sql.ts",
+  output: "../io/output.ts",
+  cellText: "../io/cell_text.ts",
+  journal: "../storage/journal.ts",
+  masterServer: "../master/server.ts",
+  workerServer: "../worker/server.ts",
+  catalogServer: "../catalog/server.ts",
+  clusterClient: "../client/cluster_client.ts",
+  clientErrors: "../client/errors.ts",
+  sqliteUserStore: "../auth/sqlite_store.ts",
+  rbac: "../auth/rbac.ts",
+  authErrors: "../auth/errors.ts",
+} as const;
+
+/** The type of each lazily loaded module, by name. */
+export interface LazyModules {
+  archiveCommands: typeof import("./archive.ts");
+  queryCommands: typeof import("./query.ts");
+  storageCommands: typeof import("./storage.ts");
+  serverCommands: typeof import("./servers.ts");
+  catalogCommands: typeof import("./catalog.ts");
+  startCommand: typeof import("./start.ts");
+  clusterCommands: typeof import("./cluster.ts");
+  userCommands: typeof import("./users.ts");
+  freeze: typeof import("../ops/freeze.ts");
+  partition: typeof import("../ops/partition.ts");
+  thaw: typeof import("../ops/thaw.ts");
+  evolve: typeof import("../ops/evolve.ts");
+  inspect: typeof import("../ops/inspect.ts");
+  append: typeof import("../ops/append.ts");
+  diff: typeof import("../ops/diff.ts");
+  sql: typeof import("../ops/sql.ts");
+  output: typeof import("../io/output.ts");
+  cellText: typeof import("../io/cell_text.ts");
+  journal: typeof import("../storage/journal.ts");
+  masterServer: typeof import("../master/server.ts");
+  workerServer: typeof import("../worker/server.ts");
+  catalogServer: typeof import("../catalog/server.ts");
+  clusterClient: typeof import("../client/cluster_client.ts");
+  clientErrors: typeof import("../client/errors.ts");
+  sqliteUserStore: typeof import("../auth/sqlite_store.ts");
+  rbac: typeof import("../auth/rbac.ts");
+  authErrors: typeof import("../auth/errors.ts");
+}
+
+// A name without a type (or the reverse) fails to compile here.
+const _sameNames: Record<keyof LazyModules, string> = PATHS;
+
+/** The name of a lazily loaded module. */
+export type LazyName = keyof typeof PATHS & keyof LazyModules;
+
+/** The URL of every lazily loaded module (for `deno compile --include`). */
+export const LAZY_MODULES: readonly URL[] = Object.freeze(
+  Object.values(_sameNames).map((path) => new URL(path, import.meta.url)),
+);
+
+/**
+ * Loads a module the first time a command needs it.
+ *
+ * @param name Its name in the list above.
+ * @returns The module.
+ *
+ * @example Load the archive inspection operations
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { loadModule } from "./lazy.ts";
+ * const { audit } = await loadModule("inspect");
+ * assert.equal(typeof audit, "function");
+ * ```
+ */
+export async function loadModule<K extends LazyName>(name: K): Promise<LazyModules[K]> {
+  const url = new URL(PATHS[name], import.meta.url);
+  return await import(url.href) as LazyModules[K];
+}
