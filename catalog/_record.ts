@@ -149,7 +149,7 @@ export function versionRows(index: ArchiveIndex, entry: VersionEntry): VersionRo
     row_end: chunk.row_end,
     byte_offset: chunk.offset,
     byte_length: chunk.length,
-    raw_bytes: chunk.blocks.reduce((s, b) => s + b.raw_length, 0),
+    raw_bytes: chunk.blocks.reduce((s, b) => s + (b?.raw_length ?? 0), 0),
     sha256: chunk.sha256,
     stats: JSON.stringify(chunk.stats.map((s, j) => ({
       column: index.schema[j]?.name ?? `#${j}`,

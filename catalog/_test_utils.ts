@@ -118,7 +118,7 @@ export function fakeIndex(name: string, options: FakeIndexOptions = {}): Archive
       payload_offset: 1000,
       payload_length: payload,
       payload_sha256: hex(`${seed}/payload`),
-      raw_bytes: chunks.reduce((s, c) => s + c.blocks.reduce((t, b) => t + b.raw_length, 0), 0),
+      raw_bytes: chunks.reduce((s, c) => s + c.blocks.reduce((t, b) => t + b!.raw_length, 0), 0),
       chunks,
     },
     header_sha256: hex(`${seed}/header`),

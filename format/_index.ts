@@ -21,12 +21,13 @@ import {
   VERSION_MAJOR,
   VERSION_MINOR_COLUMN_CODECS,
   VERSION_MINOR_ENCRYPTED,
+  VERSION_MINOR_EVOLVED,
   VERSION_MINOR_READ,
   VERSION_MINOR_TYPES,
 } from "./constants.ts";
 import { FormatError } from "./errors.ts";
 import type { ArchiveFooter, ArchiveHeader } from "./header.ts";
-import { archiveMinor, decodeFooter, decodeHeader } from "./header.ts";
+import { archiveMinor, decodeFooter, decodeHeader, isEvolved } from "./header.ts";
 import { sha256Hex } from "./_hash.ts";
 import { zstd } from "../codecs/zstd.ts";
 import { type ByteSource, readExact } from "./byte_source.ts";
@@ -203,7 +204,18 @@ export async function readIndex(source: ByteSource, path: string): Promise<Archi
       `a ${major}.${minor} archive cannot hold decimal, time, duration or json columns (they are 1.${VERSION_MINOR_TYPES})`,
     );
   }
-  const footer = decodeFooter(footerJson, schema.length, footerStart);
+  if (minor < VERSION_MINOR_EVOLVED && isEvolved(header)) {
+    throw fail(
+      "CORRUPT",
+      `a ${major}.${minor} archive cannot have chunks that lack a column (that is 1.${VERSION_MINOR_EVOLVED})`,
+    );
+  }
+  const sinceChunks = schema.map((f) => header.columns[f.name]!.since_chunk ?? 0);
+  const footer = footerOfMinor(
+    () => decodeFooter(footerJson, schema.length, footerStart, sinceChunks),
+    minor,
+    fail,
+  );
   if (footer.payload_offset !== headerEnd) {
     throw fail(
       "CORRUPT",
@@ -219,6 +231,27 @@ export async function readIndex(source: ByteSource, path: string): Promise<Archi
     footer,
     header_sha256: headerSha,
   };
+}
+
+/**
+ * Parses the footer; a footer this reader cannot parse in a file of a newer minor than
+ * it knows is `UNSUPPORTED_VERSION` (a layout added later, as 1.8's null block entries
+ * were to a 1.7 reader), not `CORRUPT`.
+ */
+function footerOfMinor(
+  parse: () => ArchiveFooter,
+  minor: number,
+  fail: (code: "UNSUPPORTED_VERSION", message: string, offset?: number) => FormatError,
+): ArchiveFooter {
+  try {
+    return parse();
+  } catch (cause) {
+    if (minor <= VERSION_MINOR_READ || !(cause instanceof FormatError)) throw cause;
+    throw fail(
+      "UNSUPPORTED_VERSION",
+      `format version ${VERSION_MAJOR}.${minor} is newer than this reader (it reads up to ${VERSION_MAJOR}.${VERSION_MINOR_READ}): ${cause.message}`,
+    );
+  }
 }
 
 /** The content size a zstd frame declares (the writer always sets it), bounded. */

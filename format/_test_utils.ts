@@ -328,6 +328,7 @@ export function resealArchive(bytes: Uint8Array, edits: ResealEdits = {}): Uint8
   for (const chunk of footer.chunks) {
     chunk.offset += shift;
     for (const block of chunk.blocks) {
+      if (block === null) continue;
       block.offset += shift;
       block.sha256 = sha256Hex(slice(block.offset, block.length));
     }

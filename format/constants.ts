@@ -36,11 +36,19 @@ export const VERSION_MINOR_TYPES = 5;
  */
 export const VERSION_MINOR_COLUMN_CODECS = 6;
 
+/**
+ * Minor version of archives in which some chunks lack a column that later chunks hold
+ * (`append --evolve` added it; FORMAT.md §6.1): such a chunk reads the column as all
+ * null. Older readers refuse such a file (an earlier one on its footer's empty block
+ * entries, a later one on its version) rather than misread it.
+ */
+export const VERSION_MINOR_EVOLVED = 8;
+
 /** The header `codec` of an archive whose columns use different codecs. */
 export const MIXED_CODEC = "mixed";
 
 /** Newest minor version this reader knows: reserved fields of minors up to it are checked. */
-export const VERSION_MINOR_READ = 6;
+export const VERSION_MINOR_READ = 8;
 
 /** Preamble: magic (8) + major (1) + minor (1) + flags (2) + header length (4). */
 export const PREAMBLE_SIZE = 16;

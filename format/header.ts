@@ -24,6 +24,7 @@ import {
   VERSION_MINOR,
   VERSION_MINOR_COLUMN_CODECS,
   VERSION_MINOR_ENCRYPTED,
+  VERSION_MINOR_EVOLVED,
   VERSION_MINOR_TYPES,
 } from "./constants.ts";
 import { FormatError } from "./errors.ts";
@@ -85,6 +86,12 @@ export interface ColumnPlan {
   level?: number;
   /** Why a profile chose this column's codec, when one did. */
   auto_reason?: string;
+  /**
+   * The first chunk that holds a block of this column (1.8), when it is not chunk 0:
+   * `append --evolve` added the column, and earlier chunks read it as all null
+   * (FORMAT.md §6.1). Absent on every other column.
+   */
+  since_chunk?: number;
 }
 
 /** Encryption parameters (AES-256-GCM per block, FORMAT.md §4.4); null on plain archives. */
@@ -165,9 +172,15 @@ export interface ChunkEntry {
   length: number;
   /** SHA-256 (hex) of the chunk's stored bytes. */
   sha256: string;
-  /** One block per column, in schema order. */
-  blocks: BlockEntry[];
-  /** Per-column statistics, in schema order. */
+  /**
+   * One block per column, in schema order; null for a column added after this chunk
+   * was written (1.8, FORMAT.md §6.1), which the chunk reads as all null.
+   */
+  blocks: (BlockEntry | null)[];
+  /**
+   * Per-column statistics, in schema order (a column the chunk lacks: no min or max,
+   * every row null).
+   */
   stats: ColumnStats[];
 }
 
@@ -345,13 +358,28 @@ const TYPES_SINCE_1_5: ReadonlySet<string> = new Set(["time", "duration", "decim
  * @returns The minor version.
  */
 export function archiveMinor(
-  header: Pick<ArchiveHeader, "schema" | "encryption"> & { codec?: string },
+  header: Pick<ArchiveHeader, "schema" | "encryption"> & {
+    codec?: string;
+    columns?: Record<string, ColumnPlan>;
+  },
 ): number {
+  if (isEvolved(header)) return VERSION_MINOR_EVOLVED;
   if (header.codec === MIXED_CODEC) return VERSION_MINOR_COLUMN_CODECS;
   if (header.schema.fields.some((f) => TYPES_SINCE_1_5.has(f.type.name))) {
     return VERSION_MINOR_TYPES;
   }
   return header.encryption ? VERSION_MINOR_ENCRYPTED : VERSION_MINOR;
+}
+
+/**
+ * Whether a header names a column that some chunks lack (a plan with `since_chunk`,
+ * 1.8, FORMAT.md §6.1).
+ *
+ * @param header The column plans.
+ * @returns True when at least one column starts after chunk 0.
+ */
+export function isEvolved(header: { columns?: Record<string, ColumnPlan> }): boolean {
+  return Object.values(header.columns ?? {}).some((p) => (p.since_chunk ?? 0) > 0);
 }
 
 /**
@@ -361,7 +389,10 @@ export function archiveMinor(
  * @returns E.g. `"1.3"`.
  */
 export function archiveVersion(
-  header: Pick<ArchiveHeader, "schema" | "encryption"> & { codec?: string },
+  header: Pick<ArchiveHeader, "schema" | "encryption"> & {
+    codec?: string;
+    columns?: Record<string, ColumnPlan>;
+  },
 ): string {
   return `${VERSION_MAJOR}.${archiveMinor(header)}`;
 }
@@ -409,6 +440,33 @@ export function decodeHeader(bytes: Uint8Array): { header: ArchiveHeader; schema
     if (plan.level !== undefined && !Number.isSafeInteger(plan.level)) {
       throw corrupt(`header plan of column "${f.name}" has level ${JSON.stringify(plan.level)}`);
     }
+    if (plan.since_chunk !== undefined) {
+      if (!isCount(plan.since_chunk) || plan.since_chunk < 1) {
+        throw corrupt(
+          `header plan of column "${f.name}" has since_chunk ${
+            JSON.stringify(plan.since_chunk)
+          } (expected a chunk index of at least 1)`,
+        );
+      }
+      if (!f.nullable) {
+        throw corrupt(
+          `column "${f.name}" starts at chunk ${plan.since_chunk} but is not nullable: earlier chunks read it as null`,
+        );
+      }
+    }
+  }
+  // A column is decoded with its dependencies' values of the same chunk, so none may
+  // start later than the column itself.
+  for (const f of schema) {
+    const plans = columns as Record<string, ColumnPlan>;
+    for (const d of plans[f.name]!.deps) {
+      const since = plans[d]!.since_chunk ?? 0;
+      if (since > (plans[f.name]!.since_chunk ?? 0)) {
+        throw corrupt(
+          `column "${f.name}" depends on column "${d}", which starts at a later chunk (${since})`,
+        );
+      }
+    }
   }
   const header: ArchiveHeader = {
     format: "permafrost",
@@ -433,9 +491,14 @@ export function decodeHeader(bytes: Uint8Array): { header: ArchiveHeader; schema
  * Checks that chunks are contiguous in rows and bytes, that every block lies
  * inside its chunk, and that the payload lies inside the file.
  *
+ * A column whose plan starts at a later chunk (`since_chunk`, 1.8) has a null block
+ * entry and all-null statistics in every chunk before it, and a block in every chunk
+ * from it on (FORMAT.md §6.1).
+ *
  * @param bytes UTF-8 JSON bytes (already decompressed).
  * @param columns Number of columns in the schema.
  * @param payloadLimit First byte offset after the payload region (start of the footer).
+ * @param sinceChunks Per column in schema order, the first chunk holding it (default 0 for all).
  * @returns The footer.
  * @throws {FormatError} CORRUPT naming the first inconsistent member.
  */
@@ -443,6 +506,7 @@ export function decodeFooter(
   bytes: Uint8Array,
   columns: number,
   payloadLimit: number,
+  sinceChunks: readonly number[] = [],
 ): ArchiveFooter {
   const f = parseJson(bytes, "footer") as Partial<ArchiveFooter>;
   if (!isCount(f.rows)) throw corrupt("footer rows is not a count");
@@ -480,7 +544,11 @@ export function decodeFooter(
       );
     }
     let at = c.offset;
-    c.blocks.forEach((b: Partial<BlockEntry>, j) => {
+    c.blocks.forEach((b: Partial<BlockEntry> | null, j) => {
+      if (i < (sinceChunks[j] ?? 0)) {
+        checkLacking(b, c.stats![j], c.row_end! - row, i, j);
+        return;
+      }
       if (b?.offset !== at || !isCount(b.length) || !isCount(b.raw_length)) {
         throw corrupt(`footer chunk ${i} block ${j} does not start at byte ${at}`);
       }
@@ -497,10 +565,40 @@ export function decodeFooter(
     offset += c.length;
   });
   if (row !== f.rows) throw corrupt(`footer chunks hold ${row} rows, footer says ${f.rows}`);
+  sinceChunks.forEach((since, j) => {
+    if (since > 0 && since >= f.chunks!.length) {
+      throw corrupt(
+        `column ${j} starts at chunk ${since}, the footer has ${f.chunks!.length} chunks`,
+      );
+    }
+  });
   if (offset !== payloadLimit) {
     throw corrupt(`footer chunks end at byte ${offset}, payload ends at ${payloadLimit}`);
   }
   return { ...(f as ArchiveFooter), raw_bytes: isCount(f.raw_bytes) ? f.raw_bytes : raw };
+}
+
+/**
+ * A chunk's entries for a column it does not hold: no block, and statistics that say
+ * every row is null (what the reader returns), so no caller can read a value there.
+ */
+function checkLacking(
+  block: unknown,
+  stats: Partial<ColumnStats> | undefined,
+  rows: number,
+  chunk: number,
+  column: number,
+): void {
+  if (block !== null) {
+    throw corrupt(
+      `footer chunk ${chunk} has a block for column ${column}, which starts at a later chunk`,
+    );
+  }
+  if (stats?.min !== null || stats?.max !== null || stats?.null_count !== rows) {
+    throw corrupt(
+      `footer chunk ${chunk} statistics of column ${column} (which it lacks) are not ${rows} nulls`,
+    );
+  }
 }
 
 /** Longest `key_provider` / `key_id` text a header may hold. */

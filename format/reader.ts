@@ -15,6 +15,10 @@
  * opens (`WRONG_KEY` before any block is read), and each block is authenticated
  * after its SHA-256 and before the codec (`DECRYPT_FAILED`).
  *
+ * A chunk written before `append --evolve` added a column has no block for it (1.8,
+ * FORMAT.md §6.1): the reader returns that column as all null, here and only here,
+ * so every caller (thaw, slices, `--where`, SQL, lookups) sees one shape of chunk.
+ *
  * @module
  */
 import { codecById } from "../codecs/registry.ts";
@@ -24,7 +28,7 @@ import { decodeBlock } from "./block.ts";
 import { blockAad, headerBinding, importDataKey, openBlock } from "./crypto.ts";
 import { type KeyRing, unlockDataKey } from "./key_provider.ts";
 import type { Batch, Column, Field, Schema } from "./column.ts";
-import { sliceBatch } from "./column.ts";
+import { emptyColumn, sliceBatch } from "./column.ts";
 import { FormatError } from "./errors.ts";
 import { type ErrorDetails, PermafrostError } from "../internal/errors.ts";
 import type { ChunkEntry } from "./header.ts";
@@ -298,7 +302,8 @@ export class ArchiveReader {
     field: Field,
     deps: Column[],
   ): Promise<Column> {
-    const block = chunk.blocks[i]!;
+    const block = chunk.blocks[i];
+    if (block === null || block === undefined) return nullColumn(field, chunk);
     const stored = await this.#readAt(block.offset, block.length);
     this.#bytesRead += block.length;
     if (sha256Hex(stored) !== block.sha256) {
@@ -369,9 +374,9 @@ export class ArchiveReader {
       onProgress?.(bytes);
       if (sha256Hex(stored) !== chunk.sha256) {
         const bad = chunk.blocks.findIndex((b) =>
-          sha256Hex(
-            stored.subarray(b.offset - chunk.offset, b.offset - chunk.offset + b.length),
-          ) !== b.sha256
+          b !== null && sha256Hex(
+              stored.subarray(b.offset - chunk.offset, b.offset - chunk.offset + b.length),
+            ) !== b.sha256
         );
         const column = bad >= 0 ? ` (column "${this.index.schema[bad]!.name}")` : "";
         errors.push({
@@ -436,6 +441,12 @@ export class ArchiveReader {
       this.#source.close();
     } catch { /* already closed */ }
   }
+}
+
+/** A column a chunk lacks, as it reads: every row null (the type's zero under validity 0). */
+function nullColumn(field: Field, chunk: ChunkEntry): Column {
+  const rows = chunk.row_end - chunk.row_start;
+  return { ...emptyColumn(field, rows), validity: new Uint8Array(rows) } as Column;
 }
 
 /**

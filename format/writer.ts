@@ -43,6 +43,17 @@ export interface EncodedChunk {
   stats: ColumnStats[];
 }
 
+/**
+ * A chunk as the writer lays it out: a null block for each column the chunk lacks
+ * (one whose plan starts at a later chunk, `since_chunk`, FORMAT.md §6.1). Only an
+ * append copying chunks written before a column was added has any.
+ */
+export interface ChunkLayout {
+  rows: number;
+  blocks: (EncodedBlock | null)[];
+  stats: ColumnStats[];
+}
+
 /** What `finish()` reports. */
 export interface WrittenArchive {
   path: string;
@@ -80,6 +91,8 @@ export class ArchiveWriter {
   #raw = 0;
   #headerSha: string;
   #columns: number;
+  /** Per column, the first chunk that holds it (0 but for columns added by an evolving append). */
+  #since: number[];
   #minor: number;
   #encrypted: boolean;
   #replace: boolean;
@@ -92,7 +105,7 @@ export class ArchiveWriter {
     temp: string,
     headerSize: number,
     headerSha: string,
-    columns: number,
+    since: number[],
     minor: number,
     encrypted: boolean,
     replace: boolean,
@@ -103,7 +116,8 @@ export class ArchiveWriter {
     this.#offset = 0;
     this.#payloadOffset = headerSize;
     this.#headerSha = headerSha;
-    this.#columns = columns;
+    this.#columns = since.length;
+    this.#since = since;
     this.#minor = minor;
     this.#encrypted = encrypted;
     this.#replace = replace;
@@ -174,7 +188,7 @@ export class ArchiveWriter {
       temp,
       PREAMBLE_SIZE + headerBytes.length + HASH_SIZE,
       hex(headerSha),
-      header.schema.fields.length,
+      header.schema.fields.map((f) => header.columns[f.name]?.since_chunk ?? 0),
       minor,
       header.encryption !== null,
       replace,
@@ -194,9 +208,10 @@ export class ArchiveWriter {
   /**
    * Appends one chunk.
    *
-   * @param chunk The encoded chunk (one block per column, in schema order).
+   * @param chunk The encoded chunk (one block per column, in schema order; null exactly
+   * for the columns whose `since_chunk` is after this chunk).
    */
-  async writeChunk(chunk: EncodedChunk): Promise<void> {
+  async writeChunk(chunk: ChunkLayout): Promise<void> {
     if (chunk.blocks.length !== this.#columns) {
       throw new FormatError(
         "BAD_ARGUMENT",
@@ -204,9 +219,19 @@ export class ArchiveWriter {
       );
     }
     if (chunk.rows <= 0) throw new FormatError("BAD_ARGUMENT", "Cannot write an empty chunk");
+    const index = this.#chunks.length;
+    const misplaced = chunk.blocks.findIndex((b, j) => (b === null) !== (index < this.#since[j]!));
+    if (misplaced >= 0) {
+      throw new FormatError(
+        "BAD_ARGUMENT",
+        `Cannot write chunk ${index}: column ${misplaced} starts at chunk ${
+          this.#since[misplaced]
+        }, and the chunk ${chunk.blocks[misplaced] === null ? "lacks" : "holds"} its block`,
+      );
+    }
     const encrypted = this.#encrypted;
     // Never let a plaintext block into an encrypted archive (or the reverse).
-    const odd = chunk.blocks.findIndex((b) => (b.sealed === true) !== encrypted);
+    const odd = chunk.blocks.findIndex((b) => b !== null && (b.sealed === true) !== encrypted);
     if (odd >= 0) {
       throw new FormatError(
         "BAD_ARGUMENT",
@@ -217,8 +242,15 @@ export class ArchiveWriter {
     }
     const chunkHash = sha256();
     const start = this.#offset;
-    const blocks = [];
-    for (const block of chunk.blocks) {
+    const blocks: ChunkEntry["blocks"] = [];
+    const stats = chunk.stats.slice();
+    for (const [j, block] of chunk.blocks.entries()) {
+      if (block === null) {
+        // What the reader returns for a column the chunk lacks (FORMAT.md §6.1).
+        blocks.push(null);
+        stats[j] = { min: null, max: null, null_count: chunk.rows };
+        continue;
+      }
       blocks.push({
         offset: this.#offset,
         length: block.bytes.length,
@@ -238,7 +270,7 @@ export class ArchiveWriter {
       length: this.#offset - start,
       sha256: chunkHash.digest("hex"),
       blocks,
-      stats: chunk.stats,
+      stats,
     });
     this.#rows += chunk.rows;
   }

@@ -19,6 +19,11 @@
  * The last existing chunk is not refilled: new rows start a new chunk, so
  * existing chunks keep their bytes and hashes (and `diff` shows them unchanged).
  *
+ * With `evolve`, the source may add nullable columns and leave out nullable ones
+ * (`append_schema.ts` has the rule): existing chunks are still copied as they are, with
+ * no block for an added column (format 1.8: they read it as null), and the new chunks
+ * hold every column.
+ *
  * @module
  */
 import { fromSource, isRemote, objectTag, uploadFile } from "./_remote.ts";
@@ -26,17 +31,17 @@ import { encodeChunk } from "../format/chunk.ts";
 import type { Batch, Column, Field, Schema } from "../format/column.ts";
 import { cellValue, emptyColumn } from "../format/column.ts";
 import { fitsPrecision, formatDecimal, pow10 } from "../format/decimal_value.ts";
-import { type ArchiveHeader, archiveVersion, type ChunkEntry } from "../format/header.ts";
+import type { ChunkEntry } from "../format/header.ts";
 import { BlockPool } from "../format/pool.ts";
 import type { FormatWarning } from "../format/predictors/predictor.ts";
 import { ArchiveReader } from "../format/reader.ts";
 import { compareStat } from "../format/stats.ts";
-import { ArchiveWriter, type EncodedChunk } from "../format/writer.ts";
+import { ArchiveWriter, type ChunkLayout, type EncodedChunk } from "../format/writer.ts";
 import { IoError } from "../io/errors.ts";
-import { sourceFormatOf } from "../io/source.ts";
 import type { SourceFormat } from "../io/types.ts";
+import { evolvedHeader, openForAppend, typeName } from "./append_schema.ts";
 import { OpsError } from "./errors.ts";
-import { checkThreads, type FreezeSource, openFreezeSource } from "./freeze.ts";
+import { checkThreads, type FreezeSource } from "./freeze.ts";
 import { PrimaryKeyCheck } from "./primary_key.ts";
 import { rechunk } from "../io/chunk_window.ts";
 
@@ -52,6 +57,12 @@ export interface AppendOptions {
   onProgress?: (progress: { rows_added: number; chunks_added: number }) => void;
   /** Called with each predictor warning. */
   onWarning?: (warning: FormatWarning) => void;
+  /**
+   * Let the source add nullable columns (stored chunks read them as null without being
+   * rewritten; format 1.8) and leave out nullable ones (nulls in the new chunks).
+   * Default false: the source must hold exactly the archive's columns.
+   */
+  evolve?: boolean;
 }
 
 /** What `append` did. */
@@ -68,6 +79,10 @@ export interface AppendSummary {
   chunks_before: number;
   /** Chunks added. */
   chunks_added: number;
+  /** Columns the append added to the schema (with `evolve`), in order. */
+  columns_added: string[];
+  /** Archive columns the source lacked, stored as nulls in the new chunks (with `evolve`). */
+  columns_filled: string[];
   /** Size of the archive file now. */
   archive_bytes: number;
   /** SHA-256 (hex) of the new payload. */
@@ -83,8 +98,9 @@ export interface AppendSummary {
  * @param archive The archive to extend.
  * @param options Format, threads, callbacks.
  * @returns Rows and chunks before and after.
- * @throws {OpsError} SCHEMA_MISMATCH listing the differing columns, or naming a value
- * that does not fit the archive's type of its column; PRIMARY_KEY for a
+ * @throws {OpsError} SCHEMA_MISMATCH listing the differing columns (with `evolve`: a
+ * type change, a new column that is not nullable, a missing one that is not), or
+ * naming a value that does not fit the archive's type of its column; PRIMARY_KEY for a
  * null or repeated key (also against the keys already stored); BAD_OPTION for an
  * encrypted archive; CONCURRENT_CHANGE when the archive changed meanwhile.
  * {FormatError} when the archive is damaged (nothing is written).
@@ -140,14 +156,19 @@ export async function append(
         `Cannot append to '${archive}': it is encrypted, and append does not encrypt yet`,
       );
     }
-    const opened = await openConforming(
+    const { opened, schema: newSchema, added, filled } = await openForAppend(
       source,
       archive,
       schema,
-      header.chunk_rows,
-      options.format,
-      options.delimiter,
+      {
+        format: options.format,
+        delimiter: options.delimiter,
+        chunkRows: header.chunk_rows,
+        evolve: options.evolve === true,
+      },
     );
+    const newHeader = evolvedHeader(header, added, footer.chunks.length);
+    const columnsAdded = added.map((f) => f.name);
     try {
       const keys = header.primary_key === null
         ? null
@@ -158,13 +179,11 @@ export async function append(
       let added = 0;
       let chunksAdded = 0;
       const start = async () => {
-        const newHeader: ArchiveHeader = {
-          ...header,
-          version: archiveVersion(header),
-        };
         writer = await ArchiveWriter.create(archive, newHeader);
         for (let c = 0; c < footer.chunks.length; c++) {
-          await writer.writeChunk(storedChunk(footer.chunks[c]!, await reader.readChunkBytes(c)));
+          await writer.writeChunk(
+            storedChunk(footer.chunks[c]!, await reader.readChunkBytes(c), newSchema.length),
+          );
         }
       };
       const drainOne = async () => {
@@ -173,19 +192,20 @@ export async function append(
         chunksAdded++;
         options.onProgress?.({ rows_added: writer!.rows - footer.rows, chunks_added: chunksAdded });
       };
+      // Cut in the source's own column order: conform puts them in the archive's.
       const rows = rechunk(
-        schema,
+        opened.schema,
         fromArchiveTypes(opened.batches, source, archive, schema),
         header.chunk_rows,
       );
       for await (const raw of rows) {
-        const batch = conform(raw, schema, archive);
+        const batch = conform(raw, newSchema, archive);
         if (keys) await keys.check(batch, footer.rows + added);
         added += batch.length;
         if (!writer) await start();
         const pending = encodeChunk(batch, {
-          plans: header.columns,
-          codec: header.codec,
+          plans: newHeader.columns,
+          codec: newHeader.codec,
           encoder: pool,
           warn,
         });
@@ -202,6 +222,8 @@ export async function append(
           rows: footer.rows,
           chunks_before: footer.chunks.length,
           chunks_added: 0,
+          columns_added: [],
+          columns_filled: [],
           archive_bytes: reader.index.file_bytes,
           payload_sha256: footer.payload_sha256,
           seconds: (performance.now() - started) / 1000,
@@ -227,6 +249,8 @@ export async function append(
         rows: written.rows,
         chunks_before: footer.chunks.length,
         chunks_added: chunksAdded,
+        columns_added: columnsAdded,
+        columns_filled: filled,
         archive_bytes: written.bytes,
         payload_sha256: written.payload_sha256,
         seconds: (performance.now() - started) / 1000,
@@ -270,99 +294,39 @@ async function* fromArchiveTypes(
   }
 }
 
-/** A stored chunk as the writer takes it: its blocks' bytes, sliced by the footer. */
-function storedChunk(entry: ChunkEntry, bytes: Uint8Array): EncodedChunk {
-  return {
-    rows: entry.row_end - entry.row_start,
-    blocks: entry.blocks.map((b) => ({
+/**
+ * A stored chunk as the writer takes it: its blocks' bytes, sliced by the footer, and
+ * no block for each column it lacks (added later, here or by an earlier append).
+ */
+function storedChunk(entry: ChunkEntry, bytes: Uint8Array, columns: number): ChunkLayout {
+  const rows = entry.row_end - entry.row_start;
+  const blocks: ChunkLayout["blocks"] = entry.blocks.map((b) =>
+    b === null ? null : {
       bytes: bytes.subarray(b.offset - entry.offset, b.offset - entry.offset + b.length),
       raw_length: b.raw_length,
       predictor: b.predictor,
-    })),
-    stats: entry.stats,
-  };
-}
-
-const TEXT_FORMATS: readonly SourceFormat[] = ["csv", "jsonl"];
-
-/**
- * Opens the source and checks its columns against the archive's. Text sources
- * are opened a second time with the archive's types forced, so `3` in a float
- * column reads as 3.0 rather than failing as an int64 column.
- */
-async function openConforming(
-  source: FreezeSource,
-  archive: string,
-  schema: Schema,
-  chunkRows: number,
-  format: SourceFormat | undefined,
-  delimiter: string | undefined,
-) {
-  const first = await openFreezeSource(source, { format, chunkRows, delimiter });
-  const label = typeof source === "string" ? `'${source}'` : "the rows";
-  const problems: string[] = [];
-  for (const f of schema) {
-    const g = first.schema.find((x) => x.name === f.name);
-    if (!g) problems.push(`missing "${f.name}" (${typeName(f)})`);
-  }
-  for (const g of first.schema) {
-    if (!schema.some((f) => f.name === g.name)) problems.push(`extra "${g.name}" (${typeName(g)})`);
-  }
-  const isText = typeof source === "string" &&
-    TEXT_FORMATS.includes(format ?? sourceFormatOf(source));
-  if (!isText) {
-    for (const f of schema) {
-      const g = first.schema.find((x) => x.name === f.name);
-      if (g && g.type !== f.type) {
-        problems.push(`"${f.name}": archive ${typeName(f)}, source ${typeName(g)}`);
-      }
     }
-  }
-  if (problems.length > 0) {
-    await first.close();
-    throw new OpsError(
-      "SCHEMA_MISMATCH",
-      `Cannot append ${label} to '${archive}': columns differ: ${problems.join("; ")}`,
-      { path: archive },
-    );
-  }
-  if (!isText) return first;
-  await first.close();
-  // Types with parameters are forced whole, so the text is read at the archive's
-  // scale or unit; a timestamp's unit is taken from the text and converted below.
-  const types = Object.fromEntries(
-    schema.map((f) => {
-      if (f.type === "decimal") {
-        return [f.name, { type: f.type, precision: f.precision, scale: f.scale }];
-      }
-      if (f.type === "time" || f.type === "duration") {
-        return [f.name, { type: f.type, unit: f.unit }];
-      }
-      return [f.name, f.type];
-    }),
   );
-  return await openFreezeSource(source, { format, chunkRows, types, delimiter });
-}
-
-function typeName(f: Field): string {
-  switch (f.type) {
-    case "timestamp":
-    case "time":
-    case "duration":
-      return `${f.type}[${f.unit ?? "us"}]`;
-    case "decimal":
-      return `decimal(${f.precision}, ${f.scale})`;
-    default:
-      return f.type;
+  const stats = entry.stats.slice();
+  while (blocks.length < columns) {
+    blocks.push(null);
+    stats.push({ min: null, max: null, null_count: rows });
   }
+  return { rows, blocks, stats };
 }
 
 const TICKS: Record<string, bigint> = { s: 1n, ms: 1_000n, us: 1_000_000n, ns: 1_000_000_000n };
 
-/** Puts a batch's columns in the archive's order and converts timestamp units. */
+/**
+ * Puts a batch's columns in the archive's order and converts timestamp units; a column
+ * the source lacks (only with `evolve`, and only a nullable one) is all null.
+ */
 function conform(batch: Batch, schema: Schema, archive: string): Batch {
   const columns = schema.map((f): Column => {
     const i = batch.schema.findIndex((g) => g.name === f.name);
+    if (i < 0) {
+      return { ...emptyColumn(f, batch.length), validity: new Uint8Array(batch.length) } as Column;
+    }
     const g = batch.schema[i]!;
     const c = batch.columns[i]!;
     if (!f.nullable && c.validity?.includes(0)) {

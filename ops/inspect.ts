@@ -43,6 +43,11 @@ export interface AuditColumn {
   level: number | null;
   /** Why a profile chose its codec (null when none did). */
   auto_reason: string | null;
+  /**
+   * The first chunk that holds the column: 0, or the chunk where `append --evolve`
+   * added it (earlier chunks read it as all null; FORMAT.md §6.1).
+   */
+  since_chunk: number;
   /** Bytes of its blocks after the codec. */
   stored_bytes: number;
   /** Bytes before the codec (after prediction). */
@@ -143,7 +148,8 @@ export function auditIndex(index: ArchiveIndex): AuditReport {
     let stored = 0;
     let raw = 0;
     for (const c of footer.chunks) {
-      const b = c.blocks[i]!;
+      const b = c.blocks[i];
+      if (!b) continue; // a chunk written before the column was added
       predictors[b.predictor] = (predictors[b.predictor] ?? 0) + 1;
       stored += b.length;
       raw += b.raw_length;
@@ -163,6 +169,7 @@ export function auditIndex(index: ArchiveIndex): AuditReport {
       codec: plan.codec ?? header.codec,
       level: plan.level ?? null,
       auto_reason: plan.auto_reason ?? null,
+      since_chunk: plan.since_chunk ?? 0,
       stored_bytes: stored,
       raw_bytes: raw,
       ...stats,
@@ -360,6 +367,8 @@ export function formatAudit(report: AuditReport): string {
   const payload = Math.max(1, report.columns.reduce((n, c) => n + c.stored_bytes, 0));
   // A codec column only where columns differ from the archive's codec or its level.
   const perColumn = report.columns.some((c) => c.codec !== report.codec || c.level !== null);
+  // A "since" column only when `append --evolve` added a column after the first chunk.
+  const evolved = report.columns.some((c) => c.since_chunk > 0);
   const rows = report.columns.map((c) => {
     const share = c.stored_bytes / payload;
     const filled = Math.round(share * 10);
@@ -367,6 +376,7 @@ export function formatAudit(report: AuditReport): string {
       c.name,
       typeText(c),
       ...(perColumn ? [`${c.codec}${c.level === null ? "" : `:${c.level}`}`] : []),
+      ...(evolved ? [c.since_chunk > 0 ? `chunk ${c.since_chunk}` : ""] : []),
       Object.keys(c.predictors).join(","),
       formatBytes(c.stored_bytes),
       formatBytes(c.raw_bytes),
@@ -382,6 +392,7 @@ export function formatAudit(report: AuditReport): string {
         "column",
         "type",
         ...(perColumn ? ["codec"] : []),
+        ...(evolved ? ["since"] : []),
         "predictor",
         "stored",
         "raw",

@@ -83,7 +83,7 @@ function comparable(index: ArchiveIndex): unknown {
   clone.footer.payload_sha256 = "";
   for (const c of clone.footer.chunks) {
     c.sha256 = "";
-    for (const blk of c.blocks) blk.sha256 = "";
+    for (const blk of c.blocks) blk!.sha256 = "";
   }
   return clone;
 }
@@ -94,7 +94,8 @@ async function blocks(path: string, index: ArchiveIndex): Promise<number[][]> {
   const bytes = await Deno.readFile(path);
   const out: number[][] = [];
   for (const [c, chunk] of index.footer.chunks.entries()) {
-    for (const [i, blk] of chunk.blocks.entries()) {
+    for (const [i, entry] of chunk.blocks.entries()) {
+      const blk = entry!; // a 1.4 archive has every block
       const aad = blockAad({
         headerBinding: headerBinding(index.header),
         rowStart: chunk.row_start,

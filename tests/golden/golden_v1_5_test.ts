@@ -18,7 +18,7 @@ Deno.test("golden tiny_v1_5_types.pf thaws to its rows, with the predictors it w
   const reader = await ArchiveReader.open(GOLDEN);
   try {
     assert.equal(reader.index.version, "1.5");
-    const predictors = reader.index.footer.chunks.map((c) => c.blocks.map((b) => b.predictor));
+    const predictors = reader.index.footer.chunks.map((c) => c.blocks.map((b) => b!.predictor));
     assert.ok(predictors.every((p) => p[1] === "wide_zigzag"), "the wide decimal's own predictor");
     const parts: Batch[] = [];
     for await (const b of reader.read()) parts.push(b);
