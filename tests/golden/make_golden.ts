@@ -119,16 +119,53 @@ export async function writeTinyMixed(path: string): Promise<WrittenArchive> {
   });
 }
 
+/** The rows `tiny_v1_8_evolved.pf` appends: no `name`, a new nullable `note`. */
+export function evolvedBatch(): Batch {
+  return {
+    schema: [
+      { name: "id", type: "int64", nullable: false },
+      { name: "note", type: "string", nullable: true },
+    ],
+    columns: [
+      { type: "int64", values: BigInt64Array.of(4n, 5n), validity: null },
+      { type: "string", values: ["thawed", ""], validity: Uint8Array.of(1, 0) },
+    ],
+    length: 2,
+  };
+}
+
+/**
+ * Writes `tiny_v1_8_evolved.pf`: the rows of `tiny_v1_3.pf` (two chunks), then
+ * {@link evolvedBatch} appended with `evolve`, so chunks 0 and 1 lack `note` (1.8) and
+ * chunk 2 holds `name` as nulls.
+ *
+ * @param path Destination.
+ * @returns What was written.
+ */
+export async function writeTinyEvolved(
+  path: string,
+): Promise<{ bytes: number; payload_sha256: string }> {
+  await writeTestArchive(path, tinyBatch(), { codec: "zstd", chunkRows: 2 });
+  const { append } = await import("../../ops/append.ts");
+  const s = await append({ schema: evolvedBatch().schema, batches: [evolvedBatch()] }, path, {
+    evolve: true,
+    threads: 0,
+  });
+  return { bytes: s.archive_bytes, payload_sha256: s.payload_sha256 };
+}
+
 if (import.meta.main) {
   // `make_golden.ts` writes 1.3; `make_golden.ts 1.4` the encrypted 1.4 file;
   // `make_golden.ts 1.5` the 1.5 file of the types added in 1.5; `make_golden.ts 1.6`
-  // the 1.6 file whose columns have codecs of their own.
+  // the 1.6 file whose columns have codecs of their own; `make_golden.ts 1.8` the 1.8
+  // file whose first chunks lack a column an append added.
   const version = Deno.args[0] ?? "1.3";
   const file = {
     "1.3": "./tiny_v1_3.pf",
     "1.4": "./tiny_v1_4_encrypted.pf",
     "1.5": "./tiny_v1_5_types.pf",
     "1.6": "./tiny_v1_6_mixed.pf",
+    "1.8": "./tiny_v1_8_evolved.pf",
   }[version];
   if (file === undefined) throw new Error(`no golden file of version ${version}`);
   const path = new URL(file, import.meta.url).pathname;
@@ -136,6 +173,8 @@ if (import.meta.main) {
     ? await writeTinyEncrypted(path)
     : version === "1.6"
     ? await writeTinyMixed(path)
+    : version === "1.8"
+    ? await writeTinyEvolved(path)
     : await writeTestArchive(path, version === "1.5" ? typesBatch() : tinyBatch(), {
       codec: "zstd",
       chunkRows: 2,
