@@ -3,7 +3,8 @@
  * `vega-datasets` npm package) against anchors — the Parquet file it ships,
  * `zstd -19` and `xz -9e` of the same rows as CSV — plus a 10-row slice read
  * against a full thaw, 1 vs 2 worker threads, and the cluster (`cluster_bench.ts`:
- * 1 vs 2 workers, scheduler overhead). Writes `bench/RESULTS.md`.
+ * 1 vs 2 workers), and the scheduler (`cluster_bench.ts` with real processes,
+ * `scheduler_sim.ts` simulated). Writes `bench/RESULTS.md`.
  *
  * Times are wall-clock on a shared machine: read them as ratios within one run.
  * Anchors (`.csv`, `.csv.zst`, `.csv.xz`) are cached in `bench/.cache/`.
@@ -19,7 +20,13 @@ import { parseArgs } from "../internal/config.ts";
 import { formatBytes } from "../internal/progress.ts";
 import { openSource } from "../io/source.ts";
 import { writeOutput } from "../io/output.ts";
-import { type ClusterPair, clusterThroughput, schedulerThroughput } from "./cluster_bench.ts";
+import {
+  type ClusterPair,
+  clusterThroughput,
+  schedulerLine,
+  schedulerThroughput,
+} from "./cluster_bench.ts";
+import { schedulerSimFigures } from "./scheduler_sim.ts";
 import { storageFigures } from "./storage_bench.ts";
 import { sqlFigures } from "./sql_bench.ts";
 import { profileFigures } from "./profile_bench.ts";
@@ -151,6 +158,7 @@ async function main(): Promise<void> {
   const storage: string[] = [];
   const sql: string[] = [];
   const profiles: string[] = [];
+  const scheduler: string[] = [];
   try {
     for (const ds of DATASETS) {
       if (only && !only.includes(ds.name)) continue;
@@ -272,11 +280,17 @@ async function main(): Promise<void> {
         }.`,
     );
     say("  cluster: scheduler overhead...");
-    const sched = await schedulerThroughput();
-    notes.push(
-      `- Scheduler overhead: a job of 1,000 tasks of 100 rows on 2 workers ran end to end in ` +
-        `${sched.seconds.toFixed(2)} s: **${sched.tasks_per_s.toFixed(0)} tasks/s**.`,
+    const sched = await schedulerThroughput(3);
+    scheduler.push(
+      `Real processes (\`cluster_bench.ts\`): a master and 2 workers on this machine, jobs of ` +
+        `1,000 tasks of 100 rows (3 columns, zstd) one after another on one cluster, submission ` +
+        `to DONE, phases from the master's timestamps (goal: ≥ 1,000 tasks/s end to end):`,
+      "",
+      ...sched.map((r, i) => `- job ${i + 1}: ${schedulerLine(r)}`),
+      "",
     );
+    say("  scheduler: simulation...");
+    scheduler.push(...await schedulerSimFigures());
     say("  object storage: s3rver vs local disk...");
     storage.push(...await storageFigures(source, main.name));
     if (source.endsWith(".parquet")) {
@@ -326,6 +340,10 @@ async function main(): Promise<void> {
     "## Codec profiles",
     "",
     ...profiles,
+    "",
+    "## Scheduler",
+    "",
+    ...scheduler,
     "",
   ].join("\n");
   await Deno.writeTextFile(join(HERE, "RESULTS.md"), md);

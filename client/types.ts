@@ -75,6 +75,10 @@ export interface TaskRecord {
   rows: number;
   /** Last error, when an attempt failed. */
   error: string | null;
+  /** When its current or last attempt was handed out (ISO 8601); null while queued. */
+  started_at?: string | null;
+  /** When it ended (DONE, FAILED, CANCELLED; ISO 8601), else null. */
+  finished_at?: string | null;
 }
 
 /** A job's figures so far (`GET /jobs`, the status page). */

@@ -152,6 +152,12 @@ const TaskSchema = z.object({
   worker_id: z.string().nullable(),
   rows: z.number().int(),
   error: z.string().nullable(),
+  started_at: z.string().nullable().optional().openapi({
+    description: "When its current or last attempt was handed out; null while queued",
+  }),
+  finished_at: z.string().nullable().optional().openapi({
+    description: "When it ended (DONE, FAILED or CANCELLED)",
+  }),
 }).openapi("Task");
 
 const JobSummarySchema = z.object({

@@ -566,6 +566,8 @@ export class Master {
       worker_id: t.worker_id,
       rows: t.rows,
       error: t.error,
+      started_at: iso(t.started_at),
+      finished_at: iso(t.finished_at),
     }));
     return { ...this.#summary(job), tasks };
   }
