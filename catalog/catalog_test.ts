@@ -525,3 +525,31 @@ Deno.test("Catalog.columns() answers each column's bytes, and works them out for
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("Catalog registers an archive grown by append --evolve: its schema, columns and schema changes", async () => {
+  const { append } = await import("../ops/append.ts");
+  const { freeze } = await import("../ops/freeze.ts");
+  const { CatalogAccess } = await import("./_access.ts");
+  await withCatalog("evolved", async (catalog, dir) => {
+    await Deno.writeTextFile(join(dir, "a.csv"), "id,city\n1,Oslo\n2,Lima\n3,Pune\n");
+    await Deno.writeTextFile(join(dir, "b.csv"), "id,city,tip\n4,Oslo,1.5\n5,Lima,\n");
+    const path = join(dir, "trips.pf");
+    await freeze(join(dir, "a.csv"), path, { chunkRows: 2, threads: 0 });
+    await catalog.register(path, { version: "v1" });
+    await append(join(dir, "b.csv"), path, { evolve: true, threads: 0 });
+    const r = await catalog.register(path, { version: "v2" });
+    assert.deepEqual(r.dataset.schema.map((c) => c.name), ["id", "city", "tip"]);
+    assert.equal(r.dataset.rows, 5);
+    const columns = await catalog.columns("trips", { version: "v2" });
+    const tip = columns.columns.find((c) => c.name === "tip")!;
+    assert.ok(tip.stored_bytes > 0, "the one chunk holding tip counts its bytes");
+    assert.equal(tip.null_count, 5 - 1, "rows 1-3 lack it, row 5 holds a null");
+    const versions = await new CatalogAccess(catalog, { roots: [] }).versions(null, "trips", {});
+    assert.deepEqual(
+      versions.items.map((v) => [v.version, v.schema_changes?.map((c) => [c.column, c.kind])]),
+      [["v2", [["tip", "added"]]], ["v1", undefined]],
+    );
+    const report = await catalog.integrityCheck("trips");
+    assert.equal(report.ok, true, JSON.stringify(report.problems));
+  });
+});

@@ -559,6 +559,14 @@ export const verifyCommand = command({
           formatBytes(report.bytes_checked)
         })`,
       );
+      const late = Object.entries(report.columns_since);
+      if (late.length > 0) {
+        io.err(
+          `columns added by an append (earlier chunks hold no block and read them as null): ${
+            late.map(([name, since]) => `${name} from chunk ${since}`).join(", ")
+          }`,
+        );
+      }
       return 0;
     }
     for (const e of report.errors) io.err(`error: ${e.message}`);
@@ -606,8 +614,20 @@ export const appendCommand = command({
   usage: "<source> <archive>",
   args: { min: 2, max: 2 },
   settings: { threads: FREEZE_SETTINGS.threads },
-  flags: [SOURCE_FORMAT, SOURCE_DELIMITER],
-  examples: ["permafrost append more.csv trips.pf"],
+  flags: [
+    SOURCE_FORMAT,
+    SOURCE_DELIMITER,
+    {
+      name: "evolve",
+      type: "boolean",
+      help:
+        "Let the source add nullable columns (stored chunks read them as null, unrewritten; format 1.8) and leave out nullable ones (stored as nulls)",
+    },
+  ],
+  examples: [
+    "permafrost append more.csv trips.pf",
+    "permafrost append with_tip.csv trips.pf --evolve",
+  ],
   async run({ args, flags, settings }, io) {
     const [source, archive] = args as [string, string];
     const { append } = await loadModule("append");
@@ -616,6 +636,7 @@ export const appendCommand = command({
       format: flags.format as SourceFormat | undefined,
       delimiter: delimiterFlag(flags.delimiter),
       threads: settings.threads === 0 ? undefined : settings.threads,
+      evolve: flags.evolve === true,
       onProgress: (p) => bar.update(null, `${formatCount(p.rows_added)} rows`),
       onWarning: (w) => {
         bar.done();
@@ -632,6 +653,16 @@ export const appendCommand = command({
           formatCount(s.rows)
         } rows, ${formatBytes(s.archive_bytes)} in ${s.seconds.toFixed(2)} s`,
     );
+    if (s.columns_added.length > 0) {
+      io.err(
+        `added column(s) ${
+          s.columns_added.join(", ")
+        }: the ${s.chunks_before} chunk(s) stored before read them as null`,
+      );
+    }
+    if (s.columns_filled.length > 0) {
+      io.err(`stored as nulls (not in the source): ${s.columns_filled.join(", ")}`);
+    }
     return 0;
   },
 });

@@ -9,6 +9,41 @@ import { UsageError } from "./errors.ts";
 const TMP = ".tmp/cli_archive";
 await Deno.mkdir(TMP, { recursive: true });
 
+Deno.test("append --evolve adds a nullable column; without it the new column is refused with a hint", async () => {
+  await Deno.writeTextFile(`${TMP}/ev_a.csv`, "id,v\n1,x\n2,y\n");
+  await Deno.writeTextFile(`${TMP}/ev_b.csv`, "id,v,tip\n3,z,1.5\n4,w,\n");
+  await freeze(`${TMP}/ev_a.csv`, `${TMP}/ev.pf`, { threads: 0 });
+  const before = await Deno.readFile(`${TMP}/ev.pf`);
+  const plain = await cli(["append", `${TMP}/ev_b.csv`, `${TMP}/ev.pf`]);
+  assert.equal(plain.code, 1);
+  assert.match(plain.err, /extra "tip" \(float64\).*--evolve adds new nullable columns/);
+  assert.deepEqual(await Deno.readFile(`${TMP}/ev.pf`), before);
+  const evolved = await cli(["append", `${TMP}/ev_b.csv`, `${TMP}/ev.pf`, "--evolve"]);
+  assert.equal(evolved.code, 0, evolved.err);
+  assert.match(evolved.err, /appended 2 rows in 1 chunk\(s\)/);
+  assert.match(
+    evolved.err,
+    /added column\(s\) tip: the 1 chunk\(s\) stored before read them as null/,
+  );
+  const audit = await cli(["audit", `${TMP}/ev.pf`, "--json"]);
+  const report = JSON.parse(audit.out);
+  assert.equal(report.format_version, "1.8");
+  assert.deepEqual(report.columns.map((c: { since_chunk: number }) => c.since_chunk), [0, 0, 1]);
+  const table = await cli(["audit", `${TMP}/ev.pf`, "--table"]);
+  assert.match(table.out, /since/);
+  await thaw(`${TMP}/ev.pf`, `${TMP}/ev_out.csv`);
+  assert.equal(
+    await Deno.readTextFile(`${TMP}/ev_out.csv`),
+    "id,v,tip\n1,x,\n2,y,\n3,z,1.5\n4,w,\n",
+  );
+  const verify = await cli(["verify", `${TMP}/ev.pf`]);
+  assert.equal(verify.code, 0, verify.err);
+  assert.match(verify.err, /columns added by an append .*: tip from chunk 1/);
+  const peek = await cli(["peek", `${TMP}/ev.pf`, "--json"]);
+  assert.equal(peek.code, 0, peek.err);
+  assert.deepEqual(JSON.parse(peek.out).rows.map((r: unknown[]) => r[2]), [null, null, 1.5, null]);
+});
+
 Deno.test("append and diff exit 0/1/2 and print data to stdout, messages to stderr", async () => {
   await Deno.writeTextFile(`${TMP}/a.csv`, "id,v\n1,x\n2,y\n");
   await Deno.writeTextFile(`${TMP}/b.csv`, "id,v\n3,z\n");

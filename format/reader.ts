@@ -86,6 +86,11 @@ export interface VerifyReport {
   first_bad_chunk: number | null;
   /** Every mismatch found, in file order. */
   errors: { chunk: number | null; code: string; message: string }[];
+  /**
+   * Columns an evolving append added after the first chunk, with the first chunk that
+   * holds each (earlier chunks have no block to check and read it as null; 1.8).
+   */
+  columns_since: Record<string, number>;
 }
 
 /** Reads one archive. Close it when done. */
@@ -405,6 +410,12 @@ export class ArchiveReader {
       payload_sha256: footer.payload_sha256,
       first_bad_chunk: errors.find((e) => e.chunk !== null)?.chunk ?? null,
       errors,
+      columns_since: Object.fromEntries(
+        this.index.schema.flatMap((f) => {
+          const since = this.index.header.columns[f.name]!.since_chunk ?? 0;
+          return since > 0 ? [[f.name, since]] : [];
+        }),
+      ),
     };
   }
 

@@ -118,6 +118,21 @@ export interface AppendSummary {
  * assert.equal(s.rows, 3);
  * assert.deepEqual([...(await thawTable(`${dir}/t.pf`)).getChild("n")!.toArray()], [1, 2, 3]);
  * await Deno.remove(dir, { recursive: true });
+ * ``` *
+ * @example Add a column: rows stored before read it as null
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { tableFromArrays } from "apache-arrow";
+ * import { append } from "./append.ts";
+ * import { freeze } from "./freeze.ts";
+ * import { thawTable } from "./thaw.ts";
+ * const dir = await Deno.makeTempDir();
+ * await freeze(tableFromArrays({ n: Float64Array.of(1, 2) }), `${dir}/t.pf`, { threads: 0 });
+ * const more = tableFromArrays({ n: Float64Array.of(3), tag: ["new"] });
+ * const s = await append(more, `${dir}/t.pf`, { evolve: true, threads: 0 });
+ * assert.deepEqual(s.columns_added, ["tag"]);
+ * assert.deepEqual([...(await thawTable(`${dir}/t.pf`)).getChild("tag")!.toArray()], [null, null, "new"]);
+ * await Deno.remove(dir, { recursive: true });
  * ```
  */
 export async function append(
