@@ -16,7 +16,6 @@ import { strictBase64 } from "../internal/base64.ts";
 import type { FlagValue } from "./command.ts";
 import { awsKmsProvider } from "../keys/aws_kms.ts";
 import { gcpKmsProvider } from "../keys/gcp_kms.ts";
-import { localKeyProvider, readKeyFile } from "../format/local_key.ts";
 import type { EncryptionOptions, KeyProvider, KeyRing } from "../format/key_provider.ts";
 import {
   ConfigError,
@@ -31,6 +30,7 @@ import {
   stringParser,
   urlParser,
 } from "../internal/config.ts";
+import { loadModule } from "./lazy.ts";
 
 /** A `--kms` value, parsed. */
 export interface KmsUri {
@@ -314,10 +314,15 @@ export function unusedKeyWarning(
   return `warning: '${archive}' is not encrypted, so the key given (--key-file, --kms or PERMAFROST_KEY) was not used; pass --require-encryption to refuse plain archives`;
 }
 
+/** Reads a key file (`format/local_key.ts`, loaded only when a key is given: it loads node:crypto). */
+async function readKeyFile(path: string): Promise<Uint8Array> {
+  return await (await loadModule("localKey")).readKeyFile(path);
+}
+
 async function kmsProvider(uri: KmsUri, r: Resolved, io: SecurityIo): Promise<KeyProvider> {
   switch (uri.provider) {
     case "local":
-      return localKeyProvider(await readKeyFile(uri.target));
+      return (await loadModule("localKey")).localKeyProvider(await readKeyFile(uri.target));
     case "aws-kms":
       return awsProvider(uri.target, r, io);
     case "gcp-kms":

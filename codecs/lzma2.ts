@@ -100,10 +100,15 @@ interface Lzma {
 
 let modulePromise: Promise<Lzma> | undefined;
 
+// `_liblzma.ts` by a computed specifier: Deno resolves a literal npm import ahead of
+// time, on every start, even when no lzma2 block is ever read (cli/lazy.ts says why;
+// `deno compile` includes it from its list).
+const LIBLZMA = new URL("./_liblzma.ts", import.meta.url);
+
 /** Loads the package and its wasm once per process; a failed load is retried on the next call. */
 async function lzmaModule(action: "encode" | "decode"): Promise<Lzma> {
   modulePromise ??= (async () => {
-    const lib = await import("node-liblzma/wasm");
+    const lib = (await import(LIBLZMA.href)) as Liblzma;
     return { lib, mod: await lib.initModule() };
   })();
   try {

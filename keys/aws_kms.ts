@@ -41,6 +41,9 @@ export interface AwsKmsOptions extends HttpClientOptions {
   now?: () => Date;
 }
 
+/** aws4fetch's signer, loaded when first needed (see where it is imported). */
+const AWS4FETCH = new URL("./_aws4fetch.ts", import.meta.url);
+
 /**
  * A provider that wraps data keys with AWS KMS.
  *
@@ -74,8 +77,9 @@ export function awsKmsProvider(options: AwsKmsOptions): KeyProvider {
     }
     const bytes = new TextEncoder().encode(JSON.stringify(body));
     // Signature V4 by aws4fetch, the library the s3:// store signs with too (loaded
-    // here, when a key is wrapped, so commands that never use KMS do not load it).
-    const { AwsV4Signer } = await import("aws4fetch");
+    // here, when a key is wrapped, so commands that never use KMS do not load it; by a
+    // computed specifier, which Deno does not resolve ahead of time: cli/lazy.ts).
+    const { AwsV4Signer } = (await import(AWS4FETCH.href)) as typeof import("./_aws4fetch.ts");
     const signed = await new AwsV4Signer({
       method: "POST",
       url: endpoint.href,

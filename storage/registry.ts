@@ -19,11 +19,18 @@ import { isRemote, parseUri } from "./uri.ts";
 /** Reads a setting by its variable's name. */
 type SettingReader = (name: string) => string | undefined;
 
+// The remote stores' specifiers are computed: Deno reads a literal `import("./s3.ts")`
+// ahead of time and would resolve aws4fetch and jose on every start, local commands
+// too (cli/lazy.ts says why; `deno compile` includes these three from its list).
+const S3 = new URL("./s3.ts", import.meta.url);
+const AZ = new URL("./az.ts", import.meta.url);
+const GS = new URL("./gs.ts", import.meta.url);
+
 const LOADERS: Readonly<Record<string, (env?: SettingReader) => Promise<ObjectStore>>> = {
   file: async () => (await import("./local.ts")).localStore(),
-  s3: async (env) => (await import("./s3.ts")).s3Store({ env }),
-  az: async (env) => (await import("./az.ts")).azureStore({ env }),
-  gs: async (env) => (await import("./gs.ts")).gcsStore({ env }),
+  s3: async (env) => ((await import(S3.href)) as typeof import("./s3.ts")).s3Store({ env }),
+  az: async (env) => ((await import(AZ.href)) as typeof import("./az.ts")).azureStore({ env }),
+  gs: async (env) => ((await import(GS.href)) as typeof import("./gs.ts")).gcsStore({ env }),
 };
 
 /** The process's stores, configured by its environment. */

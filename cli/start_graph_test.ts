@@ -1,0 +1,102 @@
+/**
+ * What a quick command makes Deno read before its first line runs: the module graph
+ * `deno info --json` shows (static imports and literal dynamic ones, which Deno
+ * resolves ahead of time; type-only imports excluded, as `deno run` skips them).
+ * `--help` and the archive commands must not pull in npm packages (DuckDB, Hono, zod,
+ * exceljs, Arrow, ...) again, and every module loaded by a computed specifier must be
+ * in the list `deno compile` includes. Timings live in `bench/start_bench.ts`.
+ */
+import assert from "node:assert/strict";
+import { relative } from "node:path";
+import { fileURLToPath as fromFileUrl } from "node:url";
+import { FAMILY_MODULES, LAZY_MODULES } from "./lazy.ts";
+
+const ROOT = new URL("../", import.meta.url);
+
+interface GraphModule {
+  specifier: string;
+  dependencies?: { specifier: string; code?: { specifier: string } }[];
+}
+
+/** Every module loaded with `entries` at run time, and who first imported it. */
+async function runtimeGraph(entries: readonly URL[]): Promise<Map<string, string>> {
+  const importer = new Map<string, string>();
+  for (const entry of entries) {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["info", "--json", fromFileUrl(entry)],
+      cwd: fromFileUrl(ROOT),
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.ok(out.success, new TextDecoder().decode(out.stderr));
+    const graph = JSON.parse(new TextDecoder().decode(out.stdout)) as {
+      roots: string[];
+      modules: GraphModule[];
+    };
+    const bySpecifier = new Map(graph.modules.map((m) => [m.specifier, m]));
+    const stack = [graph.roots[0]!];
+    importer.set(graph.roots[0]!, importer.get(graph.roots[0]!) ?? "(entry)");
+    while (stack.length > 0) {
+      const at = stack.pop()!;
+      for (const dep of bySpecifier.get(at)?.dependencies ?? []) {
+        const code = dep.code?.specifier;
+        if (code === undefined || importer.has(code)) continue;
+        importer.set(code, at);
+        stack.push(code);
+      }
+    }
+  }
+  return importer;
+}
+
+/** The npm packages in a graph, each with the module that imports it. */
+function npmIn(graph: Map<string, string>): string[] {
+  return [...graph].filter(([s]) => s.startsWith("npm:")).map(([s, by]) =>
+    `${s} (imported by ${by.replace(ROOT.href, "")})`
+  );
+}
+
+const MAIN = new URL("main.ts", ROOT);
+const ARCHIVE_FAMILY = FAMILY_MODULES.find((u) => u.pathname.endsWith("/cli/archive.ts"))!;
+
+Deno.test("--help loads main.ts and every command family without any npm package", async () => {
+  const graph = await runtimeGraph([MAIN, ...FAMILY_MODULES]);
+  assert.deepEqual(npmIn(graph), [], "load these through cli/lazy.ts at the point of use");
+  // The router itself loads no command family: audit does not pay for the servers'.
+  const router = await runtimeGraph([MAIN]);
+  for (const family of FAMILY_MODULES) assert.ok(!router.has(family.href), family.href);
+});
+
+Deno.test("audit, peek and verify load no npm package", async () => {
+  const graph = await runtimeGraph([MAIN, ARCHIVE_FAMILY, new URL("ops/inspect.ts", ROOT)]);
+  assert.deepEqual(npmIn(graph), []);
+});
+
+Deno.test("every module loaded by a computed specifier is in deno compile's --include list", async () => {
+  const included = new Set(LAZY_MODULES.map((u) => u.href));
+  const computedImport = /(?<!typeof )\bimport\((?!["'`])/;
+  const urlLiteral = /new URL\("(\.{1,2}\/[^"]+\.ts)", import\.meta\.url\)/g;
+  const missing: string[] = [];
+  const walk = async (dir: URL): Promise<void> => {
+    for await (const entry of Deno.readDir(dir)) {
+      if (entry.name.startsWith(".") || entry.name === "node_modules") continue;
+      const url = new URL(entry.name + (entry.isDirectory ? "/" : ""), dir);
+      if (entry.isDirectory) {
+        if (!["tests", "bench"].includes(entry.name)) await walk(url);
+        continue;
+      }
+      if (!entry.name.endsWith(".ts") || entry.name.endsWith("_test.ts")) continue;
+      const text = await Deno.readTextFile(url);
+      const code = text.split("\n").filter((l) => !/^\s*(\*|\/\/)/.test(l));
+      if (!code.some((l) => computedImport.test(l))) continue;
+      for (const [, path] of text.matchAll(urlLiteral)) {
+        const target = new URL(path!, url).href;
+        if (!included.has(target)) {
+          missing.push(`${relative(fromFileUrl(ROOT), fromFileUrl(url))}: ${path}`);
+        }
+      }
+    }
+  };
+  await walk(ROOT);
+  assert.deepEqual(missing, [], "add these to LOADED_ELSEWHERE in cli/lazy.ts");
+});
