@@ -141,6 +141,8 @@ export class WorkerNode {
   #tasksDone = 0;
   #loop: Promise<void> | null = null;
   #wake = new AbortController();
+  /** The source this machine was last seen to open as the master accepted it (see `#seesSource`). */
+  #seenSource: string | null = null;
 
   /**
    * Creates a worker (call `start` once it serves).
@@ -585,9 +587,19 @@ export class WorkerNode {
    * size and modification time). Another machine's mount, or a path that now names
    * another file, answers false: the rows then come from the master, which checks the
    * file it reads the same way.
+   *
+   * A yes is remembered for the job's source (one entry: the tasks of a job come one
+   * after another), which saves opening the file once more per task: the read checks
+   * the file's identity itself, before and after (`readTaskRows`), so a file changed
+   * since fails the task with SOURCE_CHANGED, as the master's read of it would.
    */
   async #seesSource(spec: TaskSpec): Promise<boolean> {
-    return unchanged(sourceIdentity(spec), await openedIdentity(spec.source.path));
+    const { path, dev, ino, bytes, mtime_ms } = spec.source;
+    const key = JSON.stringify([path, dev, ino, bytes, mtime_ms]);
+    if (this.#seenSource === key) return true;
+    const sees = unchanged(sourceIdentity(spec), await openedIdentity(path));
+    this.#seenSource = sees ? key : null;
+    return sees;
   }
 
   async #fetchRows(spec: TaskSpec, schema: Schema, signal: AbortSignal): Promise<Batch> {
