@@ -374,6 +374,20 @@ export function decodeBatchBody(bytes: Uint8Array): Batch {
           validity,
         };
         break;
+      case "float32":
+        column = {
+          type: c.type,
+          values: new Float32Array(take(rows * 4, `column ${i}`).buffer),
+          validity,
+        };
+        break;
+      case "float16":
+        column = {
+          type: c.type,
+          values: new Uint16Array(take(rows * 2, `column ${i}`).buffer),
+          validity,
+        };
+        break;
       case "bool":
         column = { type: c.type, values: take(rows, `column ${i}`), validity };
         break;

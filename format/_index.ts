@@ -22,12 +22,13 @@ import {
   VERSION_MINOR_COLUMN_CODECS,
   VERSION_MINOR_ENCRYPTED,
   VERSION_MINOR_EVOLVED,
+  VERSION_MINOR_FLOAT_TYPES,
   VERSION_MINOR_READ,
   VERSION_MINOR_TYPES,
 } from "./constants.ts";
 import { FormatError } from "./errors.ts";
 import type { ArchiveFooter, ArchiveHeader } from "./header.ts";
-import { archiveMinor, decodeFooter, decodeHeader, isEvolved } from "./header.ts";
+import { archiveMinor, decodeFooter, decodeHeader, isEvolved, usesFloatTypes } from "./header.ts";
 import { sha256Hex } from "./_hash.ts";
 import { zstd } from "../codecs/zstd.ts";
 import { type ByteSource, readExact } from "./byte_source.ts";
@@ -182,7 +183,7 @@ export async function readIndex(source: ByteSource, path: string): Promise<Archi
       );
     }
   }
-  const { header, schema } = decodeHeader(headerJson);
+  const { header, schema } = decodeHeaderOfMinor(headerJson, minor, fail);
   if (header.encryption !== null && minor < VERSION_MINOR_ENCRYPTED) {
     throw fail(
       "CORRUPT",
@@ -202,6 +203,12 @@ export async function readIndex(source: ByteSource, path: string): Promise<Archi
     throw fail(
       "CORRUPT",
       `a ${major}.${minor} archive cannot hold decimal, time, duration or json columns (they are 1.${VERSION_MINOR_TYPES})`,
+    );
+  }
+  if (minor < VERSION_MINOR_FLOAT_TYPES && usesFloatTypes({ schema: header.schema })) {
+    throw fail(
+      "CORRUPT",
+      `a ${major}.${minor} archive cannot hold float32 or float16 columns (they are 1.${VERSION_MINOR_FLOAT_TYPES})`,
     );
   }
   if (minor < VERSION_MINOR_EVOLVED && isEvolved(header)) {
@@ -231,6 +238,27 @@ export async function readIndex(source: ByteSource, path: string): Promise<Archi
     footer,
     header_sha256: headerSha,
   };
+}
+
+/**
+ * Parses the header; a header this reader cannot parse in a file of a newer minor than
+ * it knows is `UNSUPPORTED_VERSION` (a type or field added later), not `CORRUPT`.
+ */
+function decodeHeaderOfMinor(
+  headerJson: Uint8Array,
+  minor: number,
+  fail: (code: "UNSUPPORTED_VERSION", message: string, offset?: number) => FormatError,
+): ReturnType<typeof decodeHeader> {
+  try {
+    return decodeHeader(headerJson);
+  } catch (cause) {
+    if (minor <= VERSION_MINOR_READ || !(cause instanceof FormatError)) throw cause;
+    throw fail(
+      "UNSUPPORTED_VERSION",
+      `format version ${VERSION_MAJOR}.${minor} is newer than this reader (it reads up to ${VERSION_MAJOR}.${VERSION_MINOR_READ}): ${cause.message}`,
+      PREAMBLE_SIZE,
+    );
+  }
 }
 
 /**

@@ -183,6 +183,27 @@ function randomColumn(field: Field, n: number, rand: () => number, nullRate: num
       }
       return { type: "float64", values, validity };
     }
+    case "float32":
+    case "float16": {
+      // Random bit patterns (NaN payloads, signalling NaNs, subnormals, -0 and
+      // infinities among them) half the time, a smooth series otherwise.
+      const bits = field.type === "float32" ? new Uint32Array(n) : new Uint16Array(n);
+      const smooth = field.type === "float32" ? new Float32Array(1) : null;
+      for (let i = 0; i < n; i++) {
+        if (isNull(i)) continue;
+        if (rand() < 0.5) {
+          bits[i] = Math.floor(rand() * (field.type === "float32" ? 2 ** 32 : 2 ** 16));
+        } else if (smooth !== null) {
+          smooth[0] = 20 + Math.sin(i / 40) * 5;
+          bits[i] = new Uint32Array(smooth.buffer)[0]!;
+        } else {
+          bits[i] = 0x4d00 + (i % 64); // 20.0 and up, in half steps
+        }
+      }
+      return field.type === "float32"
+        ? { type: "float32", values: new Float32Array(bits.buffer), validity }
+        : { type: "float16", values: bits as Uint16Array, validity };
+    }
     case "bool":
       return {
         type: "bool",
@@ -219,7 +240,8 @@ export function assertColumnEqual(actual: Column, expected: Column, label: strin
     expected.values instanceof BigInt64Array,
     `${label}: representation`,
   );
-  for (let i = 0; i < expected.values.length; i++) {
+  const n = expected.values.length;
+  for (let i = 0; i < n; i++) {
     const ev = expected.validity ? expected.validity[i] : 1;
     const av = actual.validity ? actual.validity[i] : 1;
     assert.equal(av, ev, `${label}: validity of row ${i}`);
@@ -227,6 +249,11 @@ export function assertColumnEqual(actual: Column, expected: Column, label: strin
     if (expected.type === "float64") {
       const a = new BigUint64Array(Float64Array.of(actual.values[i] as number).buffer)[0];
       const e = new BigUint64Array(Float64Array.of(expected.values[i] as number).buffer)[0];
+      assert.equal(a, e, `${label}: bits of row ${i}`);
+    } else if (expected.type === "float32") {
+      const av = actual.values as Float32Array;
+      const a = new Uint32Array(av.buffer, av.byteOffset, n)[i];
+      const e = new Uint32Array(expected.values.buffer, expected.values.byteOffset, n)[i];
       assert.equal(a, e, `${label}: bits of row ${i}`);
     } else {
       assert.equal(actual.values[i], expected.values[i], `${label}: row ${i}`);
@@ -258,7 +285,7 @@ export async function writeTestArchive(
   const schema = schemaToJson(batch.schema);
   const header: ArchiveHeader = {
     format: "permafrost",
-    version: archiveVersion({ schema, encryption: null, codec }),
+    version: archiveVersion({ schema, encryption: null, codec, columns: plans }),
     schema,
     codec,
     auto_reason: null,

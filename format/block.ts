@@ -23,9 +23,8 @@ import { type Column, type Field, isWideDecimal } from "./column.ts";
 import { FormatError } from "./errors.ts";
 import type { ColumnPlan } from "./header.ts";
 import { QUANTIZER_FOR } from "./predictors/float_quant.ts";
-import { keyedRank } from "./predictors/keyed_rank.ts";
-import type { FormatWarning, Predictor } from "./predictors/predictor.ts";
-import { predictorById, predictorsFor } from "./predictors/registry.ts";
+import type { EncodeContext, FormatWarning, Predictor } from "./predictors/predictor.ts";
+import { conditionersFor, predictorById, predictorsFor } from "./predictors/registry.ts";
 
 const FLAG_VALIDITY = 1;
 
@@ -85,16 +84,14 @@ export function predictBlock(
   const warn = options.warn ?? (() => {});
   const values = narrowDecimal(field, column.validity ? zeroNulls(column) : column);
   if (plan.deps.length > 0) {
-    const bytes = keyedRank.encode(values, { field, deps, warn });
-    if (bytes) return { predictor: keyedRank, bytes };
+    const conditioned = smallest(conditionersFor(field), values, { field, deps, warn });
+    if (conditioned) return conditioned;
   }
   const quantizer = QUANTIZER_FOR[plan.quantization];
   if (field.type === "float64" && quantizer) {
     const bytes = quantizer.encode(values, { field, deps: [], warn });
     if (bytes) return { predictor: quantizer, bytes };
   }
-  let best: { predictor: Predictor; bytes: Uint8Array; size: number } | null = null;
-  const candidates = predictorsFor(field);
   // A warning is about the data (e.g. timestamps going backwards), so it is
   // issued whichever predictor wins the trial — once per code.
   const warned = new Set<string>();
@@ -103,14 +100,28 @@ export function predictBlock(
     warned.add(w.code);
     warn(w);
   };
+  const best = smallest(predictorsFor(field), values, { field, deps: [], warn: onWarning });
+  if (!best) throw new Error(`No predictor encodes column "${field.name}" of type ${field.type}`);
+  return best;
+}
+
+/**
+ * The trial: every candidate encodes the block and the smallest under
+ * {@link trialSize} wins (ties to the earlier); null when none encodes it.
+ */
+function smallest(
+  candidates: readonly Predictor[],
+  values: Column,
+  context: EncodeContext,
+): { predictor: Predictor; bytes: Uint8Array } | null {
+  let best: { predictor: Predictor; bytes: Uint8Array; size: number } | null = null;
   for (const predictor of candidates) {
-    const bytes = predictor.encode(values, { field, deps: [], warn: onWarning });
+    const bytes = predictor.encode(values, context);
     if (!bytes) continue;
     const size = candidates.length === 1 ? 0 : trialSize(bytes);
     if (!best || size < best.size) best = { predictor, bytes, size };
   }
-  if (!best) throw new Error(`No predictor encodes column "${field.name}" of type ${field.type}`);
-  return { predictor: best.predictor, bytes: best.bytes };
+  return best && { predictor: best.predictor, bytes: best.bytes };
 }
 
 /** Size of `bytes` under a fast zstd (level 3): the yardstick of predictor trials. */
@@ -143,7 +154,8 @@ function zeroNulls(column: Column): Column {
   const values = column.values.slice() as typeof column.values;
   const zero = column.type === "string" || column.type === "json"
     ? ""
-    : column.type === "float64" || column.type === "bool"
+    : column.type === "float64" || column.type === "float32" || column.type === "float16" ||
+        column.type === "bool"
     ? 0
     : 0n;
   for (let i = 0; i < validity.length; i++) {

@@ -15,6 +15,11 @@
  * - `decimal`   → the unscaled integers (value = unscaled / 10^scale): a
  *   `BigInt64Array` when `field.precision` ≤ 18, else a `bigint[]` (up to 76 digits)
  * - `float64`   → `Float64Array` (bits preserved: NaN payloads, -0.0, subnormals)
+ * - `float32`   → `Float32Array` (bits preserved as long as values move in bulk:
+ *   `set`/`slice`/`subarray` copy bytes, while reading one element and writing it
+ *   back quiets a signalling NaN, so code that moves float32 values copies arrays)
+ * - `float16`   → `Uint16Array` of IEEE 754 binary16 bit patterns (as Arrow JS holds
+ *   them); {@linkcode float16ToNumber} gives a value's number
  * - `bool`      → `Uint8Array` of 0/1
  * - `string`    → `string[]`
  * - `json`      → `string[]`, each the source text of one JSON value (kept verbatim:
@@ -24,11 +29,14 @@
  *
  * @module
  */
+import { float16ToNumber } from "./float16.ts";
 
 /** The logical column types. */
 export type ColumnType =
   | "int64"
   | "float64"
+  | "float32"
+  | "float16"
   | "bool"
   | "timestamp"
   | "date"
@@ -42,6 +50,8 @@ export type ColumnType =
 export const COLUMN_TYPES: readonly ColumnType[] = Object.freeze([
   "int64",
   "float64",
+  "float32",
+  "float16",
   "bool",
   "timestamp",
   "date",
@@ -100,6 +110,24 @@ export interface FloatColumn {
   /** One byte per row, 1 = present, 0 = null; `null` when no row is null. */
   readonly validity: Uint8Array | null;
 }
+/** A column of 32-bit floats (IEEE 754 binary32). */
+export interface Float32Column {
+  /** The column type. */
+  readonly type: "float32";
+  /** One value per row (0 in null slots). */
+  readonly values: Float32Array;
+  /** One byte per row, 1 = present, 0 = null; `null` when no row is null. */
+  readonly validity: Uint8Array | null;
+}
+/** A column of 16-bit floats, held as their IEEE 754 binary16 bit patterns. */
+export interface Float16Column {
+  /** The column type. */
+  readonly type: "float16";
+  /** One bit pattern per row (0, that is +0, in null slots). */
+  readonly values: Uint16Array;
+  /** One byte per row, 1 = present, 0 = null; `null` when no row is null. */
+  readonly validity: Uint8Array | null;
+}
 /** A column of booleans stored as 0/1 bytes. */
 export interface BoolColumn {
   /** The column type. */
@@ -134,7 +162,14 @@ export interface StringColumn {
 }
 
 /** Any column. */
-export type Column = BigIntColumn | FloatColumn | BoolColumn | DecimalColumn | StringColumn;
+export type Column =
+  | BigIntColumn
+  | FloatColumn
+  | Float32Column
+  | Float16Column
+  | BoolColumn
+  | DecimalColumn
+  | StringColumn;
 
 /** A set of equally long columns with their schema. */
 export interface Batch {
@@ -195,6 +230,10 @@ export function emptyColumn(field: Pick<Field, "type" | "precision">, length: nu
       };
     case "float64":
       return { type, values: new Float64Array(length), validity: null };
+    case "float32":
+      return { type, values: new Float32Array(length), validity: null };
+    case "float16":
+      return { type, values: new Uint16Array(length), validity: null };
     case "bool":
       return { type, values: new Uint8Array(length), validity: null };
     case "string":
@@ -239,6 +278,10 @@ export function sliceColumn(column: Column, start: number, end: number): Column 
         validity,
       };
     case "float64":
+      return { type: column.type, values: column.values.subarray(start, end), validity };
+    case "float32":
+      return { type: column.type, values: column.values.subarray(start, end), validity };
+    case "float16":
       return { type: column.type, values: column.values.subarray(start, end), validity };
     case "bool":
       return { type: column.type, values: column.values.subarray(start, end), validity };
@@ -298,8 +341,9 @@ export function concatColumns(
   const out = emptyColumn(field, length);
   let at = 0;
   for (const p of parts) {
-    (out.values as BigInt64Array | Float64Array | Uint8Array).set(
-      p.values as BigInt64Array & Float64Array & Uint8Array,
+    // Same-type `set` copies bytes, so float32 NaN payloads survive.
+    (out.values as BigInt64Array | Float64Array | Float32Array | Uint16Array | Uint8Array).set(
+      p.values as BigInt64Array & Float64Array & Float32Array & Uint16Array & Uint8Array,
       at,
     );
     at += p.values.length;
@@ -334,5 +378,9 @@ export function concatBatches(schema: Schema, batches: readonly Batch[]): Batch 
 export function cellValue(column: Column, row: number): bigint | number | boolean | string | null {
   if (column.validity && column.validity[row] === 0) return null;
   if (column.type === "bool") return column.values[row] === 1;
+  if (column.type === "float16") return float16ToNumber(column.values[row]!);
   return column.values[row] as bigint | number | string;
 }
+
+/** Column types of IEEE 754 floats: their cells are JS numbers. */
+export const FLOAT_TYPES: ReadonlySet<ColumnType> = new Set(["float64", "float32", "float16"]);

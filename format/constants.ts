@@ -37,6 +37,14 @@ export const VERSION_MINOR_TYPES = 5;
 export const VERSION_MINOR_COLUMN_CODECS = 6;
 
 /**
+ * Minor version of archives with a `float32` or `float16` column (FORMAT.md §3), or
+ * with a column quantized to `QUANT_MEDIUM`/`QUANT_LOW`, whose blocks are stored as
+ * float32/float16 bit patterns (FORMAT.md §4). Older readers refuse such a file on
+ * its version rather than misread it.
+ */
+export const VERSION_MINOR_FLOAT_TYPES = 7;
+
+/**
  * Minor version of archives in which some chunks lack a column that later chunks hold
  * (`append --evolve` added it; FORMAT.md §6.1): such a chunk reads the column as all
  * null. Older readers refuse such a file (an earlier one on its footer's empty block

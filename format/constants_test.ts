@@ -11,6 +11,7 @@ Deno.test("constants never change", () => {
   assert.equal(C.VERSION_MINOR, 3);
   assert.equal(C.VERSION_MINOR_ENCRYPTED, 4);
   assert.equal(C.VERSION_MINOR_TYPES, 5);
+  assert.equal(C.VERSION_MINOR_FLOAT_TYPES, 7);
   assert.equal(C.VERSION_MINOR_EVOLVED, 8);
   assert.equal(C.PREAMBLE_SIZE, 16);
   assert.equal(C.HASH_SIZE, 32);

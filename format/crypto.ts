@@ -386,7 +386,12 @@ export function withEncryption(
   header: ArchiveHeader,
   encryption: EncryptionHeader | null,
 ): ArchiveHeader {
-  const version = archiveVersion({ schema: header.schema, encryption, codec: header.codec });
+  const version = archiveVersion({
+    schema: header.schema,
+    encryption,
+    codec: header.codec,
+    columns: header.columns,
+  });
   return { ...header, version, encryption };
 }
 

@@ -25,6 +25,7 @@ import {
   VERSION_MINOR_COLUMN_CODECS,
   VERSION_MINOR_ENCRYPTED,
   VERSION_MINOR_EVOLVED,
+  VERSION_MINOR_FLOAT_TYPES,
   VERSION_MINOR_TYPES,
 } from "./constants.ts";
 import { FormatError } from "./errors.ts";
@@ -35,7 +36,7 @@ import { QUANTIZATIONS } from "./predictors/predictor.ts";
 /** An Arrow-schema JSON type, as Arrow's JSON integration format spells it. */
 export type ArrowTypeJson =
   | { name: "int"; bitWidth: 64; isSigned: true }
-  | { name: "floatingpoint"; precision: "DOUBLE" }
+  | { name: "floatingpoint"; precision: "DOUBLE" | "SINGLE" | "HALF" }
   | { name: "bool" }
   | { name: "utf8" }
   | {
@@ -237,6 +238,10 @@ function typeToJson(f: Field): ArrowTypeJson {
       return { name: "int", bitWidth: 64, isSigned: true };
     case "float64":
       return { name: "floatingpoint", precision: "DOUBLE" };
+    case "float32":
+      return { name: "floatingpoint", precision: "SINGLE" };
+    case "float16":
+      return { name: "floatingpoint", precision: "HALF" };
     case "bool":
       return { name: "bool" };
     case "string":
@@ -324,6 +329,8 @@ function columnTypeOf(t: Record<string, unknown> | undefined, name: string): Col
       break;
     case "floatingpoint":
       if (t.precision === "DOUBLE") return "float64";
+      if (t.precision === "SINGLE") return "float32";
+      if (t.precision === "HALF") return "float16";
       break;
     case "bool":
       return "bool";
@@ -349,8 +356,28 @@ function columnTypeOf(t: Record<string, unknown> | undefined, name: string): Col
 const TYPES_SINCE_1_5: ReadonlySet<string> = new Set(["time", "duration", "decimal", "json"]);
 
 /**
+ * Whether an archive needs 1.7: a `float32`/`float16` column, or a column quantized to
+ * `QUANT_MEDIUM`/`QUANT_LOW` (its blocks hold float32/float16 bit patterns).
+ *
+ * @param header The schema JSON and, when known, the column plans.
+ * @returns True when the archive is 1.7 or later.
+ */
+export function usesFloatTypes(
+  header: Pick<ArchiveHeader, "schema"> & { columns?: ArchiveHeader["columns"] },
+): boolean {
+  if (
+    header.schema.fields.some((f) =>
+      f.type.name === "floatingpoint" && f.type.precision !== "DOUBLE"
+    )
+  ) return true;
+  return Object.values(header.columns ?? {}).some((plan) =>
+    plan.quantization === "QUANT_MEDIUM" || plan.quantization === "QUANT_LOW"
+  );
+}
+
+/**
  * The lowest minor version that describes an archive with this schema, codec and
- * encryption: 1.6 when its columns use different codecs, else 1.5 when a column has
+ * encryption: 1.7 when a column is float32/float16 or quantized into them, else 1.6 when its columns use different codecs, else 1.5 when a column has
  * a type added in 1.5, else 1.4 when encrypted, else 1.3 (FORMAT.md §9). Writers stamp it so every older reader keeps reading
  * what it can.
  *
@@ -364,6 +391,7 @@ export function archiveMinor(
   },
 ): number {
   if (isEvolved(header)) return VERSION_MINOR_EVOLVED;
+  if (usesFloatTypes(header)) return VERSION_MINOR_FLOAT_TYPES;
   if (header.codec === MIXED_CODEC) return VERSION_MINOR_COLUMN_CODECS;
   if (header.schema.fields.some((f) => TYPES_SINCE_1_5.has(f.type.name))) {
     return VERSION_MINOR_TYPES;

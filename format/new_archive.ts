@@ -56,6 +56,7 @@ export function newArchiveHeader(
       schema: schemaToJson(schema),
       encryption: null,
       codec: stored.codec,
+      columns: stored.plans,
     }),
     schema: schemaToJson(schema),
     codec: stored.codec,

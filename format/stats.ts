@@ -4,13 +4,14 @@
  *
  * Wire form, FORMAT.md §6: int64, timestamp (ticks), date (days), time (ticks),
  * duration (ticks) and decimal (the unscaled integer) as decimal strings, exact
- * beyond 2^53; float64 as JSON numbers, with `"Infinity"` and `"-Infinity"` as
+ * beyond 2^53; float64, float32 and float16 as JSON numbers (their exact values), with `"Infinity"` and `"-Infinity"` as
  * strings and NaN ignored; bool as booleans; strings and JSON texts when at most
  * `MAX_STRING_STAT` UTF-16 units, else `null` (unknown). Pure.
  *
  * @module
  */
-import type { Column } from "./column.ts";
+import { type Column, FLOAT_TYPES } from "./column.ts";
+import { float16ToNumber } from "./float16.ts";
 import type { ColumnStats } from "./header.ts";
 
 /** Longest string kept as a min/max statistic. */
@@ -50,13 +51,16 @@ export function columnStats(column: Column): ColumnStats {
         null_count: nulls,
       };
     }
-    case "float64": {
+    case "float64":
+    case "float32":
+    case "float16": {
       let min = Infinity;
       let max = -Infinity;
       let any = false;
       const v = column.values;
+      const half = column.type === "float16";
       for (let i = 0; i < n; i++) {
-        const x = v[i]!;
+        const x = half ? float16ToNumber(v[i]!) : v[i]!;
         if (!present(i) || Number.isNaN(x)) continue;
         any = true;
         if (x < min) min = x;
@@ -120,7 +124,7 @@ export function mergeStats(type: Column["type"], parts: readonly ColumnStats[]):
     nulls += p.null_count;
     if (p.min === null || p.max === null) {
       // All-null chunks have no bounds; a non-null chunk without bounds makes them unknown.
-      if (type === "string" || type === "json" || type === "float64") {
+      if (type === "string" || type === "json" || FLOAT_TYPES.has(type)) {
         unknown ||= p.null_count === 0;
       }
       continue;
@@ -155,7 +159,9 @@ export function compareStat(
       const y = BigInt(b as string);
       return x < y ? -1 : x > y ? 1 : 0;
     }
-    case "float64": {
+    case "float64":
+    case "float32":
+    case "float16": {
       const x = Number(a);
       const y = Number(b);
       return x < y ? -1 : x > y ? 1 : 0;

@@ -5,12 +5,15 @@
  *
  * @module
  */
-import type { Column, Field } from "../format/column.ts";
+import { cellValue, type Column, type Field, FLOAT_TYPES } from "../format/column.ts";
+import { float16ToNumber } from "../format/float16.ts";
 import { formatDecimal } from "../format/decimal_value.ts";
 import {
   formatDate,
   formatDuration,
   formatFloat,
+  formatFloat16,
+  formatFloat32,
   formatTime,
   TimestampFormatter,
 } from "./_format.ts";
@@ -92,6 +95,14 @@ export function columnToText(col: Column, field: Field): Column {
       case "float64":
         out[i] = formatFloat(col.values[i] as number, false);
         break;
+      case "float32":
+        out[i] = formatFloat32(col.values[i] as number, false);
+        break;
+      case "float16": {
+        const bits = col.values[i] as number;
+        out[i] = formatFloat16(float16ToNumber(bits), bits, false);
+        break;
+      }
       case "bool":
         out[i] = col.values[i] ? "true" : "false";
         break;
@@ -124,13 +135,13 @@ export function columnToJson(col: Column, field: Field): Column {
   if (col.type === "json") return col;
   const text = columnToText(col, field);
   const values = text.values as string[];
-  const bare = col.type === "int64" || col.type === "bool" || col.type === "decimal" ||
-    col.type === "float64";
+  const float = FLOAT_TYPES.has(col.type);
+  const bare = col.type === "int64" || col.type === "bool" || col.type === "decimal";
   const out = values.map((s, i) => {
     if (text.validity !== null && text.validity[i] === 0) return "";
-    if (col.type === "float64") {
-      const x = col.values[i] as number;
-      return Number.isFinite(x) ? String(x) : JSON.stringify(s);
+    if (float) {
+      const x = cellValue(col, i) as number;
+      return Number.isFinite(x) ? String(Number(s)) : JSON.stringify(s);
     }
     return bare ? s : JSON.stringify(s);
   });

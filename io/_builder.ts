@@ -24,10 +24,13 @@ import {
   type Schema,
   TEXT_TYPES,
 } from "../format/column.ts";
+import { numberToFloat16 } from "../format/float16.ts";
 
 const EMPTY_BIG = new BigInt64Array(0);
 const EMPTY_I32 = new Int32Array(0);
 const EMPTY_F64 = new Float64Array(0);
+const EMPTY_F32 = new Float32Array(0);
+const EMPTY_U16 = new Uint16Array(0);
 const EMPTY_U8 = new Uint8Array(0);
 
 /** Cells a growable batch builder reserves up front, over all its columns. */
@@ -47,6 +50,10 @@ export class ColumnBuilder {
   i32: Int32Array;
   /** Values of float64 columns. */
   f64: Float64Array;
+  /** Values of float32 columns. */
+  f32: Float32Array;
+  /** Bit patterns of float16 columns. */
+  u16: Uint16Array;
   /** Values of bool columns. */
   u8: Uint8Array;
   /** Values of string and json columns. */
@@ -71,6 +78,8 @@ export class ColumnBuilder {
     this.i32 = bigType ? new Int32Array(this.big.buffer) : EMPTY_I32;
     this.wide = wide ? new Array<bigint>(rows).fill(0n) : [];
     this.f64 = type === "float64" ? new Float64Array(rows) : EMPTY_F64;
+    this.f32 = type === "float32" ? new Float32Array(rows) : EMPTY_F32;
+    this.u16 = type === "float16" ? new Uint16Array(rows) : EMPTY_U16;
     this.u8 = type === "bool" ? new Uint8Array(rows) : EMPTY_U8;
     this.str = TEXT_TYPES.has(type) ? new Array<string>(rows).fill("") : [];
   }
@@ -79,6 +88,16 @@ export class ColumnBuilder {
   setDecimal(row: number, unscaled: bigint): void {
     if (this.#wide) this.wide[row] = unscaled;
     else this.big[row] = unscaled;
+  }
+
+  /**
+   * Stores a parsed number at `row` of a float column: float32 and float16 round it
+   * to nearest (ties to even), as parsing the text straight to that width would.
+   */
+  setFloat(row: number, x: number): void {
+    if (this.type === "float64") this.f64[row] = x;
+    else if (this.type === "float32") this.f32[row] = x;
+    else this.u16[row] = numberToFloat16(x);
   }
 
   /** Makes the arrays hold `rows` rows, keeping what they hold. */
@@ -93,6 +112,16 @@ export class ColumnBuilder {
       const f64 = new Float64Array(rows);
       f64.set(this.f64);
       this.f64 = f64;
+    }
+    if (this.f32 !== EMPTY_F32) {
+      const f32 = new Float32Array(rows);
+      f32.set(this.f32);
+      this.f32 = f32;
+    }
+    if (this.u16 !== EMPTY_U16) {
+      const u16 = new Uint16Array(rows);
+      u16.set(this.u16);
+      this.u16 = u16;
     }
     if (this.u8 !== EMPTY_U8) {
       const u8 = new Uint8Array(rows);
@@ -142,6 +171,10 @@ export class ColumnBuilder {
       }
       case "float64":
         return { type: this.type, values: full ? this.f64 : this.f64.slice(0, length), validity };
+      case "float32":
+        return { type: this.type, values: full ? this.f32 : this.f32.slice(0, length), validity };
+      case "float16":
+        return { type: this.type, values: full ? this.u16 : this.u16.slice(0, length), validity };
       case "bool":
         return { type: this.type, values: full ? this.u8 : this.u8.slice(0, length), validity };
       case "string":

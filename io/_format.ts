@@ -4,6 +4,9 @@
  * - float64: shortest round-trip (`String(x)`), with `.0` added to integral values
  *   so the column reads back as float64 rather than int64 (`-0.0` for -0); `NaN`,
  *   `inf`, `-inf` (CSV) or `NaN`, `Infinity`, `-Infinity` (JSON lines).
+ * - float32 and float16: the same, with the fewest significant digits that read back
+ *   (rounded to nearest) as the same float32 or float16: `0.1` for the float32 nearest
+ *   0.1, not its double expansion `0.10000000149011612`.
  * - timestamp: `YYYY-MM-DD HH:MM:SS[.fff…]` in UTC, the fraction only when non-zero and
  *   then with all the unit's digits (3, 6 or 9, so a ns column reads back as ns); a `T`
  *   separator for JSON; a `Z` suffix when the field has a timezone, so the reader knows
@@ -19,6 +22,7 @@
  * @module
  */
 import type { TimeUnit } from "../format/column.ts";
+import { numberToFloat16 } from "../format/float16.ts";
 import { civilFromDays, TICKS_PER_SECOND, UNIT_DIGITS } from "./_parse.ts";
 
 /** Formats a float64 for CSV (`inf`) or JSON (`Infinity`). */
@@ -30,6 +34,33 @@ export function formatFloat(x: number, json: boolean): string {
   const s = String(x);
   if (Number.isInteger(x) && s.indexOf("e") < 0) return s + ".0";
   return s;
+}
+
+/**
+ * Formats a float32 value (a double that is exactly a float32) with the fewest
+ * significant digits that round back to it, as {@linkcode formatFloat} does for doubles.
+ */
+export function formatFloat32(x: number, json: boolean): string {
+  if (!Number.isFinite(x) || x === 0) return formatFloat(x, json);
+  return formatFloat(shortestWithin(x, 9, (y) => Math.fround(y) === x), json);
+}
+
+/**
+ * Formats a float16 value (a double that is exactly a float16, with its bit pattern)
+ * with the fewest significant digits that round back to that pattern.
+ */
+export function formatFloat16(x: number, bits: number, json: boolean): string {
+  if (!Number.isFinite(x) || x === 0) return formatFloat(x, json);
+  return formatFloat(shortestWithin(x, 5, (y) => numberToFloat16(y) === bits), json);
+}
+
+/** The double of the shortest `toPrecision` text of `x` (1..`most` digits) that `same` accepts. */
+function shortestWithin(x: number, most: number, same: (y: number) => boolean): number {
+  for (let digits = 1; digits < most; digits++) {
+    const y = Number(x.toPrecision(digits));
+    if (same(y)) return y;
+  }
+  return Number(x.toPrecision(most));
 }
 
 function pad2(n: number): string {

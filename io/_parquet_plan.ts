@@ -25,7 +25,16 @@ export interface ColumnPlan {
   /** SQL expression producing the value. */
   expr: string;
   /** How to read the result vector. */
-  read: "bigint" | "wide" | "double" | "bool" | "string" | "decimal" | "time";
+  read:
+    | "bigint"
+    | "wide"
+    | "double"
+    | "float32"
+    | "float16"
+    | "bool"
+    | "string"
+    | "decimal"
+    | "time";
   /** Divide read ticks by this (exactly) to restore a coarser unit. */
   divide?: bigint;
   /** Decoded short strings of a string column, by their bytes. */
@@ -76,12 +85,10 @@ function planColumn(
     };
   } else if (WIDE_INT_TYPES.has(duck)) {
     plan = { field: { name, type: "int64", nullable: true }, expr: c, read: "wide" };
-  } else if (duck === "FLOAT" || duck === "DOUBLE") {
-    plan = {
-      field: { name, type: "float64", nullable: true },
-      expr: `CAST(${c} AS DOUBLE)`,
-      read: "double",
-    };
+  } else if (duck === "FLOAT") {
+    plan = { field: { name, type: "float32", nullable: true }, expr: c, read: "float32" };
+  } else if (duck === "DOUBLE") {
+    plan = { field: { name, type: "float64", nullable: true }, expr: c, read: "double" };
   } else if (DECIMAL_TYPE.test(duck)) {
     const [, p, sc] = DECIMAL_TYPE.exec(duck)!;
     plan = {
@@ -182,6 +189,9 @@ function restoreField(plan: ColumnPlan, duck: string, meta: Field | undefined): 
   if (meta.type === "duration" && duck === "BIGINT" && UNITS.has(unit)) {
     return { ...plan, field: { name, type: "duration", nullable: true, unit } };
   }
+  if (meta.type === "float16" && duck === "FLOAT") {
+    return { ...plan, field: { name, type: "float16", nullable: true }, read: "float16" };
+  }
   if (meta.type === "json" && duck === "VARCHAR") {
     return { ...plan, field: { name, type: "json", nullable: true } };
   }
@@ -251,6 +261,15 @@ export function planForced(
   }
   if (forcedName === "string" || forcedName === "json") {
     return planColumn(name, duck, forcedName, path);
+  }
+  if (forcedName === "float64" && duck === "FLOAT") {
+    // Widening is exact: every float32 (and half) is a double.
+    const c = sqlIdent(name);
+    return {
+      field: { name, type: "float64", nullable: true },
+      expr: `CAST(${c} AS DOUBLE)`,
+      read: "double",
+    };
   }
   throw new IoError(
     "INVALID_OPTION",

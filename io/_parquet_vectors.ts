@@ -10,10 +10,12 @@ import type {
   DuckDBBooleanVector,
   DuckDBDataChunk,
   DuckDBDoubleVector,
+  DuckDBFloatVector,
   DuckDBResult,
   DuckDBVarCharVector,
 } from "@duckdb/node-api";
 import type { Batch } from "../format/column.ts";
+import { float32BitsToFloat16Bits } from "../format/float16.ts";
 import { BatchBuilder, type ColumnBuilder } from "./_builder.ts";
 import { fitsInt64 } from "./_parse.ts";
 import { type ColumnPlan, readFailed, type ShortStringCache } from "./_parquet_plan.ts";
@@ -176,6 +178,37 @@ function copyVector(
         const x = v.getItem(at + i);
         if (x === null) col.setNull(row + i);
         else col.f64[row + i] = x;
+      }
+      return;
+    }
+    case "float32":
+    case "float16": {
+      // The client's own array (read-only use), copied as bit patterns: read one by
+      // one, a float32 loses a signalling NaN's bit.
+      const v = vector as DuckDBFloatVector;
+      const items = (v as unknown as { items: Float32Array }).items;
+      const bits = new Uint32Array(items.buffer, items.byteOffset + 4 * at, take);
+      if (plan.read === "float32") {
+        new Uint32Array(col.f32.buffer, 4 * row, take).set(bits);
+      }
+      for (let i = 0; i < take; i++) {
+        if (v.getItem(at + i) === null) {
+          col.setNull(row + i);
+          if (plan.read === "float32") col.f32[row + i] = 0;
+          continue;
+        }
+        if (plan.read === "float32") continue;
+        const half = float32BitsToFloat16Bits(bits[i]!);
+        if (half < 0) {
+          throw new IoError(
+            "SCHEMA_MISMATCH",
+            `Cannot read ${items[at + i]} as float16 in column '${plan.field.name}' at row ${
+              where.rowBase + i
+            } of Parquet '${where.path}': it is not a float16 value; read the column as float32`,
+            { path: where.path, column: plan.field.name },
+          );
+        }
+        col.u16[row + i] = half;
       }
       return;
     }

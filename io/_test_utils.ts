@@ -207,6 +207,17 @@ export function randomBatch(rng: Rng, schema: Schema, length: number): Batch {
         for (let i = 0; i < length; i++) if (!isNull(i)) values[i] = randomFloat(rng);
         return { type: "float64", values, validity: v };
       }
+      case "float32": {
+        // Any bit pattern: NaN payloads, subnormals, -0 and infinities among them.
+        const bits = new Uint32Array(length);
+        for (let i = 0; i < length; i++) if (!isNull(i)) bits[i] = rng.int(2 ** 32);
+        return { type: "float32", values: new Float32Array(bits.buffer), validity: v };
+      }
+      case "float16": {
+        const values = new Uint16Array(length);
+        for (let i = 0; i < length; i++) if (!isNull(i)) values[i] = rng.int(2 ** 16);
+        return { type: "float16", values, validity: v };
+      }
       case "bool": {
         const values = new Uint8Array(length);
         for (let i = 0; i < length; i++) if (!isNull(i)) values[i] = rng.int(2);
@@ -331,6 +342,22 @@ export function assertSameValues(actual: Batch, expected: Batch, bitExact: boole
         } else {
           assert.ok(Object.is(x, y), `${x} vs ${y} at ${where(i)}`);
         }
+      } else if (e.type === "float32") {
+        const av = a.values as Float32Array;
+        const x = new Uint32Array(av.buffer, av.byteOffset, n)[i]!;
+        const y = new Uint32Array(e.values.buffer, e.values.byteOffset, n)[i]!;
+        // Not bit-exact (through text): the same value, every NaN alike.
+        const same = bitExact || x === y ||
+          (Number.isNaN(a.values[i] as number) && Number.isNaN(e.values[i] as number));
+        assert.ok(same, `float32 bits ${x.toString(16)} vs ${y.toString(16)} at ${where(i)}`);
+      } else if (e.type === "float16") {
+        const x = a.values[i] as number;
+        const y = e.values[i] as number;
+        const nan = (h: number) => (h & 0x7c00) === 0x7c00 && (h & 0x3ff) !== 0;
+        assert.ok(
+          x === y || (!bitExact && nan(x) && nan(y)),
+          `float16 ${x} vs ${y} at ${where(i)}`,
+        );
       } else if (e.type === "timestamp") {
         const x = (a.values[i] as bigint) * NS_PER[fa.unit ?? "us"];
         const y = (e.values[i] as bigint) * NS_PER[fe.unit ?? "us"];

@@ -4,7 +4,8 @@
  * memory stays bounded whatever the row count; DuckDB spills to that file), then one
  * `COPY … TO … (FORMAT parquet, COMPRESSION zstd)` writes the file, with rows in order.
  *
- * Types: int64 → BIGINT, float64 → DOUBLE (bits kept), bool → BOOLEAN, date → DATE,
+ * Types: int64 → BIGINT, float64 → DOUBLE (bits kept), float32 → FLOAT (bits kept), float16
+ * → FLOAT (its exact float32, restored as float16 from the schema metadata on read), bool → BOOLEAN, date → DATE,
  * string → VARCHAR, timestamp → TIMESTAMP_NS (ns), TIMESTAMPTZ (a timezone and s/ms/us)
  * or TIMESTAMP (s/ms/us), time → TIME_NS (ns) or TIME (s/ms/us), decimal → DECIMAL(p, s)
  * (up to 38 digits, Parquet through DuckDB holds no more: wider ones are refused),
@@ -32,6 +33,7 @@ import {
   type DuckDBDateVector,
   DuckDBDecimalValue,
   type DuckDBDoubleVector,
+  type DuckDBFloatVector,
   DuckDBTimeNSValue,
   type DuckDBTimeNSVector,
   DuckDBTimestampNanosecondsValue,
@@ -44,6 +46,7 @@ import {
   type DuckDBTimeVector,
   type DuckDBType,
   type DuckDBVarCharVector,
+  FLOAT,
   TIME,
   TIME_NS,
   TIMESTAMP,
@@ -52,6 +55,7 @@ import {
   VARCHAR,
 } from "@duckdb/node-api";
 import type { Batch, Column, Field, Schema } from "../format/column.ts";
+import { float16BitsToFloat32Bits } from "../format/float16.ts";
 import { openLockedDuckDB, PARQUET_SCHEMA_KEY, sqlIdent, sqlString } from "./_duckdb.ts";
 import { removeQuietly } from "./_file.ts";
 import { TICKS_PER_SECOND } from "./_parse.ts";
@@ -85,6 +89,9 @@ function duckType(f: Field): DuckDBType {
       return VARCHAR;
     case "float64":
       return DOUBLE;
+    case "float32":
+    case "float16": // DuckDB has no half type: FLOAT holds every half exactly
+      return FLOAT;
     case "bool":
       return BOOLEAN;
     case "date":
@@ -119,6 +126,23 @@ function fillVector(
     case "float64": {
       const vec = vector as DuckDBDoubleVector;
       for (let i = 0; i < n; i++) vec.setItem(i, isNull(i) ? null : (col.values[at + i] as number));
+      break;
+    }
+    case "float32":
+    case "float16": {
+      const vec = vector as DuckDBFloatVector;
+      for (let i = 0; i < n; i++) vec.setItem(i, isNull(i) ? null : 0);
+      // Then the bit patterns, in bulk into the client's own array (read and written
+      // one by one, a float32 loses a signalling NaN's bit): a half as the float32 of
+      // the same value, NaN payload kept, so the reader gets the very bits back.
+      const items = (vec as unknown as { items: Float32Array }).items;
+      const bits = new Uint32Array(items.buffer, items.byteOffset, n);
+      if (col.type === "float32") {
+        bits.set(new Uint32Array(col.values.buffer, col.values.byteOffset + 4 * at, n));
+      } else {
+        for (let i = 0; i < n; i++) bits[i] = float16BitsToFloat32Bits(col.values[at + i]!);
+      }
+      for (let i = 0; i < n; i++) if (isNull(i)) bits[i] = 0;
       break;
     }
     case "bool": {

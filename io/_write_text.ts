@@ -16,12 +16,15 @@
  * @module
  */
 import type { Batch, Column, Field, Schema } from "../format/column.ts";
+import { float16ToNumber } from "../format/float16.ts";
 import { type ByteWriter, writeAll } from "./_file.ts";
 import { formatDecimal } from "../format/decimal_value.ts";
 import {
   formatDate,
   formatDuration,
   formatFloat,
+  formatFloat16,
+  formatFloat32,
   formatTime,
   TimestampFormatter,
 } from "./_format.ts";
@@ -178,6 +181,14 @@ function writeValue(sink: ByteSink, w: ColumnWriter, i: number, json: boolean): 
     case "float64":
       sink.ascii(formatFloat(col.values[i] as number, json));
       return;
+    case "float32":
+      sink.ascii(formatFloat32(col.values[i] as number, json));
+      return;
+    case "float16": {
+      const bits = col.values[i] as number;
+      sink.ascii(formatFloat16(float16ToNumber(bits), bits, json));
+      return;
+    }
     case "bool":
       sink.ascii(col.values[i] ? "true" : "false");
       return;

@@ -56,7 +56,15 @@ export function exactFieldFromArrow(f: arrow.Field): Field | null {
   const name = f.name;
   const base = (type: ColumnType): Field => ({ name, type, nullable });
   if (arrow.DataType.isInt(t)) return base("int64");
-  if (arrow.DataType.isFloat(t)) return base("float64");
+  if (arrow.DataType.isFloat(t)) {
+    return base(
+      t.precision === arrow.Precision.HALF
+        ? "float16"
+        : t.precision === arrow.Precision.SINGLE
+        ? "float32"
+        : "float64",
+    );
+  }
   if (arrow.DataType.isBool(t)) return base("bool");
   if (arrow.DataType.isDate(t)) return base("date");
   if (arrow.DataType.isTimestamp(t)) {
@@ -143,6 +151,10 @@ export function schemaFromArrow(
     if (forced === "string" || forced === "json") {
       return { name: f.name, type: forced, nullable: f.nullable || arrow.DataType.isNull(f.type) };
     }
+    if (forced === "float64" && (exact?.type === "float32" || exact?.type === "float16")) {
+      // Widening is exact (every float32 and float16 is a float64): what 1.6 stored.
+      return { name: f.name, type: forced, nullable: f.nullable };
+    }
     throw new IoError(
       "INVALID_OPTION",
       `Cannot read column '${f.name}' of ${source} as ${forced}: only string, json${
@@ -174,6 +186,10 @@ export function arrowType(f: Field): arrow.DataType {
       return new arrow.Int64();
     case "float64":
       return new arrow.Float64();
+    case "float32":
+      return new arrow.Float32();
+    case "float16":
+      return new arrow.Float16();
     case "bool":
       return new arrow.Bool();
     case "date":

@@ -4,8 +4,9 @@
  * to freeze and thaw in-memory `arrow.Table`s.
  *
  * Arrow → columns: Int8…Int64 and Uint8…Uint32 → int64; Uint64 → int64 when the value
- * fits (else SCHEMA_MISMATCH: read the column as string); Float16/32/64 → float64
- * (Float64 bit-exact); Bool → bool; Timestamp(unit, tz) → timestamp with that unit and
+ * fits (else SCHEMA_MISMATCH: read the column as string); Float64 → float64, Float32 →
+ * float32, Float16 → float16, all bit-exact (NaN payloads too: values are copied as
+ * arrays, never one by one), or Float32/Float16 → float64 when the caller forces it; Bool → bool; Timestamp(unit, tz) → timestamp with that unit and
  * timezone; Date32 (days) and Date64 (ms, whole days) → date; Time32/Time64 → time in
  * its unit; Duration → duration in its unit; Decimal128/256(p, s) → decimal(p, s),
  * exactly; Utf8, LargeUtf8, Utf8View and Dictionary<…, Utf8> → string, or json when
@@ -15,7 +16,8 @@
  * type, unless the caller forces the column to `string` (a text form of each value)
  * or `json` (each value as JSON), a conversion it then asked for.
  *
- * Columns → Arrow: int64 → Int64 (BigInt64Array), float64 → Float64 (bits kept),
+ * Columns → Arrow: int64 → Int64 (BigInt64Array), float64 → Float64, float32 →
+ * Float32, float16 → Float16 (bits kept),
  * bool → Bool, timestamp → Timestamp(unit, timezone), date → Date32 (DateDay), time →
  * Time32(s, ms) / Time64(us, ns), duration → Duration(unit), decimal → Decimal128
  * (p ≤ 38) or Decimal256, string → Utf8, json → Utf8 with the `arrow.json` extension
@@ -34,6 +36,7 @@ import {
   MAX_DECIMAL_PRECISION,
   type Schema,
 } from "../format/column.ts";
+import { float16ToNumber } from "../format/float16.ts";
 import { fitsPrecision, readWords, writeWords } from "../format/decimal_value.ts";
 import { fitsInt64, storeInt64 } from "./_parse.ts";
 import { columnToJson, columnToText, valueJson, valueText } from "./_arrow_text.ts";
@@ -71,15 +74,6 @@ function validityOf(d: arrow.Data): Uint8Array | null {
   if (arrow.DataType.isNull(d.type)) return new Uint8Array(d.length);
   if (d.nullCount <= 0 || !d.nullBitmap || d.nullBitmap.length === 0) return null;
   return unpackBits(d.nullBitmap, d.offset, d.length);
-}
-
-function halfToFloat(h: number): number {
-  const sign = h & 0x8000 ? -1 : 1;
-  const exp = (h >> 10) & 0x1f;
-  const frac = h & 0x3ff;
-  if (exp === 0) return sign * frac * 2 ** -24;
-  if (exp === 31) return frac ? NaN : sign * Infinity;
-  return sign * (1 + frac / 1024) * 2 ** (exp - 15);
 }
 
 function decodeStrings(
@@ -167,7 +161,7 @@ export function columnFromArrow(d: arrow.Data, field: Field): Column {
     } else if (arrow.DataType.isFloat(t) && t.precision === arrow.Precision.HALF) {
       const src = d.values as Uint16Array;
       values = new Float64Array(len);
-      for (let i = 0; i < len; i++) values[i] = halfToFloat(src[i] ?? 0);
+      for (let i = 0; i < len; i++) values[i] = float16ToNumber(src[i] ?? 0);
     } else {
       const src = d.values as Float32Array;
       values = new Float64Array(len);
@@ -175,6 +169,16 @@ export function columnFromArrow(d: arrow.Data, field: Field): Column {
     }
     if (validity) { for (let i = 0; i < len; i++) if (validity[i] === 0) values[i] = 0; }
     return { type: "float64", values, validity };
+  }
+  if (field.type === "float32" || field.type === "float16") {
+    // A slice of the same typed array copies bytes: NaN payloads survive.
+    const values = field.type === "float32"
+      ? (d.values as Float32Array).slice(0, len)
+      : (d.values as Uint16Array).slice(0, len);
+    if (validity) { for (let i = 0; i < len; i++) if (validity[i] === 0) values[i] = 0; }
+    return field.type === "float32"
+      ? { type: "float32", values: values as Float32Array, validity }
+      : { type: "float16", values: values as Uint16Array, validity };
   }
   if (field.type === "decimal") return decimalFromArrow(d, field, validity);
   // int64, timestamp, date, time, duration: 64-bit integers.
@@ -257,7 +261,9 @@ export function batchFromArrow(rb: arrow.RecordBatch, schema: Schema): Batch {
   const columns = schema.map((f, i) => {
     const child = rb.data.children[i] as arrow.Data;
     const natural = exactFieldFromArrow(rb.schema.fields[i] as arrow.Field);
-    if (natural === null || f.type === natural.type) return columnFromArrow(child, f);
+    if (natural === null || f.type === natural.type || f.type === "float64") {
+      return columnFromArrow(child, f);
+    }
     const col = columnFromArrow(child, natural);
     return f.type === "json" ? columnToJson(col, natural) : columnToText(col, natural);
   });
@@ -328,6 +334,8 @@ export function columnToArrow(col: Column, field: Field): arrow.Data {
       return arrow.makeData({ ...props, data: days } as never);
     }
     case "float64":
+    case "float32":
+    case "float16":
       return arrow.makeData({ ...props, data: col.values } as never);
     case "bool":
       return arrow.makeData({ ...props, data: packBits(col.values, length) } as never);

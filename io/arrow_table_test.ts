@@ -53,8 +53,8 @@ Deno.test("tableToBatches() maps every Arrow type", () => {
       "u16:int64",
       "u32:int64",
       "u64:int64",
-      "f16:float64",
-      "f32:float64",
+      "f16:float16",
+      "f32:float32",
       "f64:float64",
       "bool:bool",
       "ts_s:timestamp:s:Europe/Paris",
@@ -81,7 +81,7 @@ Deno.test("tableToBatches() maps every Arrow type", () => {
     2n ** 63n - 1n,
   ]);
   assert.deepEqual(row1.slice(0, 8), [null, 1n, 2n, 3n, 4n, 5n, 6n, 7n]);
-  assert.equal(row0[8], 1.5);
+  assert.equal(row0[8], 1.5); // float16 cells read as numbers
   assert.equal(row0[9], Math.fround(0.1));
   assert.equal(row1[9], null);
   assert.ok(Object.is(row0[10], -0));
@@ -317,4 +317,43 @@ Deno.test("columnToArrow() encodes text of every width exactly, and refuses a lo
       (e: unknown) => e instanceof IoError && e.code === "WRITE_FAILED" && /row 1/.test(e.message),
     );
   }
+});
+
+Deno.test("tableToBatches() keeps Float32 and Float16 bit for bit, and widens them when forced", async (t) => {
+  const schema = [
+    { name: "f32", type: "float32", nullable: true },
+    { name: "f16", type: "float16", nullable: true },
+  ] as const;
+  const rng = new Rng(5);
+  const batches = [randomBatch(rng, schema, 400), randomBatch(rng, schema, 77)];
+  const want = concatBatches(schema, batches);
+  const table = batchesToTable(schema, batches);
+  await t.step("Arrow types are Float32 and Float16", () => {
+    assert.deepEqual(table.schema.fields.map((f) => String(f.type)), ["Float32", "Float16"]);
+  });
+  await t.step("bits come back, signalling NaNs and payloads included", () => {
+    const back = tableToBatches(table);
+    assert.deepEqual(back.schema, schema);
+    assertSameValues(concatBatches(back.schema, back.batches), want, true);
+    const sliced = tableToBatches(table.slice(100, 450));
+    const got = concatBatches(sliced.schema, sliced.batches);
+    const f32 = new Uint32Array((got.columns[0]!.values as Float32Array).slice().buffer);
+    const all = new Uint32Array((want.columns[0]!.values as Float32Array).slice().buffer);
+    for (let r = 0; r < 350; r++) {
+      if (got.columns[0]!.validity?.[r] === 0) continue;
+      assert.equal(f32[r], all[r + 100], `row ${r}`);
+    }
+  });
+  await t.step("forced to float64, values are the exact doubles", () => {
+    const back = tableToBatches(table, { f32: "float64", f16: "float64" });
+    const got = concatBatches(back.schema, back.batches);
+    assert.deepEqual(back.schema.map((f) => f.type), ["float64", "float64"]);
+    for (let r = 0; r < got.length; r++) {
+      for (let c = 0; c < 2; c++) {
+        const x = cellValue(got.columns[c]!, r);
+        const y = cellValue(want.columns[c]!, r);
+        assert.ok(Object.is(x, y) || (Number.isNaN(x) && Number.isNaN(y)), `col ${c} row ${r}`);
+      }
+    }
+  });
 });

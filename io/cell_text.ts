@@ -8,11 +8,14 @@
  * @module
  */
 import { cellValue, type Column, type Field } from "../format/column.ts";
+import { numberToFloat16 } from "../format/float16.ts";
 import { formatDecimal } from "../format/decimal_value.ts";
 import {
   formatDate,
   formatDuration,
   formatFloat,
+  formatFloat16,
+  formatFloat32,
   formatTime,
   TimestampFormatter,
 } from "./_format.ts";
@@ -48,6 +51,10 @@ export function valueText(v: bigint | number | boolean | string, field: Field): 
       return formatDecimal(v as bigint, field.scale ?? 0);
     case "float64":
       return formatFloat(v as number, false);
+    case "float32":
+      return formatFloat32(v as number, false);
+    case "float16":
+      return formatFloat16(v as number, numberToFloat16(v as number), false);
     default:
       return String(v);
   }

@@ -353,6 +353,8 @@ function kindOf(f: Field): number {
     case "int64":
       return K_INT;
     case "float64":
+    case "float32":
+    case "float16":
       return K_FLOAT;
     case "bool":
       return K_BOOL;
@@ -462,7 +464,8 @@ async function* csvBatches(
           case K_FLOAT: {
             const x = scanFloat(t, s, e);
             if (x !== x && !isNaNText(t, s, e)) throw mismatch(c, t.slice(s, e));
-            col.f64[row] = x;
+            if (col.type === "float64") col.f64[row] = x;
+            else col.setFloat(row, x);
             break;
           }
           case K_BOOL: {

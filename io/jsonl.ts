@@ -271,6 +271,8 @@ const KIND: Record<ColumnType, number> = {
   string: K_STRING,
   int64: K_INT,
   float64: K_FLOAT,
+  float32: K_FLOAT,
+  float16: K_FLOAT,
   bool: K_BOOL,
   date: K_DATE,
   timestamp: K_TS,
@@ -408,7 +410,8 @@ async function* jsonlBatches(
             if (kind !== J_NUMBER) throw mismatch(c, memberText(sc, k, text));
             const x = scanFloat(text, vs, ve);
             if (x !== x && !isNaNText(text, vs, ve)) throw mismatch(c, text.slice(vs, ve));
-            col.f64[row] = x;
+            if (col.type === "float64") col.f64[row] = x;
+            else col.setFloat(row, x);
             break;
           }
           case K_BOOL:

@@ -8,7 +8,10 @@
  * Type mapping (DuckDB → column):
  * - TINYINT…BIGINT, UTINYINT…UINTEGER → int64; UBIGINT, HUGEINT, UHUGEINT → int64 when
  *   every value fits (else SCHEMA_MISMATCH naming the column: read it as `string`)
- * - FLOAT, DOUBLE → float64 (exact); DECIMAL(p, s) → decimal(p, s), exactly (the
+ * - FLOAT → float32, DOUBLE → float64, both bit for bit; FLOAT that our writer recorded
+ *   as float16 → float16 (DuckDB has no half type, and reads a Parquet FLOAT16 as FLOAT:
+ *   a foreign half column arrives as float32, the same values); a FLOAT forced to
+ *   float64 → float64 (exact); DECIMAL(p, s) → decimal(p, s), exactly (the
  *   unscaled integers, never through a double)
  * - BOOLEAN → bool; DATE → date; TIME → time (us); TIME_NS → time (ns)
  * - TIMESTAMP_S / _MS / TIMESTAMP / _NS → timestamp in s / ms / us / ns;

@@ -43,7 +43,7 @@ Deno.test("openParquet() maps DuckDB types to column types", async () => {
           "ub:int64",
           "bi:int64",
           "dec:decimal:10,2",
-          "fl:float64",
+          "fl:float32",
           "db:float64",
           "bo:bool",
           "da:date",

@@ -31,7 +31,8 @@
  * @module
  */
 import zlib from "node:zlib";
-import type { Batch, Column, Field, Schema } from "../format/column.ts";
+import { type Batch, cellValue, type Column, type Field, type Schema } from "../format/column.ts";
+import { cellText } from "./cell_text.ts";
 import { type ByteWriter, writeAll } from "./_file.ts";
 import { formatDecimal, parseDecimal } from "../format/decimal_value.ts";
 import { formatDate, formatDuration, formatTime, TimestampFormatter } from "./_format.ts";
@@ -202,8 +203,15 @@ class CellWriter {
         const n = Number(v);
         return Number.isSafeInteger(n) ? `<c r="${ref}"><v>${n}</v></c>` : inline(ref, String(v));
       }
-      case "float64": {
-        const x = column.values[r]!;
+      case "float64":
+      case "float32":
+      case "float16": {
+        // A float32 or float16 as the double of its shortest text (0.1, not
+        // 0.100000001490116): the number a user wrote, which Excel shows.
+        const exact = cellValue(column, r) as number;
+        const x = column.type === "float64" || !Number.isFinite(exact)
+          ? exact
+          : Number(cellText(column, r, this.#field));
         if (Number.isFinite(x)) return `<c r="${ref}"><v>${Object.is(x, -0) ? 0 : x}</v></c>`;
         return inline(ref, x !== x ? "NaN" : x > 0 ? "Infinity" : "-Infinity");
       }

@@ -228,6 +228,19 @@ function takeColumn(c: Column, rows: Uint32Array): Column {
       for (let i = 0; i < n; i++) values[i] = c.values[rows[i]!]!;
       return { type: c.type, values, validity };
     }
+    case "float32": {
+      // Moved as bit patterns: a float32 read and written back loses a signalling NaN.
+      const values = new Float32Array(n);
+      const from = new Uint32Array(c.values.buffer, c.values.byteOffset, c.values.length);
+      const to = new Uint32Array(values.buffer);
+      for (let i = 0; i < n; i++) to[i] = from[rows[i]!]!;
+      return { type: c.type, values, validity };
+    }
+    case "float16": {
+      const values = new Uint16Array(n);
+      for (let i = 0; i < n; i++) values[i] = c.values[rows[i]!]!;
+      return { type: c.type, values, validity };
+    }
     case "bool": {
       const values = new Uint8Array(n);
       for (let i = 0; i < n; i++) values[i] = c.values[rows[i]!]!;

@@ -238,6 +238,8 @@ export function statValue(
       return Number.isSafeInteger(n) ? n : String(wire);
     }
     case "float64":
+    case "float32":
+    case "float16":
     case "bool":
     case "string":
     case "json":

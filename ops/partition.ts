@@ -469,6 +469,9 @@ function valueFormatter(field: Field): (v: bigint | number | boolean | string) =
     }
     case "float64":
       return (v) => formatFloat(v as number, true);
+    case "float32":
+    case "float16":
+      return (v) => valueText(v, field);
     case "decimal":
     case "time":
     case "duration":

@@ -37,6 +37,8 @@
  * @module
  */
 import type { Batch, Column, ColumnType, Field, Schema } from "../format/column.ts";
+import { FLOAT_TYPES } from "../format/column.ts";
+import { float16ToNumber } from "../format/float16.ts";
 import type { ColumnStats } from "../format/header.ts";
 import {
   parseDuration,
@@ -243,7 +245,10 @@ function readLiteral(field: Field, lit: WhereLiteral, text: string): Read {
       if (l === "false" || l === "0") return { value: 0, exact: true };
       throw fail("true or false");
     }
-    case "float64": {
+    case "float64":
+    case "float32":
+    case "float16": {
+      // Compared as exact values: a float32 0.1 is 0.100000001490116…, not 0.1.
       const l = s.toLowerCase();
       if (l === "inf" || l === "+inf" || l === "infinity" || l === "+infinity") {
         return { value: Infinity, exact: true };
@@ -389,7 +394,9 @@ function statValue(type: ColumnType, v: ColumnStats["min"]): Value | null {
       } catch {
         return null;
       }
-    case "float64": {
+    case "float64":
+    case "float32":
+    case "float16": {
       const x = Number(v);
       return Number.isNaN(x) ? null : x;
     }
@@ -492,8 +499,10 @@ function evaluateLeaf(n: Leaf, column: Column, length: number): Uint8Array {
     for (let i = 0; i < length; i++) out[i] = validity && validity[i] === 0 ? hit : miss;
     return out;
   }
-  const values = column.values as ArrayLike<Value>;
-  const isFloat = column.type === "float64";
+  const values = column.type === "float16"
+    ? Float64Array.from(column.values, float16ToNumber)
+    : column.values as ArrayLike<Value>;
+  const isFloat = FLOAT_TYPES.has(column.type);
   const test = leafTest(n);
   for (let i = 0; i < length; i++) {
     if (validity && validity[i] === 0) {

@@ -55,7 +55,9 @@ function randomLiteral(c: number, batch: Batch, rand: () => number): Literal {
       const lit = !half ? `${v}` : v >= 0n ? `${v}.5` : `-${-v - 1n}.5`;
       return { lit, cmp: (x) => order(2n * (x as bigint), twice) };
     }
-    case "float64": {
+    case "float64":
+    case "float32":
+    case "float16": {
       let v = sample() as number | null;
       if (v === null || Number.isNaN(v) || rand() < 0.2) v = (rand() - 0.5) * 1e6;
       const lit = v === Infinity ? "inf" : v === -Infinity ? "-inf" : String(v);

@@ -18,9 +18,14 @@ import { boolBits } from "./bool_bits.ts";
 import { categoryU8 } from "./category_u8.ts";
 import { deltaZigzag } from "./delta_zigzag.ts";
 import { float64Planes } from "./float64_planes.ts";
+import { float32Planes } from "./float32_planes.ts";
+import { float32Xor } from "./float32_xor.ts";
+import { float16Planes } from "./float16_planes.ts";
+import { float16Xor } from "./float16_xor.ts";
 import { floatQuantHigh, floatQuantLow, floatQuantMedium } from "./float_quant.ts";
 import { frameZigzag } from "./frame_zigzag.ts";
 import { decimalDelta, decimalFrame } from "./decimal.ts";
+import { keyedFreq } from "./keyed_freq.ts";
 import { keyedRank } from "./keyed_rank.ts";
 import { lag1Zigzag } from "./lag1_zigzag.ts";
 import type { Predictor } from "./predictor.ts";
@@ -45,6 +50,11 @@ export const PREDICTORS: readonly Predictor[] = Object.freeze([
   decimalFrame,
   decimalDelta,
   wideZigzag,
+  float32Planes,
+  float32Xor,
+  float16Planes,
+  float16Xor,
+  keyedFreq,
 ]);
 
 /** The ids of every registered predictor, in the order of {@linkcode PREDICTORS}. Frozen. */
@@ -99,4 +109,24 @@ export function predictorById(id: string): Predictor {
  */
 export function predictorsFor(field: Field): Predictor[] {
   return PREDICTORS.filter((p) => !p.lossy && !p.usesDeps && p.matches(field));
+}
+
+/**
+ * Returns the predictors that condition a field on other columns (`usesDeps`), in
+ * registry order: the candidates when a plan names dependencies. The smallest
+ * result under the trial's yardstick wins, as in {@linkcode predictorsFor}.
+ *
+ * @param field The column's field.
+ * @returns The candidates (a new array; may be empty).
+ *
+ * @example
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { conditionersFor } from "./registry.ts";
+ * const ids = conditionersFor({ name: "s", type: "string", nullable: false }).map((p) => p.id);
+ * assert.deepEqual(ids, ["keyed_rank", "keyed_freq"]);
+ * ```
+ */
+export function conditionersFor(field: Field): Predictor[] {
+  return PREDICTORS.filter((p) => !p.lossy && p.usesDeps && p.matches(field));
 }

@@ -26,6 +26,11 @@ const PINNED_IDS = [
   "decimal_frame",
   "decimal_delta",
   "wide_zigzag",
+  "float32_planes",
+  "float32_xor",
+  "float16_planes",
+  "float16_xor",
+  "keyed_freq",
 ];
 
 Deno.test("PREDICTORS lists every predictor once, with its pinned id", () => {

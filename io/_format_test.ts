@@ -1,0 +1,51 @@
+/**
+ * Tests of `_format.ts`'s float32 and float16 text: shortest, and read back the same.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { float16ToNumber, numberToFloat16 } from "../format/float16.ts";
+import { formatFloat16, formatFloat32 } from "./_format.ts";
+import { Rng } from "./_test_utils.ts";
+
+Deno.test("formatFloat32() gives the shortest text that reads back as the same float32", () => {
+  const rng = new Rng(32);
+  const f = new Float32Array(1);
+  const u = new Uint32Array(f.buffer);
+  for (let i = 0; i < 50_000; i++) {
+    u[0] = rng.int(2 ** 32);
+    const x = f[0]!;
+    const text = formatFloat32(x, false);
+    if (Number.isNaN(x)) {
+      assert.equal(text, "NaN");
+      continue;
+    }
+    const back = text === "inf" ? Infinity : text === "-inf" ? -Infinity : Number(text);
+    assert.ok(Object.is(Math.fround(back), x), `${x} -> ${text}`);
+    // No shorter precision reads back as x.
+    const digits = text.replace(/^-/, "").replace(/e.*$/, "").replace(".", "").replace(
+      /^0+/,
+      "",
+    ).replace(/0+$/, "").length;
+    if (digits > 1 && Number.isFinite(x) && x !== 0) {
+      assert.notEqual(Math.fround(Number(x.toPrecision(digits - 1))), x, `${x} -> ${text}`);
+    }
+  }
+  assert.equal(formatFloat32(Math.fround(0.1), false), "0.1");
+  assert.equal(formatFloat32(Math.fround(3), true), "3.0");
+  assert.equal(formatFloat32(-0, false), "-0.0");
+  assert.equal(formatFloat32(Math.fround(16777216), false), "16777216.0");
+  assert.equal(formatFloat32(1.401298464324817e-45, false), "1e-45");
+});
+
+Deno.test("formatFloat16() gives the shortest text that reads back as the same float16", () => {
+  for (let h = 0; h < 0x10000; h++) {
+    const x = float16ToNumber(h);
+    const text = formatFloat16(x, h, true);
+    if (Number.isNaN(x)) continue;
+    const back = text === "Infinity" ? Infinity : text === "-Infinity" ? -Infinity : Number(text);
+    assert.equal(numberToFloat16(back), h, `0x${h.toString(16)} -> ${text}`);
+  }
+  assert.equal(formatFloat16(float16ToNumber(0x2e66), 0x2e66, false), "0.1");
+  assert.equal(formatFloat16(65504, 0x7bff, false), "65500.0"); // reads back as 65504
+});
