@@ -289,3 +289,17 @@ Deno.test("append({evolve}) refuses an encrypted archive as every append does, a
   );
   assert.deepEqual(await Deno.readFile(path), before);
 });
+
+Deno.test("append({evolve}) to an archive with no chunks grows the schema without a since_chunk", async () => {
+  const path = `${TMP}/empty.pf`;
+  await Deno.writeTextFile(`${TMP}/empty.csv`, "id,city\n");
+  await freeze(`${TMP}/empty.csv`, path, { threads: 0 });
+  assert.equal((await audit(path)).chunk_count, 0);
+  await Deno.writeTextFile(`${TMP}/empty_more.csv`, csv(0, 3, true));
+  const s = await append(`${TMP}/empty_more.csv`, path, { evolve: true, threads: 0 });
+  assert.deepEqual(s.columns_added, ["score"]);
+  const report = await audit(path);
+  assert.equal(report.format_version, "1.3", "no chunk lacks a column");
+  assert.deepEqual(report.columns.map((c) => c.since_chunk), [0, 0, 0]);
+  assert.deepEqual((await rowsOf(path)).map((r) => r.score), [null, 10n, 20n]);
+});
