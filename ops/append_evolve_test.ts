@@ -303,3 +303,18 @@ Deno.test("append({evolve}) to an archive with no chunks grows the schema withou
   assert.deepEqual(report.columns.map((c) => c.since_chunk), [0, 0, 0]);
   assert.deepEqual((await rowsOf(path)).map((r) => r.score), [null, 10n, 20n]);
 });
+
+Deno.test("a plain append to an evolved archive keeps its since_chunk and copies the lacking chunks as they are", async () => {
+  const path = await evolved("plain_after");
+  const before = await audit(path);
+  await Deno.writeTextFile(`${TMP}/plain_after_c.csv`, csv(400, 420, true));
+  await append(`${TMP}/plain_after_c.csv`, path, { threads: 0 });
+  const report = await audit(path);
+  assert.equal(report.format_version, "1.8");
+  assert.deepEqual(report.columns.map((c) => c.since_chunk), [0, 0, 3]);
+  assert.deepEqual(report.chunks.slice(0, 5), before.chunks, "stored chunks keep bytes and hashes");
+  assert.equal((await verify(path)).ok, true);
+  const rows = await rowsOf(path);
+  assert.equal(rows.length, 420);
+  rows.forEach((r, i) => assert.equal(r.score, expectedScore(i), `row ${i}`));
+});
