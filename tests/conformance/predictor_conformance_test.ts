@@ -24,6 +24,7 @@
 import assert from "node:assert/strict";
 import type { Column, ColumnType, Field } from "../../format/column.ts";
 import { FormatError } from "../../format/errors.ts";
+import { numberToFloat16 } from "../../format/float16.ts";
 import { maxQuantizationError, QUANTIZER_FOR } from "../../format/predictors/float_quant.ts";
 import { type Predictor, QUANTIZATIONS } from "../../format/predictors/predictor.ts";
 import { PREDICTORS } from "../../format/predictors/registry.ts";
@@ -43,6 +44,8 @@ const TYPES = [
   "decimal",
   "decimal_wide",
   "float64",
+  "float32",
+  "float16",
   "bool",
   "string",
   "json",
@@ -237,6 +240,53 @@ function columnsOf(type: TypeCase, seed: number): [string, Column][] {
         ],
       ];
     }
+    case "float32":
+    case "float16": {
+      const wide = type === "float32";
+      const col = (bits: readonly number[]): Column =>
+        wide
+          ? { type, values: new Float32Array(Uint32Array.from(bits).buffer), validity: null }
+          : { type, values: Uint16Array.from(bits), validity: null };
+      const specials = wide
+        ? [
+          0x7fc00001,
+          0x7f800001,
+          0xffc00000,
+          0x80000000,
+          0,
+          1,
+          0x807fffff,
+          0x7f800000,
+          0xff800000,
+          0x7f7fffff,
+        ]
+        : [0x7e01, 0x7c01, 0xfe00, 0x8000, 0, 1, 0x83ff, 0x7c00, 0xfc00, 0x7bff];
+      const f = new Float32Array(1);
+      const bitsOfValue = (x: number) => {
+        f[0] = x;
+        return wide ? new Uint32Array(f.buffer)[0]! : numberToFloat16(x);
+      };
+      let walk = 100;
+      return [
+        ["empty", col([])],
+        ["one row", col([bitsOfValue(Math.PI)])],
+        ["specials", col(specials)],
+        [
+          "random bit patterns",
+          col(Array.from({ length: n }, () => rng.int(wide ? 2 ** 32 : 2 ** 16))),
+        ],
+        [
+          "random walk of cents",
+          col(
+            Array.from(
+              { length: n },
+              () => bitsOfValue(walk = Math.round((walk + rng.unit() - 0.5) * 100) / 100),
+            ),
+          ),
+        ],
+        ["repeated", col(Array.from({ length: n }, () => bitsOfValue(0.1)))],
+      ];
+    }
     case "bool": {
       const col = (values: number[]): Column => ({
         type,
@@ -325,6 +375,21 @@ function depsFor(length: number, seed: number): Column[] {
         });
         break;
       }
+      case "float32": {
+        const pool = Array.from({ length: distinct }, () => rng.next());
+        const bits = Uint32Array.from({ length }, () => rng.pick(pool));
+        deps.push({ type, values: new Float32Array(bits.buffer), validity: null });
+        break;
+      }
+      case "float16": {
+        const pool = Array.from({ length: distinct }, () => rng.int(2 ** 16));
+        deps.push({
+          type,
+          values: Uint16Array.from({ length }, () => rng.pick(pool)),
+          validity: null,
+        });
+        break;
+      }
       case "bool":
         deps.push({ type, values: Uint8Array.from({ length }, () => rng.int(2)), validity: null });
         break;
@@ -370,6 +435,18 @@ function offsetView(column: Column): Column {
       );
       return { ...column, values: big.subarray(2, 2 + column.values.length) };
     }
+    case "float32": {
+      const big = new Float32Array(column.values.length + 3);
+      new Uint8Array(big.buffer, 8).set(
+        new Uint8Array(column.values.buffer, column.values.byteOffset, column.values.byteLength),
+      );
+      return { ...column, values: big.subarray(2, 2 + column.values.length) };
+    }
+    case "float16": {
+      const big = new Uint16Array(column.values.length + 3);
+      big.set(column.values, 2);
+      return { ...column, values: big.subarray(2, 2 + column.values.length) };
+    }
     case "bool": {
       const big = new Uint8Array(column.values.length + 5);
       big.set(column.values, 3);
@@ -383,6 +460,9 @@ function offsetView(column: Column): Column {
 
 function snapshot(column: Column): unknown {
   if (column.type === "float64") return bitsOf(column.values);
+  if (column.type === "float32") {
+    return [...new Uint32Array(column.values.slice().buffer)];
+  }
   if (column.type === "string") return [...column.values];
   return [...column.values];
 }
