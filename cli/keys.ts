@@ -14,8 +14,6 @@
  */
 import { strictBase64 } from "../internal/base64.ts";
 import type { FlagValue } from "./command.ts";
-import { awsKmsProvider } from "../keys/aws_kms.ts";
-import { gcpKmsProvider } from "../keys/gcp_kms.ts";
 import type { EncryptionOptions, KeyProvider, KeyRing } from "../format/key_provider.ts";
 import {
   ConfigError,
@@ -30,7 +28,7 @@ import {
   stringParser,
   urlParser,
 } from "../internal/config.ts";
-import { loadModule } from "./lazy.ts";
+import { type LazyModules, loadModule } from "./lazy.ts";
 
 /** A `--kms` value, parsed. */
 export interface KmsUri {
@@ -282,11 +280,12 @@ export async function thawKeys(
   io: SecurityIo = {},
 ): Promise<KeyRing> {
   const r = resolve(flags, io);
+  const kms = await kmsModules();
   const ring: KeyRing = {
     providerFor: (name, keyId) => {
       if (keyId === null) return undefined;
-      if (name === "aws-kms") return awsProvider(keyId, r, io);
-      if (name === "gcp-kms") return gcpProvider(keyId, r, io);
+      if (name === "aws-kms") return awsProvider(kms, keyId, r, io);
+      if (name === "gcp-kms") return gcpProvider(kms, keyId, r, io);
       return undefined;
     },
   };
@@ -319,20 +318,31 @@ async function readKeyFile(path: string): Promise<Uint8Array> {
   return await (await loadModule("localKey")).readKeyFile(path);
 }
 
+/** The KMS providers' modules: loaded by the commands that take keys, not by `--help` (they load node:crypto). */
+interface KmsModules {
+  aws: LazyModules["awsKms"];
+  gcp: LazyModules["gcpKms"];
+}
+
+async function kmsModules(): Promise<KmsModules> {
+  const [aws, gcp] = await Promise.all([loadModule("awsKms"), loadModule("gcpKms")]);
+  return { aws, gcp };
+}
+
 async function kmsProvider(uri: KmsUri, r: Resolved, io: SecurityIo): Promise<KeyProvider> {
   switch (uri.provider) {
     case "local":
       return (await loadModule("localKey")).localKeyProvider(await readKeyFile(uri.target));
     case "aws-kms":
-      return awsProvider(uri.target, r, io);
+      return awsProvider(await kmsModules(), uri.target, r, io);
     case "gcp-kms":
-      return gcpProvider(uri.target, r, io);
+      return gcpProvider(await kmsModules(), uri.target, r, io);
   }
 }
 
-function awsProvider(keyId: string, r: Resolved, io: SecurityIo): KeyProvider {
+function awsProvider(kms: KmsModules, keyId: string, r: Resolved, io: SecurityIo): KeyProvider {
   const fromArn = /^arn:aws[a-z-]*:kms:([a-z0-9-]+):/.exec(keyId)?.[1];
-  return awsKmsProvider({
+  return kms.aws.awsKmsProvider({
     keyId,
     region: r.config.awsRegion || fromArn || "",
     endpoint: r.config.awsKmsEndpoint || undefined,
@@ -345,8 +355,8 @@ function awsProvider(keyId: string, r: Resolved, io: SecurityIo): KeyProvider {
   });
 }
 
-function gcpProvider(keyName: string, r: Resolved, io: SecurityIo): KeyProvider {
-  return gcpKmsProvider({
+function gcpProvider(kms: KmsModules, keyName: string, r: Resolved, io: SecurityIo): KeyProvider {
+  return kms.gcp.gcpKmsProvider({
     keyName,
     accessToken: r.secrets.gcpAccessToken,
     endpoint: r.config.gcpKmsEndpoint || undefined,

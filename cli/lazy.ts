@@ -51,6 +51,8 @@ const OPERATIONS = {
   rbac: "../auth/rbac.ts",
   authErrors: "../auth/errors.ts",
   localKey: "../format/local_key.ts",
+  awsKms: "../keys/aws_kms.ts",
+  gcpKms: "../keys/gcp_kms.ts",
 } as const;
 
 /**
@@ -99,6 +101,8 @@ export interface LazyModules {
   rbac: typeof import("../auth/rbac.ts");
   authErrors: typeof import("../auth/errors.ts");
   localKey: typeof import("../format/local_key.ts");
+  awsKms: typeof import("../keys/aws_kms.ts");
+  gcpKms: typeof import("../keys/gcp_kms.ts");
 }
 
 // A name without a type (or the reverse) fails to compile here.
