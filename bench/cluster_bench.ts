@@ -34,9 +34,28 @@ export interface ClusterRun {
   payload_sha256: string;
 }
 
+/**
+ * CPU seconds a process has used (user + system), from `/proc/<pid>/stat` in clock
+ * ticks of 1/100 s; null where there is no `/proc`.
+ */
+async function cpuSecondsOf(pid: number): Promise<number | null> {
+  try {
+    const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
+    // The fields after the command name (which may hold spaces) start after its ")".
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return null;
+  }
+}
+
 async function withCluster<T>(
   workers: number,
-  fn: (client: ClusterClient, dir: string) => Promise<T>,
+  fn: (
+    client: ClusterClient,
+    dir: string,
+    pids: { master: number; workers: number[] },
+  ) => Promise<T>,
 ): Promise<T> {
   await Deno.mkdir(CACHE, { recursive: true });
   const dir = await Deno.makeTempDir({ dir: CACHE, prefix: "cluster-bench-" });
@@ -54,7 +73,10 @@ async function withCluster<T>(
     for (let i = 0; i < 600 && (await client.health()).idle_workers < workers; i++) {
       await new Promise((r) => setTimeout(r, 50));
     }
-    return await fn(client, dir);
+    return await fn(client, dir, {
+      master: master.child.pid,
+      workers: children.slice(1).map((c) => c.child.pid),
+    });
   } finally {
     await Promise.allSettled(children.map((c) => c.stop()));
     await Deno.remove(dir, { recursive: true }).catch(() => {});
@@ -114,6 +136,10 @@ export interface SchedulerRun extends ClusterRun {
   tasks_s: number;
   /** Seconds from the last chunk staged to DONE (the archive written). */
   assembly_s: number;
+  /** CPU the master process used for the job, in ms per task (null without `/proc`). */
+  master_cpu_ms_per_task: number | null;
+  /** CPU the worker processes used (all threads, summed), in ms per task. */
+  workers_cpu_ms_per_task: number | null;
 }
 
 /**
@@ -124,17 +150,25 @@ export interface SchedulerRun extends ClusterRun {
  * @returns Each job's tasks per second end to end, and its phases.
  */
 export async function schedulerThroughput(rounds = 1): Promise<SchedulerRun[]> {
-  return await withCluster(2, async (client, dir) => {
+  return await withCluster(2, async (client, dir, pids) => {
     const source = join(dir, "small.csv");
     const lines = ["id,v,label"];
     for (let i = 0; i < 100_000; i++) lines.push(`${i},${(i * 31) % 977},k${i % 9}`);
     await Deno.writeTextFile(source, lines.join("\n") + "\n");
     const runs: SchedulerRun[] = [];
     for (let round = 0; round < rounds; round++) {
+      const cpu = async () => {
+        const all = await Promise.all([pids.master, ...pids.workers].map(cpuSecondsOf));
+        return all.some((x) => x === null) ? null : all as number[];
+      };
+      const before = await cpu();
       const { job, ...run } = await timedJob(client, source, join(dir, `small-${round}.pf`), {
         codec: "zstd",
         chunkRows: 100,
       });
+      const after = await cpu();
+      const used = before && after ? after.map((x, i) => x - before[i]!) : null;
+      const perTask = (s: number) => s / job.tasks.length * 1000;
       const ms = (iso: string | null | undefined) => iso ? Date.parse(iso) : NaN;
       const firstOut = Math.min(...job.tasks.map((t) => ms(t.started_at)));
       const lastIn = Math.max(...job.tasks.map((t) => ms(t.finished_at)));
@@ -144,6 +178,8 @@ export async function schedulerThroughput(rounds = 1): Promise<SchedulerRun[]> {
         prepare_s: (firstOut - ms(job.created_at)) / 1000,
         tasks_s: (lastIn - firstOut) / 1000,
         assembly_s: (ms(job.finished_at) - lastIn) / 1000,
+        master_cpu_ms_per_task: used ? perTask(used[0]!) : null,
+        workers_cpu_ms_per_task: used ? perTask(used.slice(1).reduce((a, b) => a + b, 0)) : null,
       });
     }
     return runs;
@@ -157,10 +193,15 @@ export async function schedulerThroughput(rounds = 1): Promise<SchedulerRun[]> {
  * @returns Its figures.
  */
 export function schedulerLine(r: SchedulerRun): string {
+  const cpu = r.master_cpu_ms_per_task === null || r.workers_cpu_ms_per_task === null
+    ? ""
+    : `; CPU per task: master ${r.master_cpu_ms_per_task.toFixed(2)} ms, workers ${
+      r.workers_cpu_ms_per_task.toFixed(2)
+    } ms`;
   return `${r.seconds.toFixed(2)} s end to end, **${r.tasks_per_s.toFixed(0)} tasks/s** ` +
     `(preparation ${r.prepare_s.toFixed(2)} s, tasks ${r.tasks_s.toFixed(2)} s = ${
       (1000 / r.tasks_s).toFixed(0)
-    } tasks/s, assembly ${r.assembly_s.toFixed(2)} s)`;
+    } tasks/s, assembly ${r.assembly_s.toFixed(2)} s${cpu})`;
 }
 
 function out(line: string): void {
