@@ -1,0 +1,186 @@
+/**
+ * Keys of the conditioning predictors (`keyed_rank`, `keyed_freq`): the tuple of
+ * one or two dependency columns' values at each row, numbered densely.
+ *
+ * Each dependency value becomes a primitive token: strings themselves; bools 0/1;
+ * integers their exact `number` when within ±2^53, else the string
+ * `"<high>:<low>"` of their two 32-bit halves; floats their `number` unless NaN
+ * or ±0, else the string of their bit halves (so NaN payloads and -0 stay
+ * distinct); float32/float16 their bit patterns. All tokens of one column come
+ * from one type and a `Map` never equates a number with a string, so equal tokens
+ * mean equal values. A null dependency slot gets the token of its type's zero,
+ * whatever the slot holds. Key ids count from 0 in order of first appearance, so
+ * encoder and decoder derive the same ids from the same dependency values.
+ *
+ * Pure: no I/O, no globals.
+ *
+ * @module
+ */
+import type { Column, Field } from "../column.ts";
+import { FormatError } from "../errors.ts";
+import { wordsOf } from "./_ints.ts";
+
+const TWO_32 = 4294967296;
+/** High words in `[-2^21, 2^21)`: the int64 is within ±2^53, exact as a number. */
+const SAFE_HI = 0x200000;
+
+/** A dependency value as a primitive a `Map` compares exactly. */
+export type Token = string | number;
+
+export function intTokens(values: BigInt64Array, validity: Uint8Array | null): Token[] {
+  const words = wordsOf(values);
+  const out = new Array<Token>(values.length);
+  for (let i = 0; i < values.length; i++) {
+    if (validity !== null && validity[i] === 0) {
+      out[i] = 0;
+      continue;
+    }
+    const lo = words[2 * i]!;
+    const hi = words[2 * i + 1]! | 0;
+    out[i] = hi >= -SAFE_HI && hi < SAFE_HI ? hi * TWO_32 + lo : `${hi}:${lo}`;
+  }
+  return out;
+}
+
+function floatTokens(values: Float64Array, validity: Uint8Array | null): Token[] {
+  const words = wordsOf(values);
+  const out = new Array<Token>(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const x = values[i]!;
+    if (validity !== null && validity[i] === 0) out[i] = "0:0";
+    else if (x === x && x !== 0) out[i] = x;
+    else out[i] = `${words[2 * i + 1]}:${words[2 * i]}`;
+  }
+  return out;
+}
+
+function bitTokens(bits: Uint32Array | Uint16Array, validity: Uint8Array | null): Token[] {
+  const out = new Array<Token>(bits.length);
+  for (let i = 0; i < bits.length; i++) {
+    out[i] = validity !== null && validity[i] === 0 ? 0 : bits[i]!;
+  }
+  return out;
+}
+
+/** One token per row of a dependency column. */
+export function depTokens(dep: Column): readonly Token[] {
+  const { validity } = dep;
+  switch (dep.type) {
+    case "string":
+    case "json":
+      if (validity === null) return dep.values;
+      return dep.values.map((v, i) => (validity[i] === 0 ? "" : v));
+    case "decimal":
+      if (dep.values instanceof BigInt64Array) return intTokens(dep.values, validity);
+      return dep.values.map((v, i) => (validity !== null && validity[i] === 0 ? "0" : String(v)));
+    case "bool": {
+      const out = new Array<Token>(dep.values.length);
+      for (let i = 0; i < out.length; i++) {
+        out[i] = (validity === null || validity[i] !== 0) && dep.values[i] !== 0 ? 1 : 0;
+      }
+      return out;
+    }
+    case "float64":
+      return floatTokens(dep.values, validity);
+    case "float32":
+      // Bit patterns: one token per distinct float32, NaN payloads and -0 apart.
+      return bitTokens(
+        new Uint32Array(dep.values.buffer, dep.values.byteOffset, dep.values.length),
+        validity,
+      );
+    case "float16":
+      return bitTokens(dep.values, validity);
+    default:
+      return intTokens(dep.values, validity);
+  }
+}
+
+/** Checks the dependencies and returns their tokens (the second is null for one dependency). */
+export function depKeys(
+  id: string,
+  deps: readonly Column[],
+  length: number,
+  field: Field,
+  encoding: boolean,
+): [readonly Token[], readonly Token[] | null] {
+  const code = encoding ? "BAD_ARGUMENT" : "CORRUPT";
+  const action = encoding ? "encode" : "decode";
+  if (deps.length !== 1 && deps.length !== 2) {
+    throw new FormatError(
+      code,
+      `Cannot ${action} ${id} block of column '${field.name}': expected 1 or 2 dependency columns, found ${deps.length}`,
+      { column: field.name },
+    );
+  }
+  for (const [d, dep] of deps.entries()) {
+    if (dep.values.length !== length) {
+      throw new FormatError(
+        code,
+        `Cannot ${action} ${id} block of column '${field.name}': expected dependency ${d} to have ${length} rows, found ${dep.values.length}`,
+        { column: field.name },
+      );
+    }
+  }
+  return [depTokens(deps[0]!), deps[1] === undefined ? null : depTokens(deps[1])];
+}
+
+/** Numbers each distinct token from 0, in order of first appearance. */
+export function denseIds(tokens: readonly Token[]): { ids: Int32Array; count: number } {
+  const idOf = new Map<Token, number>();
+  const ids = new Int32Array(tokens.length);
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i]!;
+    let id = idOf.get(t);
+    if (id === undefined) {
+      id = idOf.size;
+      idOf.set(t, id);
+    }
+    ids[i] = id;
+  }
+  return { ids, count: idOf.size };
+}
+
+/**
+ * One key id per row, numbered from 0 in order of first appearance: rows with
+ * the same dependency tuple get the same id. With two dependencies the pair of
+ * their dense ids `(x, y)` is numbered through `x * count(y) + y`, exact below
+ * 2^53 (blocks under 94 million rows); encoder and decoder derive the same ids
+ * either way, so correctness never depends on it.
+ */
+export function keyIds(
+  a: readonly Token[],
+  b: readonly Token[] | null,
+): { ids: Int32Array; count: number } {
+  const first = denseIds(a);
+  if (b === null) return first;
+  const second = denseIds(b);
+  const n = a.length;
+  const wide = second.count;
+  const ids = new Int32Array(n);
+  let count = 0;
+  if (first.count * wide <= 4 * n + 1024) {
+    // A table proportional to the block: no hashing at all.
+    const slot = new Int32Array(first.count * wide).fill(-1);
+    for (let i = 0; i < n; i++) {
+      const pair = first.ids[i]! * wide + second.ids[i]!;
+      let id = slot[pair]!;
+      if (id < 0) {
+        id = count++;
+        slot[pair] = id;
+      }
+      ids[i] = id;
+    }
+    return { ids, count };
+  }
+  const idOf = new Map<number, number>();
+  for (let i = 0; i < n; i++) {
+    const pair = first.ids[i]! * wide + second.ids[i]!;
+    let id = idOf.get(pair);
+    if (id === undefined) {
+      id = count++;
+      idOf.set(pair, id);
+    }
+    ids[i] = id;
+  }
+  return { ids, count };
+}
