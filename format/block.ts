@@ -23,6 +23,7 @@ import { type Column, type Field, isWideDecimal } from "./column.ts";
 import { FormatError } from "./errors.ts";
 import type { ColumnPlan } from "./header.ts";
 import { QUANTIZER_FOR } from "./predictors/float_quant.ts";
+import { NARROW_QUANTIZER_FOR } from "./predictors/float_quant_narrow.ts";
 import type { EncodeContext, FormatWarning, Predictor } from "./predictors/predictor.ts";
 import { conditionersFor, predictorById, predictorsFor } from "./predictors/registry.ts";
 
@@ -87,8 +88,12 @@ export function predictBlock(
     const conditioned = smallest(conditionersFor(field), values, { field, deps, warn });
     if (conditioned) return conditioned;
   }
-  const quantizer = QUANTIZER_FOR[plan.quantization];
-  if (field.type === "float64" && quantizer) {
+  // The narrow quantizer of the level (float32/float16 storage) first; the wide one
+  // when it declines (too many values it cannot hold): both decode to the same values.
+  for (
+    const quantizer of [NARROW_QUANTIZER_FOR[plan.quantization], QUANTIZER_FOR[plan.quantization]]
+  ) {
+    if (field.type !== "float64" || !quantizer) continue;
     const bytes = quantizer.encode(values, { field, deps: [], warn });
     if (bytes) return { predictor: quantizer, bytes };
   }

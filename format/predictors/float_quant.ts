@@ -90,6 +90,22 @@ export function maxQuantizationError(quantization: Quantization, x: number): num
 }
 
 /**
+ * The bit patterns (two little-endian 32-bit words per value) of `values` rounded the
+ * way `quantization`'s predictor rounds them: what every quantizer of that level must
+ * decode to, whatever it stores (`float_quant_narrow.ts` stores them as float32/float16).
+ *
+ * @param values The values.
+ * @param quantization A lossy level (`QUANT_NONE` returns the bits unchanged).
+ * @returns A new array of `2 · values.length` words.
+ */
+export function quantizedWords(values: Float64Array, quantization: Quantization): Uint32Array {
+  const words = wordsOf(values).slice();
+  const drop = 52 - QUANT_MANTISSA_BITS[quantization];
+  if (drop > 0) quantizeInPlace(words, drop);
+  return words;
+}
+
+/**
  * Rounds every finite value's mantissa to its top `52 - drop` bits, half to
  * even, in place. `drop` must be in 1..31 or 33..51.
  */

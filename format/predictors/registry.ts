@@ -22,6 +22,7 @@ import { float32Planes } from "./float32_planes.ts";
 import { float32Xor } from "./float32_xor.ts";
 import { float16Planes } from "./float16_planes.ts";
 import { float16Xor } from "./float16_xor.ts";
+import { floatQuantLowF16, floatQuantMediumF32 } from "./float_quant_narrow.ts";
 import { floatQuantHigh, floatQuantLow, floatQuantMedium } from "./float_quant.ts";
 import { frameZigzag } from "./frame_zigzag.ts";
 import { decimalDelta, decimalFrame } from "./decimal.ts";
@@ -55,6 +56,8 @@ export const PREDICTORS: readonly Predictor[] = Object.freeze([
   float16Planes,
   float16Xor,
   keyedFreq,
+  floatQuantMediumF32,
+  floatQuantLowF16,
 ]);
 
 /** The ids of every registered predictor, in the order of {@linkcode PREDICTORS}. Frozen. */

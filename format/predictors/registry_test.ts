@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { FormatError } from "../errors.ts";
 import { fieldOf } from "./_test_utils.ts";
 import { QUANTIZER_FOR } from "./float_quant.ts";
+import { NARROW_QUANTIZER_FOR } from "./float_quant_narrow.ts";
 import { PREDICTOR_IDS, predictorById, PREDICTORS, predictorsFor } from "./registry.ts";
 
 /** Ids are written into archives: this list only ever grows, at the end. */
@@ -31,6 +32,8 @@ const PINNED_IDS = [
   "float16_planes",
   "float16_xor",
   "keyed_freq",
+  "float_quant_medium_f32",
+  "float_quant_low_f16",
 ];
 
 Deno.test("PREDICTORS lists every predictor once, with its pinned id", () => {
@@ -49,7 +52,7 @@ Deno.test("PREDICTORS is frozen, and so is each predictor", () => {
 });
 
 Deno.test("PREDICTORS holds every quantizer of QUANTIZER_FOR", () => {
-  for (const q of Object.values(QUANTIZER_FOR)) {
+  for (const q of [...Object.values(QUANTIZER_FOR), ...Object.values(NARROW_QUANTIZER_FOR)]) {
     if (q !== null) assert.ok(PREDICTORS.includes(q), q.id);
   }
 });

@@ -26,6 +26,7 @@ import type { Column, ColumnType, Field } from "../../format/column.ts";
 import { FormatError } from "../../format/errors.ts";
 import { numberToFloat16 } from "../../format/float16.ts";
 import { maxQuantizationError, QUANTIZER_FOR } from "../../format/predictors/float_quant.ts";
+import { NARROW_QUANTIZER_FOR } from "../../format/predictors/float_quant_narrow.ts";
 import { type Predictor, QUANTIZATIONS } from "../../format/predictors/predictor.ts";
 import { PREDICTORS } from "../../format/predictors/registry.ts";
 
@@ -477,7 +478,9 @@ function assertSameValues(actual: Column, expected: Column, label: string): void
 
 /** Asserts a lossy decode stays within the documented bound of its level. */
 function assertWithinBound(predictor: Predictor, actual: Column, expected: Column, label: string) {
-  const level = QUANTIZATIONS.find((q) => QUANTIZER_FOR[q] === predictor);
+  const level = QUANTIZATIONS.find((q) =>
+    QUANTIZER_FOR[q] === predictor || NARROW_QUANTIZER_FOR[q] === predictor
+  );
   assert.ok(level !== undefined, `${predictor.id} is lossy but has no documented bound`);
   assert.equal(actual.type, "float64");
   assert.equal(actual.values.length, expected.values.length, `${label}: length`);
