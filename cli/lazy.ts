@@ -57,8 +57,9 @@ const OPERATIONS = {
 
 /**
  * Modules that other folders load by a computed specifier for the same reason (the
- * remote stores, liblzma, aws4fetch): listed here only so that `deno compile` includes
- * them. `cli/start_graph_test.ts` fails when a computed import elsewhere is missing.
+ * remote stores, liblzma, aws4fetch, the Arrow and Parquet writers): listed here only
+ * so that `deno compile` includes them. `cli/start_graph_test.ts` fails when a
+ * computed import elsewhere is missing.
  */
 const LOADED_ELSEWHERE = [
   "../storage/s3.ts",
@@ -66,6 +67,9 @@ const LOADED_ELSEWHERE = [
   "../storage/gs.ts",
   "../codecs/_liblzma.ts",
   "../keys/_aws4fetch.ts",
+  "../io/_write_arrow.ts",
+  "../io/_write_parquet.ts",
+  "../io/arrow_table.ts",
 ] as const;
 
 /** Every lazily loaded module of the CLI: its name and its path relative to this file. */

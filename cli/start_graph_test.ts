@@ -72,6 +72,11 @@ Deno.test("audit, peek and verify load no npm package", async () => {
   assert.deepEqual(npmIn(graph), []);
 });
 
+Deno.test("thaw loads no npm package until it writes Arrow or Parquet", async () => {
+  const graph = await runtimeGraph([MAIN, ARCHIVE_FAMILY, new URL("ops/thaw.ts", ROOT)]);
+  assert.deepEqual(npmIn(graph), []);
+});
+
 Deno.test("every module loaded by a computed specifier is in deno compile's --include list", async () => {
   const included = new Set(LAZY_MODULES.map((u) => u.href));
   const computedImport = /(?<!typeof )\bimport\((?!["'`])/;

@@ -34,7 +34,6 @@ import {
   renameTarget,
 } from "../internal/temp_files.ts";
 import { type ByteWriter, readRange, removeQuietly, writeAll } from "./_file.ts";
-import { writeArrow } from "./_write_arrow.ts";
 import { writeCsv, writeJsonl } from "./_write_text.ts";
 import { IoError } from "./errors.ts";
 import { writeXlsx } from "./xlsx.ts";
@@ -299,8 +298,21 @@ interface WriteSpec {
   arrowStream: boolean;
 }
 
+// The Arrow and Parquet writers (apache-arrow, DuckDB) by computed specifiers, so
+// that writing CSV does not load them: Deno resolves a literal import ahead of time,
+// on every start (see cli/lazy.ts, whose list `deno compile` includes).
+const WRITE_ARROW = new URL("./_write_arrow.ts", import.meta.url);
+const WRITE_PARQUET = new URL("./_write_parquet.ts", import.meta.url);
+
+async function writeParquet(
+  ...args: Parameters<typeof import("./_write_parquet.ts").writeParquet>
+): Promise<number> {
+  const m = (await import(WRITE_PARQUET.href)) as typeof import("./_write_parquet.ts");
+  return await m.writeParquet(...args);
+}
+
 /** Writes a format that streams (every one but Parquet) into `sink`. */
-function writeTo(sink: ByteWriter, spec: WriteSpec): Promise<number> {
+async function writeTo(sink: ByteWriter, spec: WriteSpec): Promise<number> {
   const { schema, input } = spec;
   switch (spec.format) {
     case "csv":
@@ -311,8 +323,10 @@ function writeTo(sink: ByteWriter, spec: WriteSpec): Promise<number> {
       return writeJsonl(sink, schema, input, true);
     case "xlsx":
       return writeXlsx(sink, schema, input, { splitSheets: spec.splitSheets });
-    case "arrow":
-      return writeArrow(sink, schema, input, spec.arrowStream);
+    case "arrow": {
+      const m = (await import(WRITE_ARROW.href)) as typeof import("./_write_arrow.ts");
+      return await m.writeArrow(sink, schema, input, spec.arrowStream);
+    }
     case "parquet":
       throw new Error("writeTo(): Parquet is written by DuckDB to a path");
   }
@@ -334,11 +348,7 @@ async function writeFile(
   try {
     try {
       rows = spec.format === "parquet"
-        ? await (await import("./_write_parquet.ts")).writeParquet(
-          temp.path,
-          spec.schema,
-          spec.input,
-        )
+        ? await writeParquet(temp.path, spec.schema, spec.input)
         : await writeTo(temp.file, spec);
       await temp.file.sync();
     } finally {
@@ -393,7 +403,6 @@ async function stageParquet(sink: ByteWriter, spec: WriteSpec): Promise<number> 
   const dir = await Deno.makeTempDir({ prefix: "permafrost-parquet-" });
   try {
     const staged = join(dir, "out.parquet");
-    const { writeParquet } = await import("./_write_parquet.ts");
     const rows = await writeParquet(staged, spec.schema, spec.input);
     const file = await Deno.open(staged, { read: true });
     try {

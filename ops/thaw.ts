@@ -19,7 +19,6 @@ import { type Evolution, evolveBatches, planEvolution } from "./evolve.ts";
 import type { RowRange } from "../format/reader.ts";
 import { isRemote, openArchive, toDestination } from "./_remote.ts";
 import type { KeyRing } from "../format/key_provider.ts";
-import { batchesToTable } from "../io/arrow_table.ts";
 import { type OutputFormat, outputFormatOf, writeOutput } from "../io/output.ts";
 import { XLSX_MAX_DATA_ROWS } from "../io/xlsx.ts";
 import { OpsError } from "./errors.ts";
@@ -190,6 +189,9 @@ export async function thaw(
   };
 }
 
+/** `io/arrow_table.ts`: loaded by {@link thawTable} only. */
+const ARROW_TABLE = new URL("../io/arrow_table.ts", import.meta.url);
+
 /**
  * Thaws an archive (or a slice) into an in-memory Arrow table.
  *
@@ -199,6 +201,10 @@ export async function thaw(
  */
 export async function thawTable(archive: string, options: ThawOptions = {}): Promise<arrow.Table> {
   checkRows(options.rows);
+  // apache-arrow by a computed specifier, so that `thaw` to CSV does not load it
+  // (Deno resolves a literal import ahead of time: see cli/lazy.ts).
+  const { batchesToTable } =
+    (await import(ARROW_TABLE.href)) as typeof import("../io/arrow_table.ts");
   const batches: Batch[] = [];
   if (await isPartitionedDir(archive)) {
     checkEncrypted(archive, false, options);
