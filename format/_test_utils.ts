@@ -291,7 +291,8 @@ export async function writeTestArchive(
     auto_reason: null,
     chunk_rows: chunkRows,
     columns: plans,
-    lossy_columns: [],
+    lossy_columns: batch.schema.filter((f) => plans[f.name]?.quantization !== "QUANT_NONE")
+      .map((f) => f.name),
     primary_key: null,
     partition: null,
     encryption: null,

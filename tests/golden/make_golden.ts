@@ -119,6 +119,57 @@ export async function writeTinyMixed(path: string): Promise<WrittenArchive> {
   });
 }
 
+/** The columns of `tiny_v1_7_float.pf`: float32 and float16, and float64 quantized into them. */
+export const FLOAT_SCHEMA: Schema = [
+  { name: "f32", type: "float32", nullable: true },
+  { name: "f16", type: "float16", nullable: false },
+  { name: "medium", type: "float64", nullable: false },
+  { name: "low", type: "float64", nullable: true },
+];
+
+/** The float32 bit patterns of `tiny_v1_7_float.pf`: 0.1, a NaN with a payload, -0, the least subnormal. */
+export const FLOAT32_BITS: readonly number[] = [0x3dcccccd, 0x7fa12345, 0x80000000, 0x00000001];
+
+/** The float16 bit patterns of `tiny_v1_7_float.pf`: 1.5, a signalling NaN, -Infinity, the least subnormal. */
+export const FLOAT16_BITS: readonly number[] = [0x3e00, 0x7c01, 0xfc00, 0x0001];
+
+/** Four rows of {@link FLOAT_SCHEMA}: specials, a null, values the quantizers round. */
+export function floatBatch(): Batch {
+  return {
+    schema: FLOAT_SCHEMA,
+    columns: [
+      {
+        type: "float32",
+        values: new Float32Array(Uint32Array.from(FLOAT32_BITS).buffer),
+        validity: Uint8Array.of(1, 1, 1, 0),
+      },
+      { type: "float16", values: Uint16Array.from(FLOAT16_BITS), validity: null },
+      { type: "float64", values: Float64Array.of(Math.PI, -1e6 / 3, 0.1, 2.5), validity: null },
+      {
+        type: "float64",
+        values: Float64Array.of(1234.5678, 0, 98.76, -0.001),
+        validity: Uint8Array.of(1, 0, 1, 1),
+      },
+    ],
+    length: 4,
+  };
+}
+
+/**
+ * Writes `tiny_v1_7_float.pf`: {@link floatBatch} in two chunks of two rows, `medium`
+ * at QUANT_MEDIUM (stored as float32) and `low` at QUANT_LOW (stored as float16).
+ *
+ * @param path Destination.
+ * @returns What was written.
+ */
+export async function writeTinyFloat(path: string): Promise<WrittenArchive> {
+  const batch = floatBatch();
+  const plans = planColumns(sliceBatch(batch, 0, 2), {
+    quantization: { medium: "QUANT_MEDIUM", low: "QUANT_LOW" },
+  });
+  return await writeTestArchive(path, batch, { codec: "zstd", chunkRows: 2, plans });
+}
+
 /** The rows `tiny_v1_8_evolved.pf` appends: no `name`, a new nullable `note`. */
 export function evolvedBatch(): Batch {
   return {
@@ -157,7 +208,8 @@ export async function writeTinyEvolved(
 if (import.meta.main) {
   // `make_golden.ts` writes 1.3; `make_golden.ts 1.4` the encrypted 1.4 file;
   // `make_golden.ts 1.5` the 1.5 file of the types added in 1.5; `make_golden.ts 1.6`
-  // the 1.6 file whose columns have codecs of their own; `make_golden.ts 1.8` the 1.8
+  // the 1.6 file whose columns have codecs of their own; `make_golden.ts 1.7` the 1.7
+  // file of float32/float16 columns and quantizers storing into them; `make_golden.ts 1.8` the 1.8
   // file whose first chunks lack a column an append added.
   const version = Deno.args[0] ?? "1.3";
   const file = {
@@ -165,6 +217,7 @@ if (import.meta.main) {
     "1.4": "./tiny_v1_4_encrypted.pf",
     "1.5": "./tiny_v1_5_types.pf",
     "1.6": "./tiny_v1_6_mixed.pf",
+    "1.7": "./tiny_v1_7_float.pf",
     "1.8": "./tiny_v1_8_evolved.pf",
   }[version];
   if (file === undefined) throw new Error(`no golden file of version ${version}`);
@@ -173,6 +226,8 @@ if (import.meta.main) {
     ? await writeTinyEncrypted(path)
     : version === "1.6"
     ? await writeTinyMixed(path)
+    : version === "1.7"
+    ? await writeTinyFloat(path)
     : version === "1.8"
     ? await writeTinyEvolved(path)
     : await writeTestArchive(path, version === "1.5" ? typesBatch() : tinyBatch(), {
