@@ -65,7 +65,8 @@ export const FREEZE_SETTINGS = Object.freeze({
     env: "PERMAFROST_DEFAULT_CHUNK",
     default: DEFAULT_CHUNK_ROWS,
     parse: intParser({ min: 1, max: MAX_CHUNK_ROWS }),
-    description: "Rows per chunk (the unit of selective reads and of cluster tasks)",
+    description:
+      "Rows per chunk (the unit of selective reads and of cluster tasks); left at its default, --profile max_compression uses 500,000",
   }),
   threads: setting({
     flag: "--threads",
@@ -304,7 +305,10 @@ async function runFreeze(parsed: Parsed<typeof FREEZE_FLAGS_SETTINGS>, io: CliIo
     codec: profile && settings.codec === "zstd" ? undefined : settings.codec,
     profile,
     columnCodecs: parseColumnCodecs(flags["column-codec"]),
-    chunkRows: settings.chunkRows,
+    // Likewise a profile's own chunk size (max_compression's) when --chunk-rows is left at its default.
+    chunkRows: profile && settings.chunkRows === DEFAULT_CHUNK_ROWS
+      ? undefined
+      : settings.chunkRows,
     threads: settings.threads === 0 ? undefined : settings.threads,
     quantization: flags.quantize as Quantization | undefined,
     primaryKey: flags["primary-key"] as string | undefined,

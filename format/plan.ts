@@ -1,6 +1,6 @@
 /**
  * The per-archive prediction plan: which columns are conditioned on which
- * (`keyed_rank`), and which floats are quantized. Chosen once from the first
+ * (`keyed_rank`, `keyed_freq`), and which floats are quantized. Chosen once from the first
  * chunk's rows and recorded in the header, so every chunk — local or from any
  * cluster worker — is encoded the same way.
  *
@@ -16,7 +16,7 @@
 import { predictBlock, trialSize } from "./block.ts";
 import { type Batch, type Column, sliceBatch } from "./column.ts";
 import type { ColumnPlan } from "./header.ts";
-import { keyedRank } from "./predictors/keyed_rank.ts";
+import { conditionersFor } from "./predictors/registry.ts";
 import type { Quantization } from "./predictors/predictor.ts";
 
 /** Most distinct values (in the sample) a column may have to serve as a key. */
@@ -25,6 +25,10 @@ export const MAX_KEY_CARDINALITY = 1024;
 const MAX_KEY_CANDIDATES = 6;
 /** A conditioned encoding must be at most this fraction of the plain one to be kept. */
 const MIN_GAIN = 0.9;
+/** Below this fraction on the sample, a conditioning is tried again on more rows. */
+const NEAR_MISS = 1.1;
+/** Most rows of the first chunk a near miss is tried again on. */
+const CONFIRM_ROWS = 131_072;
 /**
  * Rows of the sample the trials run on. The plan is chosen before any chunk can be
  * encoded, so its time is serial in every freeze, local or on the cluster; a third of
@@ -70,12 +74,14 @@ export function planColumns(
     .slice(0, MAX_KEY_CANDIDATES)
     .map((k) => k.i);
   const proposals: { target: number; deps: number[]; gain: number }[] = [];
+  // Rows a near miss is tried again on (see below), at most the first chunk's.
+  const confirm = firstChunk.length > sample.length
+    ? sliceBatch(firstChunk, 0, Math.min(firstChunk.length, CONFIRM_ROWS))
+    : null;
   schema.forEach((field, t) => {
-    if (!keyedRank.matches(field)) return;
-    const column = sample.columns[t]!;
-    const plain = trialSize(
-      predictBlock(column, { field, plan: plans[field.name]!, deps: [] }).bytes,
-    );
+    const conditioners = conditionersFor(field);
+    if (conditioners.length === 0) return;
+    const plain = plainSize(sample, t, plans[field.name]!);
     let best: { deps: number[]; size: number } | null = null;
     const others = keys.filter((k) => k !== t);
     const sets: number[][] = others.map((k) => [k]);
@@ -83,17 +89,22 @@ export function planColumns(
       for (let b = a + 1; b < others.length; b++) sets.push([others[a]!, others[b]!]);
     }
     for (const deps of sets) {
-      const bytes = keyedRank.encode(column, {
-        field,
-        deps: deps.map((d) => sample.columns[d]!),
-        warn: () => {},
-      });
-      if (!bytes) continue;
-      const size = trialSize(bytes);
-      if (!best || size < best.size) best = { deps, size };
+      const size = conditionedSize(sample, t, deps);
+      if (size !== null && (!best || size < best.size)) best = { deps, size };
     }
     if (best && best.size < plain * MIN_GAIN) {
       proposals.push({ target: t, deps: best.deps, gain: plain - best.size });
+    } else if (best && confirm !== null && best.size < plain * NEAR_MISS) {
+      // Adaptive conditioning (keyed_freq) learns its key's values as it goes, so it
+      // gains more on a whole chunk than on the sample: judge a near miss on up to
+      // the chunk the blocks will really be.
+      const wholePlain = plainSize(confirm, t, plans[field.name]!);
+      const whole = conditionedSize(confirm, t, best.deps);
+      if (whole !== null && whole < wholePlain * MIN_GAIN) {
+        // Gains are compared across columns below: count this one per sample's rows.
+        const gain = (wholePlain - whole) * sample.length / confirm.length;
+        proposals.push({ target: t, deps: best.deps, gain });
+      }
     }
   });
   // Accept the biggest wins first, skipping any that would close a cycle (a
@@ -108,6 +119,26 @@ export function planColumns(
     plans[schema[p.target]!.name]!.deps = p.deps.map((d) => schema[d]!.name);
   }
   return plans;
+}
+
+/** Trial size of column `t` of `batch` under its plan, unconditioned. */
+function plainSize(batch: Batch, t: number, plan: ColumnPlan): number {
+  const field = batch.schema[t]!;
+  return trialSize(predictBlock(batch.columns[t]!, { field, plan, deps: [] }).bytes);
+}
+
+/** Smallest trial size of column `t` conditioned on `deps`, over every conditioner. */
+function conditionedSize(batch: Batch, t: number, deps: readonly number[]): number | null {
+  const field = batch.schema[t]!;
+  const context = { field, deps: deps.map((d) => batch.columns[d]!), warn: () => {} };
+  let best: number | null = null;
+  for (const conditioner of conditionersFor(field)) {
+    const bytes = conditioner.encode(batch.columns[t]!, context);
+    if (!bytes) continue;
+    const size = trialSize(bytes);
+    if (best === null || size < best) best = size;
+  }
+  return best;
 }
 
 function distinctCount(column: Column, limit: number): number {

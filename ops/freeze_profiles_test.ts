@@ -136,6 +136,24 @@ Deno.test("bad codec choices are BAD_OPTION naming what to fix", async () => {
   }
 });
 
+Deno.test("max_compression takes 500,000-row chunks unless chunkRows is given", async () => {
+  const source = table(1200);
+  const path = join(dir, "big-chunks.pf");
+  await freeze(source, path, { profile: "max_compression", threads: 0 });
+  assert.equal((await audit(path)).chunk_rows, 500_000);
+  await freeze(source, path, {
+    profile: "max_compression",
+    chunkRows: 100,
+    threads: 0,
+    overwrite: true,
+  });
+  const given = await audit(path);
+  assert.equal(given.chunk_rows, 100);
+  assert.equal(given.chunk_count, 12);
+  await freeze(source, path, { profile: "balanced", threads: 0, overwrite: true });
+  assert.equal((await audit(path)).chunk_rows, 50_000);
+});
+
 Deno.test("profiles: teardown", async () => {
   await Deno.remove(dir, { recursive: true });
 });
