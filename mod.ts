@@ -81,11 +81,14 @@ export type {
   ColumnType,
   DecimalColumn,
   Field,
+  Float16Column,
+  Float32Column,
   FloatColumn,
   Schema,
   StringColumn,
   TimeUnit,
 } from "./format/column.ts";
+export { float16ToNumber, numberToFloat16 } from "./format/float16.ts";
 export type { ColumnStats } from "./format/header.ts";
 export type { ForcedType, SourceFormat } from "./io/types.ts";
 export type { CsvDialect } from "./io/csv_dialect.ts";
