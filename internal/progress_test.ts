@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { formatDuration, formatRate, ProgressBar } from "./progress.ts";
+import { formatCount, formatDuration, formatRate, ProgressBar } from "./progress.ts";
 
 function sink(isTerminal = true) {
   const writes: string[] = [];
@@ -37,4 +37,11 @@ Deno.test("formatDuration() and formatRate()", () => {
   assert.equal(formatDuration(185), "3m05s");
   assert.equal(formatDuration(7620), "2h07m");
   assert.equal(formatRate(21_900_000, 1), "21.9 MB/s");
+});
+
+Deno.test("formatCount() writes what toLocaleString('en-US') writes", () => {
+  const values = [0, -0, 7, -7, 999, 1000, -1000, 12345, 999999, 1000000, 3000000, -123456789012];
+  values.push(Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 2 ** 60, 1234.5678, NaN);
+  for (let digits = 1; digits <= 16; digits++) values.push(Number("9".repeat(digits)));
+  for (const n of values) assert.equal(formatCount(n), n.toLocaleString("en-US"), String(n));
 });
