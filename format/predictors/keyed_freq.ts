@@ -17,16 +17,21 @@
  * - the dictionary: `varint k`, then the k distinct values in order of first
  *   appearance (strings as `raw_text`'s lengths then UTF-8; integers as planes
  *   of zigzag(v));
- * - the new pairs: `varint m`, then planes of m value ranks, one per rank 0
- *   below, in row order: 0 = a value new to the block (the next dictionary
- *   value), g ≥ 1 = the g-th value of the block's own count-sorted list (every
- *   row counts, as under a key);
- * - the ranks: planes, one per row, grouped by key (the rows of the first key
- *   to appear, in row order, then the second key's, and so on): 0 = a value
- *   new under this key (it goes to the end of the key's list), r ≥ 1 = the
- *   r-th value of the key's list; then the value's count grows by one and it
- *   swaps places with the first value of the list that had its old count (so
- *   each list stays sorted by count, larger first).
+ * - the new pairs: `varint m`, then m block ranks, one per rank 0 below, in
+ *   row order: 0 = a value new to the block (the next dictionary value),
+ *   g ≥ 1 = the g-th value of the block's own count-sorted list (every row
+ *   counts, as under a key);
+ * - the ranks, one per row, grouped by key (the rows of the first key to
+ *   appear, in row order, then the second key's, and so on): 0 = a value new
+ *   under this key (it goes to the end of the key's list), r ≥ 1 = the r-th
+ *   value of the key's list; then the value's count grows by one and it swaps
+ *   places with the first value of the list that had its old count (so each
+ *   list stays sorted by count, larger first).
+ *
+ * Ranks are written one byte each, 255 and above as the byte 255 with the
+ * excess in a varint after all the bytes: `[u8 × count][varint e][e varints]`.
+ * Byte planes would cut a rank above 255 in two, and the codec would then see
+ * neither half whole.
  *
  * Decoding refuses a rank above its key's list length, a dictionary id out of
  * range and a new-value count that does not match the ranks (`CORRUPT`).
@@ -35,6 +40,7 @@
  *
  * @module
  */
+import type { ByteReader } from "../_bytes.ts";
 import type { BigIntColumn, Column, Field, StringColumn } from "../column.ts";
 import { FormatError } from "../errors.ts";
 import { checkDecodeField, expectColumn, intColumn, openBlock } from "./_common.ts";
@@ -55,6 +61,7 @@ import { planTexts, readTexts, writeTexts } from "./_text.ts";
 import type { DecodeContext, EncodeContext, Predictor } from "./predictor.ts";
 
 const ID = "keyed_freq";
+const FREQ_RANK_ID = "freq_rank";
 const KEYED: ReadonlySet<Field["type"]> = new Set(["int64", "date", "string"]);
 
 function matches(field: Field): boolean {
@@ -128,28 +135,116 @@ function groupStarts(keys: Int32Array, keyCount: number): Uint32Array {
   return starts;
 }
 
-function smallWords(values: ArrayLike<number>): Uint32Array {
-  const words = new Uint32Array(2 * values.length);
-  for (let i = 0; i < values.length; i++) words[2 * i] = values[i]!;
-  return words;
+/** A rank of 255 or more is this byte, its excess over 255 a varint after the bytes. */
+const ESCAPE = 255;
+
+/**
+ * Size of {@link writeCapped}'s bytes: ranks are mostly small, and one byte per rank
+ * (rather than byte planes, which split a large alphabet's ranks in two) lets the
+ * codec see each rank whole.
+ */
+function cappedSize(values: ArrayLike<number>): number {
+  let escapes = 0;
+  let extra = 0;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i]!;
+    if (v >= ESCAPE) {
+      escapes++;
+      extra += varintSize(v - ESCAPE);
+    }
+  }
+  return values.length + varintSize(escapes) + extra;
 }
 
-function encode(column: Column, context: EncodeContext): Uint8Array {
-  const col = expectColumn(ID, column, KEYED) as
+/** Writes `[u8 min(v, 255) × n][varint e][e varints of v − 255, in order]`. */
+function writeCapped(values: ArrayLike<number>, out: Uint8Array, at: number): number {
+  let escapes = 0;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i]!;
+    out[at + i] = v >= ESCAPE ? ESCAPE : v;
+    if (v >= ESCAPE) escapes++;
+  }
+  let pos = writeVarint(out, at + values.length, escapes);
+  for (let i = 0; i < values.length; i++) {
+    if (values[i]! >= ESCAPE) pos = writeVarint(out, pos, values[i]! - ESCAPE);
+  }
+  return pos;
+}
+
+/** Reads what {@link writeCapped} wrote for `count` values. */
+function readCapped(reader: ByteReader, count: number, what: string, field: string): Uint32Array {
+  const bytes = reader.bytes(count, what);
+  const values = Uint32Array.from(bytes);
+  let escapes = 0;
+  for (let i = 0; i < count; i++) if (bytes[i] === ESCAPE) escapes++;
+  const at = reader.offset;
+  const stored = reader.varint(`${what} escapes`);
+  if (stored !== escapes) {
+    throw new FormatError(
+      "CORRUPT",
+      `Cannot decode ${what}: expected ${escapes} escaped values, found ${stored}`,
+      { column: field, offset: at },
+    );
+  }
+  for (let i = 0; i < count; i++) {
+    if (bytes[i] !== ESCAPE) continue;
+    const excess = reader.varint(`${what} escape`);
+    if (excess > 0xffffffff - ESCAPE) {
+      throw new FormatError("CORRUPT", `Cannot decode ${what}: a rank past 2^32`, {
+        column: field,
+        offset: reader.offset,
+      });
+    }
+    values[i] = ESCAPE + excess;
+  }
+  return values;
+}
+
+/** Key ids of the rows, numbered from 0 in order of first appearance, and their count. */
+type Keys = { ids: Int32Array; count: number };
+
+/** Every row under one key: `freq_rank`. */
+function oneKey(length: number): Keys {
+  return { ids: new Int32Array(length), count: length > 0 ? 1 : 0 };
+}
+
+function encodeKeyed(column: Column, context: EncodeContext): Uint8Array | null {
+  const n = column.values.length;
+  const [a, b] = depKeys(ID, context.deps, n, context.field, true);
+  return encode(ID, column, context.field, keyIds(a, b));
+}
+
+function encodeOneKey(column: Column, context: EncodeContext): Uint8Array | null {
+  const n = column.values.length;
+  return encode(FREQ_RANK_ID, column, context.field, oneKey(n), n / 2);
+}
+
+/**
+ * Encodes `column` under `keys`; null when it has more than `maxValues` distinct
+ * values (a column of mostly unique values gains nothing from ranks).
+ */
+function encode(
+  id: string,
+  column: Column,
+  field: Field,
+  keying: Keys,
+  maxValues = Infinity,
+): Uint8Array | null {
+  const { ids: keys, count: keyCount } = keying;
+  const col = expectColumn(id, column, KEYED) as
     | (BigIntColumn & { type: "int64" | "date" })
     | (StringColumn & { type: "string" });
   const n = col.values.length;
-  const [a, b] = depKeys(ID, context.deps, n, context.field, true);
-  const { ids: keys, count: keyCount } = keyIds(a, b);
   const { ids: valueIds, count: valueCount } = denseIds(
     col.type === "string" ? col.values : intTokens(col.values, null),
   );
+  if (valueCount > maxValues) return null;
   // The slot of each (key, value) pair listed so far.
   const slotOf = new Map<number, number>();
   const lists = new KeyLists();
   const starts = groupStarts(keys, keyCount);
   const cursor = starts.slice(0, keyCount);
-  const ranks = new Uint32Array(2 * n);
+  const ranks = new Uint32Array(n);
   const newRanks: number[] = [];
   // The whole block's count-sorted list (one key, 0), and each value's slot in it.
   const all = new KeyLists();
@@ -169,7 +264,7 @@ function encode(column: Column, context: EncodeContext): Uint8Array {
       slotOf.set(pair, lists.add(key, v));
       newRanks.push(allSlot[v]! < 0 ? 0 : all.indexOf(allSlot[v]!) + 1);
     }
-    ranks[2 * cursor[key]!++] = rank;
+    ranks[cursor[key]!++] = rank;
     if (allSlot[v]! < 0) {
       allSlot[v] = all.add(0, v);
       firstRow[v] = i;
@@ -177,14 +272,11 @@ function encode(column: Column, context: EncodeContext): Uint8Array {
   }
   const dictRows = Array.from(firstRow);
   const head = varintSize(n) + varintSize(valueCount) + varintSize(newRanks.length);
-  const idWords = smallWords(newRanks);
-  const idWidth = planeWidth(idWords);
-  const rankWidth = planeWidth(ranks);
-  const tail = planesSize(idWords, idWidth) + planesSize(ranks, rankWidth);
+  const tail = cappedSize(newRanks) + cappedSize(ranks);
   let out: Uint8Array;
   let at: number;
   if (col.type === "string") {
-    const plan = planTexts(dictRows.map((row) => col.values[row]!), context.field.name);
+    const plan = planTexts(dictRows.map((row) => col.values[row]!), field.name);
     out = new Uint8Array(head + plan.size + tail);
     at = writeVarint(out, 0, n);
     at = writeVarint(out, at, valueCount);
@@ -204,16 +296,33 @@ function encode(column: Column, context: EncodeContext): Uint8Array {
     at = writePlanes(words, width, out, at);
   }
   at = writeVarint(out, at, newRanks.length);
-  at = writePlanes(idWords, idWidth, out, at);
-  writePlanes(ranks, rankWidth, out, at);
+  at = writeCapped(newRanks, out, at);
+  writeCapped(ranks, out, at);
   return out;
 }
 
-function decode(bytes: Uint8Array, length: number, context: DecodeContext): Column {
-  const { field } = context;
-  checkDecodeField(ID, field, matches(field));
-  const what = `${ID} block of column '${field.name}'`;
-  const reader = openBlock(ID, bytes, length, field);
+function decodeKeyed(bytes: Uint8Array, length: number, context: DecodeContext): Column {
+  return decode(ID, bytes, length, context.field, () => {
+    const [a, b] = depKeys(ID, context.deps, length, context.field, false);
+    return keyIds(a, b);
+  });
+}
+
+function decodeOneKey(bytes: Uint8Array, length: number, context: DecodeContext): Column {
+  return decode(FREQ_RANK_ID, bytes, length, context.field, () => oneKey(length));
+}
+
+/** Decodes a block of `id`; `keysOf` gives the rows' keys once the bytes are read. */
+function decode(
+  id: string,
+  bytes: Uint8Array,
+  length: number,
+  field: Field,
+  keysOf: () => Keys,
+): Column {
+  checkDecodeField(id, field, matches(field));
+  const what = `${id} block of column '${field.name}'`;
+  const reader = openBlock(id, bytes, length, field);
   const valueCount = reader.varint("dictionary size");
   if (valueCount > length) {
     throw new FormatError(
@@ -235,12 +344,11 @@ function decode(bytes: Uint8Array, length: number, context: DecodeContext): Colu
     );
   }
   const idsAt = reader.offset;
-  const newRanks = readPlanes(reader, newCount);
+  const newRanks = readCapped(reader, newCount, `new pairs of ${what}`, field.name);
   const ranksAt = reader.offset;
-  const ranks = readPlanes(reader, length);
+  const ranks = readCapped(reader, length, `ranks of ${what}`, field.name);
   reader.end();
-  const [a, b] = depKeys(ID, context.deps, length, field, false);
-  const { ids: keys, count: keyCount } = keyIds(a, b);
+  const { ids: keys, count: keyCount } = keysOf();
   const starts = groupStarts(keys, keyCount);
   const cursor = starts.slice(0, keyCount);
   const lists = new KeyLists();
@@ -252,24 +360,20 @@ function decode(bytes: Uint8Array, length: number, context: DecodeContext): Colu
   for (let i = 0; i < length; i++) {
     const key = keys[i]!;
     const at = cursor[key]!++;
-    const rank = ranks[2 * at]!;
+    const rank = ranks[at]!;
     const listed = lists.lists[key]?.length ?? 0;
-    if (ranks[2 * at + 1] !== 0 || rank > listed) {
+    if (rank > listed) {
       throw new FormatError(
         "CORRUPT",
-        `Cannot decode ${what}: expected a rank of at most ${listed} at row ${i}, found ${
-          ranks[2 * at + 1] !== 0 ? "a larger one" : rank
-        }`,
+        `Cannot decode ${what}: expected a rank of at most ${listed} at row ${i}, found ${rank}`,
         { column: field.name, offset: ranksAt },
       );
     }
     let v: number;
     if (rank === 0) {
       const known = all.lists[0]?.length ?? 0;
-      const g = next < newCount ? newRanks[2 * next]! : -1;
-      if (
-        g < 0 || newRanks[2 * next + 1] !== 0 || g > known || (g === 0 && nextValue >= valueCount)
-      ) {
+      const g = next < newCount ? newRanks[next]! : -1;
+      if (g < 0 || g > known || (g === 0 && nextValue >= valueCount)) {
         throw new FormatError(
           "CORRUPT",
           next >= newCount
@@ -327,5 +431,39 @@ function decode(bytes: Uint8Array, length: number, context: DecodeContext): Colu
  * ```
  */
 export const keyedFreq: Predictor = Object.freeze(
-  { id: ID, lossy: false, usesDeps: true, matches, encode, decode } satisfies Predictor,
+  {
+    id: ID,
+    lossy: false,
+    usesDeps: true,
+    matches,
+    encode: encodeKeyed,
+    decode: decodeKeyed,
+  } satisfies Predictor,
+);
+
+/**
+ * Frequency ranks with every row under one key (`freq_rank`): a column of many
+ * repeated values — more than `category_u8` holds — as ranks of a count-sorted
+ * list, so the common values get the small bytes. Declines a block where over
+ * half the rows hold distinct values.
+ *
+ * @example Distances that repeat
+ * ```ts
+ * import assert from "node:assert/strict";
+ * import { freqRank } from "./keyed_freq.ts";
+ * const field = { name: "distance", type: "int64", nullable: false } as const;
+ * const distance = { type: "int64", values: BigInt64Array.of(746n, 199n, 746n, 746n), validity: null } as const;
+ * const bytes = freqRank.encode(distance, { field, deps: [], warn: () => {} })!;
+ * assert.deepEqual(freqRank.decode(bytes, 4, { field, deps: [] }).values, distance.values);
+ * ```
+ */
+export const freqRank: Predictor = Object.freeze(
+  {
+    id: FREQ_RANK_ID,
+    lossy: false,
+    usesDeps: false,
+    matches,
+    encode: encodeOneKey,
+    decode: decodeOneKey,
+  } satisfies Predictor,
 );

@@ -26,7 +26,7 @@ import { floatQuantLowF16, floatQuantMediumF32 } from "./float_quant_narrow.ts";
 import { floatQuantHigh, floatQuantLow, floatQuantMedium } from "./float_quant.ts";
 import { frameZigzag } from "./frame_zigzag.ts";
 import { decimalDelta, decimalFrame } from "./decimal.ts";
-import { keyedFreq } from "./keyed_freq.ts";
+import { freqRank, keyedFreq } from "./keyed_freq.ts";
 import { keyedRank } from "./keyed_rank.ts";
 import { lag1Zigzag } from "./lag1_zigzag.ts";
 import type { Predictor } from "./predictor.ts";
@@ -58,6 +58,7 @@ export const PREDICTORS: readonly Predictor[] = Object.freeze([
   keyedFreq,
   floatQuantMediumF32,
   floatQuantLowF16,
+  freqRank,
 ]);
 
 /** The ids of every registered predictor, in the order of {@linkcode PREDICTORS}. Frozen. */
@@ -107,7 +108,7 @@ export function predictorById(id: string): Predictor {
  * import assert from "node:assert/strict";
  * import { predictorsFor } from "./registry.ts";
  * const ids = predictorsFor({ name: "s", type: "string", nullable: false }).map((p) => p.id);
- * assert.deepEqual(ids, ["category_u8", "raw_text"]);
+ * assert.deepEqual(ids, ["category_u8", "raw_text", "freq_rank"]);
  * ```
  */
 export function predictorsFor(field: Field): Predictor[] {

@@ -34,6 +34,7 @@ const PINNED_IDS = [
   "keyed_freq",
   "float_quant_medium_f32",
   "float_quant_low_f16",
+  "freq_rank",
 ];
 
 Deno.test("PREDICTORS lists every predictor once, with its pinned id", () => {
@@ -81,10 +82,10 @@ Deno.test("predictorById() throws UNKNOWN_PREDICTOR naming the id and the known 
 Deno.test("predictorsFor() returns the lossless, self-contained candidates of each type", () => {
   const ids = (type: Parameters<typeof fieldOf>[0]) =>
     predictorsFor(fieldOf(type)).map((p) => p.id);
-  assert.deepEqual(ids("int64"), ["delta_zigzag", "lag1_zigzag", "frame_zigzag"]);
-  assert.deepEqual(ids("date"), ["delta_zigzag", "lag1_zigzag", "frame_zigzag"]);
+  assert.deepEqual(ids("int64"), ["delta_zigzag", "lag1_zigzag", "frame_zigzag", "freq_rank"]);
+  assert.deepEqual(ids("date"), ["delta_zigzag", "lag1_zigzag", "frame_zigzag", "freq_rank"]);
   assert.deepEqual(ids("timestamp"), ["delta_zigzag", "lag1_zigzag", "frame_zigzag", "ts_delta_s"]);
-  assert.deepEqual(ids("string"), ["category_u8", "raw_text"]);
+  assert.deepEqual(ids("string"), ["category_u8", "raw_text", "freq_rank"]);
   assert.deepEqual(ids("float64"), ["float64_planes", "decimal_frame", "decimal_delta"]);
   assert.deepEqual(ids("bool"), ["bool_bits"]);
   assert.deepEqual(ids("time"), ["delta_zigzag", "lag1_zigzag", "frame_zigzag"]);
