@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import type { Column } from "../column.ts";
 import { FormatError } from "../errors.ts";
 import { prng } from "../_test_utils.ts";
-import { fieldOf, roundTrip } from "./_test_utils.ts";
+import { encodeWith, fieldOf, roundTrip } from "./_test_utils.ts";
 import { PREDICTORS } from "./registry.ts";
 
 const NARROW = ["float32", "float16"] as const;
@@ -73,6 +73,9 @@ for (const type of NARROW) {
       ) {
         await t.step(`${n} rows, ${smooth ? "smooth" : "random bits"} (seed ${seed})`, () => {
           const input = column(type, n, seed, smooth);
+          const { bytes } = encodeWith(p, input);
+          // Only a decimal predictor may decline, and only values that are no decimals.
+          if (bytes === null && !smooth && p.id.endsWith("_alp")) return;
           const { decoded } = roundTrip(p, input);
           assert.deepEqual(bitsOf(decoded), bitsOf(input));
         });

@@ -20,6 +20,7 @@ import { deltaZigzag } from "./delta_zigzag.ts";
 import { float64Planes } from "./float64_planes.ts";
 import { float32Planes } from "./float32_planes.ts";
 import { float32Xor } from "./float32_xor.ts";
+import { float32Alp } from "./float32_alp.ts";
 import { float16Planes } from "./float16_planes.ts";
 import { float16Xor } from "./float16_xor.ts";
 import { floatQuantLowF16, floatQuantMediumF32 } from "./float_quant_narrow.ts";
@@ -58,6 +59,7 @@ export const PREDICTORS: readonly Predictor[] = Object.freeze([
   keyedFreq,
   floatQuantMediumF32,
   floatQuantLowF16,
+  float32Alp,
   freqRank,
 ]);
 

@@ -34,6 +34,7 @@ const PINNED_IDS = [
   "keyed_freq",
   "float_quant_medium_f32",
   "float_quant_low_f16",
+  "float32_alp",
   "freq_rank",
 ];
 
