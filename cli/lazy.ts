@@ -16,6 +16,7 @@
  *
  * @module
  */
+import type { Command } from "./command.ts";
 
 /** The command families: their declarations (names, flags, help). `--help` loads all. */
 const FAMILIES = {
@@ -75,16 +76,25 @@ const LOADED_ELSEWHERE = [
 /** Every lazily loaded module of the CLI: its name and its path relative to this file. */
 const PATHS = { ...FAMILIES, ...OPERATIONS };
 
+/**
+ * What the router reads of each command family. Declared rather than
+ * `typeof import("./archive.ts")`: a family's commands call {@link loadModule}, so
+ * their types would depend on themselves. `cli/start_graph_test.ts` checks each
+ * declaration against its module.
+ */
+export interface FamilyModules {
+  archiveCommands: { readonly ARCHIVE_COMMANDS: readonly Command[] };
+  queryCommands: { readonly sqlCommand: Command };
+  storageCommands: { readonly STORAGE_COMMANDS: readonly Command[] };
+  serverCommands: { readonly SERVER_COMMANDS: readonly Command[] };
+  catalogCommands: { readonly CATALOG_CLIENT_COMMANDS: readonly Command[] };
+  startCommand: { readonly startCommand: Command };
+  clusterCommands: { readonly CLUSTER_COMMANDS: readonly Command[] };
+  userCommands: { readonly USER_COMMANDS: readonly Command[] };
+}
+
 /** The type of each lazily loaded module, by name. */
-export interface LazyModules {
-  archiveCommands: typeof import("./archive.ts");
-  queryCommands: typeof import("./query.ts");
-  storageCommands: typeof import("./storage.ts");
-  serverCommands: typeof import("./servers.ts");
-  catalogCommands: typeof import("./catalog.ts");
-  startCommand: typeof import("./start.ts");
-  clusterCommands: typeof import("./cluster.ts");
-  userCommands: typeof import("./users.ts");
+export interface LazyModules extends FamilyModules {
   freeze: typeof import("../ops/freeze.ts");
   partition: typeof import("../ops/partition.ts");
   thaw: typeof import("../ops/thaw.ts");

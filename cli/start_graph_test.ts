@@ -9,7 +9,27 @@
 import assert from "node:assert/strict";
 import { relative } from "node:path";
 import { fileURLToPath as fromFileUrl } from "node:url";
-import { FAMILY_MODULES, LAZY_MODULES } from "./lazy.ts";
+import { FAMILY_MODULES, type FamilyModules, LAZY_MODULES } from "./lazy.ts";
+import * as archive from "./archive.ts";
+import * as query from "./query.ts";
+import * as storage from "./storage.ts";
+import * as servers from "./servers.ts";
+import * as catalog from "./catalog.ts";
+import * as start from "./start.ts";
+import * as cluster from "./cluster.ts";
+import * as users from "./users.ts";
+
+// Type-checked: every family module has what cli/lazy.ts says the router reads of it.
+const FAMILIES: FamilyModules = {
+  archiveCommands: archive,
+  queryCommands: query,
+  storageCommands: storage,
+  serverCommands: servers,
+  catalogCommands: catalog,
+  startCommand: start,
+  clusterCommands: cluster,
+  userCommands: users,
+};
 
 const ROOT = new URL("../", import.meta.url);
 
@@ -58,6 +78,10 @@ function npmIn(graph: Map<string, string>): string[] {
 
 const MAIN = new URL("main.ts", ROOT);
 const ARCHIVE_FAMILY = FAMILY_MODULES.find((u) => u.pathname.endsWith("/cli/archive.ts"))!;
+
+Deno.test("cli/lazy.ts names every command family's module", () => {
+  assert.equal(FAMILY_MODULES.length, Object.keys(FAMILIES).length);
+});
 
 Deno.test("--help loads main.ts and every command family without any npm package", async () => {
   const graph = await runtimeGraph([MAIN, ...FAMILY_MODULES]);
