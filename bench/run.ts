@@ -4,7 +4,8 @@
  * `zstd -19` and `xz -9e` of the same rows as CSV — plus a 10-row slice read
  * against a full thaw, 1 vs 2 worker threads, and the cluster (`cluster_bench.ts`:
  * 1 vs 2 workers), and the scheduler (`cluster_bench.ts` with real processes,
- * `scheduler_sim.ts` simulated). Writes `bench/RESULTS.md`.
+ * `scheduler_sim.ts` simulated), and process start (`start_bench.ts`: the quick
+ * commands' whole-process time next to `deno eval 1`). Writes `bench/RESULTS.md`.
  *
  * Times are wall-clock on a shared machine: read them as ratios within one run.
  * Anchors (`.csv`, `.csv.zst`, `.csv.xz`) are cached in `bench/.cache/`.
@@ -30,6 +31,7 @@ import { schedulerSimFigures } from "./scheduler_sim.ts";
 import { storageFigures } from "./storage_bench.ts";
 import { sqlFigures } from "./sql_bench.ts";
 import { profileFigures } from "./profile_bench.ts";
+import { startFigures } from "./start_bench.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const CACHE = join(HERE, ".cache");
@@ -159,6 +161,7 @@ async function main(): Promise<void> {
   const sql: string[] = [];
   const profiles: string[] = [];
   const scheduler: string[] = [];
+  const start: string[] = [];
   try {
     for (const ds of DATASETS) {
       if (only && !only.includes(ds.name)) continue;
@@ -243,6 +246,18 @@ async function main(): Promise<void> {
           (full.seconds * 1000).toFixed(0)
         } ms for a full thaw to Arrow ` +
         `(**${(full.seconds / slice.seconds).toFixed(0)}× faster**).`,
+    );
+    say("  process start: quick commands vs deno eval 1...");
+    const small = join(work, "seattle-weather.start.pf");
+    await freeze(join(root, "data", "seattle-weather.csv"), small, { codec: "zstd" });
+    start.push(
+      ...await startFigures({
+        big: archive,
+        bigName: main.name,
+        slice: `${mid}:${mid + 10}`,
+        small,
+        work,
+      }),
     );
     const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
     // Alternate 1 and 2 worker threads three times and take medians: the machine is shared.
@@ -366,6 +381,10 @@ async function main(): Promise<void> {
     "## Scheduler",
     "",
     ...scheduler,
+    "",
+    "## Process start",
+    "",
+    ...start,
     "",
   ].join("\n");
   await Deno.writeTextFile(join(HERE, "RESULTS.md"), md);

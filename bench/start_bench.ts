@@ -1,0 +1,230 @@
+/**
+ * Process start: the whole-process wall time of the quick commands (`--version`,
+ * `--help`, `audit`, `peek`, `verify` of a small archive, a 10-row `thaw --rows` of
+ * flights-3m to stdout) as a user runs them — `deno run` with the flags of
+ * `deno task cli`, which is also what the `permafrost` command that README's
+ * `deno install` writes runs — next to `deno eval 1` (the runtime alone) measured in
+ * the same rounds. Also `deno task cli` itself (a second Deno process: the task
+ * runner) and, where `deno compile` can fetch its runtime, the compiled binary.
+ *
+ * `deno task bench` calls {@link startFigures}; alone:
+ * `deno run -A bench/start_bench.ts [--root DIR] [--rounds N]` (`--root` runs another
+ * checkout's `main.ts`, e.g. an older commit for a before/after; archives are frozen
+ * from the vega-datasets cache that `deno task bench` fills).
+ *
+ * Rounds alternate the commands, so load on a shared machine hits each alike. The
+ * minimum is the figure (what a command costs when nothing competes for the CPU);
+ * the median is beside it. A 10-row slice's work beyond start is its minimum less
+ * `permafrost --version`'s (the runtime and the router, no command).
+ *
+ * @module
+ */
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { freeze } from "../mod.ts";
+import { parseArgs } from "../internal/config.ts";
+
+/** The goals of the process-start work: whole process, and a slice's own work. */
+const GOAL_MS = 80;
+const SLICE_WORK_GOAL_MS = 20;
+
+/** The slice `README.md` shows. */
+const SLICE = "1500000:1500010";
+
+/** What to measure. */
+export interface StartOptions {
+  /** The checkout whose `main.ts` and `deno.json` run (default: this one). */
+  root?: string;
+  /** flights-3m, frozen (any codec). */
+  big: string;
+  /** Its name in the table (default `flights-3m`). */
+  bigName?: string;
+  /** The 10 rows to thaw from it (default `1500000:1500010`, as README shows). */
+  slice?: string;
+  /** A small archive. */
+  small: string;
+  /** Where `deno compile` may write its binary. */
+  work: string;
+  /** Rounds over every command (default 15). */
+  rounds?: number;
+}
+
+interface Case {
+  label: string;
+  cmd: string;
+  args: string[];
+  cwd: string;
+}
+
+interface Timing {
+  label: string;
+  min: number;
+  median: number;
+}
+
+/** `deno task cli`'s command line, split as a shell would (single quotes only). */
+async function cliTaskArgs(root: string): Promise<string[]> {
+  const config = JSON.parse(await Deno.readTextFile(join(root, "deno.json"))) as {
+    tasks: Record<string, string | { command: string }>;
+  };
+  const task = config.tasks.cli;
+  const line = typeof task === "string" ? task : task!.command;
+  const words = [...line.matchAll(/'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2]!);
+  if (words[0] !== "deno" || words.at(-1) !== "main.ts") {
+    throw new Error(`deno task cli is not 'deno … main.ts': ${line}`);
+  }
+  return words.slice(1);
+}
+
+async function timeOnce(c: Case): Promise<number> {
+  const t = performance.now();
+  const out = await new Deno.Command(c.cmd, {
+    args: c.args,
+    cwd: c.cwd,
+    stdin: "null",
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  const ms = performance.now() - t;
+  if (!out.success) {
+    throw new Error(`${c.label} failed: ${new TextDecoder().decode(out.stderr).trim()}`);
+  }
+  return ms;
+}
+
+/** Builds the standalone binary, or says why not (no runtime download here). */
+async function compiled(root: string, work: string): Promise<string | { why: string }> {
+  const output = join(work, "permafrost-start-bench");
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["run", "-q", "--allow-read", "--allow-write", "--allow-run", "cli/compile.ts"]
+      .concat(["--output", output]),
+    cwd: root,
+    env: { NO_COLOR: "1" },
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  if (out.success) return output;
+  // cli/compile.ts says why in one line (no runtime download from here), else deno's
+  // own "error: ..." line.
+  const lines = new TextDecoder().decode(out.stderr).split("\n").map((l) => l.trim());
+  const why = lines.find((l) => l.startsWith("deno task compile:")) ??
+    lines.find((l) => l.startsWith("error:"));
+  return { why: why ?? `exit ${out.code}` };
+}
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)]!;
+}
+
+/**
+ * Measures process start and returns the markdown lines of the results.
+ *
+ * @param options The archives, the checkout and the rounds.
+ * @returns Markdown lines.
+ */
+export async function startFigures(options: StartOptions): Promise<string[]> {
+  const root = options.root ?? fileURLToPath(new URL("..", import.meta.url));
+  const rounds = options.rounds ?? 15;
+  const sliceRows = options.slice ?? SLICE;
+  const bigName = options.bigName ?? "flights-3m";
+  const deno = Deno.execPath();
+  const run = await cliTaskArgs(root);
+  const cli = (label: string, ...args: string[]): Case => ({
+    label,
+    cmd: deno,
+    args: [...run.slice(0, -1), join(root, "main.ts"), ...args],
+    cwd: root,
+  });
+  const cases: Case[] = [
+    { label: "`deno eval 1` (the runtime alone)", cmd: deno, args: ["eval", "1"], cwd: root },
+    cli("`permafrost --version`", "--version"),
+    cli("`permafrost --help`", "--help"),
+    cli("`permafrost audit small.pf`", "audit", options.small),
+    cli("`permafrost peek small.pf`", "peek", options.small),
+    cli("`permafrost verify small.pf`", "verify", options.small),
+    cli(
+      `\`permafrost thaw ${bigName}.pf - --rows ${sliceRows}\``,
+      "thaw",
+      options.big,
+      "-",
+      "--rows",
+      sliceRows,
+    ),
+    {
+      label: "`deno task cli audit small.pf` (task runner + CLI)",
+      cmd: deno,
+      args: ["task", "-q", "cli", "audit", options.small],
+      cwd: root,
+    },
+  ];
+  const binary = await compiled(root, options.work);
+  if (typeof binary === "string") {
+    cases.push({
+      label: "compiled `permafrost audit small.pf`",
+      cmd: binary,
+      args: ["audit", options.small],
+      cwd: root,
+    });
+    cases.push({
+      label: `compiled \`permafrost thaw … --rows ${sliceRows}\``,
+      cmd: binary,
+      args: ["thaw", options.big, "-", "--rows", sliceRows],
+      cwd: root,
+    });
+  }
+  for (const c of cases) await timeOnce(c); // warm the caches (code cache, npm, disk)
+  const samples = cases.map(() => [] as number[]);
+  for (let round = 0; round < rounds; round++) {
+    for (const [i, c] of cases.entries()) samples[i]!.push(await timeOnce(c));
+  }
+  const timings: Timing[] = cases.map((c, i) => ({
+    label: c.label,
+    min: Math.min(...samples[i]!),
+    median: median(samples[i]!),
+  }));
+  const [anchor, version] = timings;
+  const slice = timings.find((t) => t.label.includes("--rows"))!;
+  const sliceWork = slice.min - version!.min;
+  const lines = [
+    `Whole-process wall time in ms, ${rounds} rounds alternating the commands, minimum and median ` +
+    `(Deno ${Deno.version.deno}, ${navigator.hardwareConcurrency} cores). The CLI runs as ` +
+    "`deno task cli` runs it: `deno " + run.slice(0, -1).join(" ") + " main.ts …`.",
+    "",
+    "| command | min | median | min over `deno eval 1` | goal ≤ 80 ms |",
+    "|---|---|---|---|---|",
+    ...timings.map((t, i) =>
+      `| ${t.label} | ${t.min.toFixed(0)} | ${t.median.toFixed(0)} | ${
+        i === 0 ? "—" : `+${(t.min - anchor!.min).toFixed(0)}`
+      } | ${i === 0 || t.label.includes("task") ? "—" : t.min <= GOAL_MS ? "met" : "**not met**"} |`
+    ),
+    "",
+    `- 10-row slice: ${sliceWork.toFixed(0)} ms of work beyond start (its minimum less ` +
+    `\`permafrost --version\`'s; goal ≤ ${SLICE_WORK_GOAL_MS} ms: ${
+      sliceWork <= SLICE_WORK_GOAL_MS ? "met" : "**not met**"
+    }).`,
+    typeof binary === "string"
+      ? "- The compiled binary (`deno task compile`) is measured above."
+      : `- Compiled binary: not measured (\`deno task compile\`: ${binary.why}).`,
+  ];
+  return lines;
+}
+
+if (import.meta.main) {
+  const { flags } = parseArgs(Deno.args, { string: ["root", "rounds"] });
+  const root = typeof flags.root === "string" ? flags.root : undefined;
+  const here = fileURLToPath(new URL(".", import.meta.url));
+  const data = join(here, ".cache", "vega-datasets-3.2.1", "package", "data");
+  const work = await Deno.makeTempDir({ dir: join(here, ".cache"), prefix: "start-" });
+  try {
+    const big = join(work, "flights-3m.pf");
+    const small = join(work, "seattle-weather.pf");
+    await freeze(join(data, "flights-3m.parquet"), big, { codec: "zstd" });
+    await freeze(join(data, "seattle-weather.csv"), small, { codec: "zstd" });
+    const rounds = typeof flags.rounds === "string" ? Number(flags.rounds) : undefined;
+    const lines = await startFigures({ root, big, small, work, rounds });
+    Deno.stdout.writeSync(new TextEncoder().encode(lines.join("\n") + "\n"));
+  } finally {
+    await Deno.remove(work, { recursive: true });
+  }
+}
