@@ -141,7 +141,7 @@ function dialectText(d: { delimiter: string; sniffed: boolean } | null): string 
 }
 
 const TYPE_SPEC =
-  /^(int64|float64|bool|date|timestamp|string|json)$|^(time|duration)(?:\((s|ms|us|ns)\))?$|^decimal\((\d+),\s*(\d+)\)$/;
+  /^(int64|float64|float32|float16|bool|date|timestamp|string|json)$|^(time|duration)(?:\((s|ms|us|ns)\))?$|^decimal\((\d+),\s*(\d+)\)$/;
 
 /**
  * The forced column types `--types a=json,b=decimal(18,2),c=time(ms)` names. A column
@@ -162,7 +162,7 @@ export function parseTypes(raw: string | undefined): Record<string, ForcedType> 
     const m = TYPE_SPEC.exec(spec);
     if (at <= 0 || m === null) {
       throw new UsageError(
-        `--types entry '${entry}' is not COLUMN=TYPE with TYPE one of int64, float64, bool, date, timestamp, string, json, time(UNIT), duration(UNIT), decimal(P,S), e.g. --types tags=json,price=decimal(18,2)`,
+        `--types entry '${entry}' is not COLUMN=TYPE with TYPE one of int64, float64, float32, float16, bool, date, timestamp, string, json, time(UNIT), duration(UNIT), decimal(P,S), e.g. --types tags=json,price=decimal(18,2)`,
       );
     }
     if (m[1] !== undefined) out[name] = m[1] as ColumnType;

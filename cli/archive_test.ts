@@ -106,6 +106,11 @@ Deno.test("parseRows() and parseTypes() read their flags or refuse them by name"
     c: { type: "time", unit: "ms" },
     d: { type: "duration", unit: "us" },
   });
+  assert.deepEqual(parseTypes("x=float32,y=float16,z=float64"), {
+    x: "float32",
+    y: "float16",
+    z: "float64",
+  });
   assert.throws(() => parseTypes("a=list"), /--types entry 'a=list' is not COLUMN=TYPE/);
   assert.throws(() => parseTypes("=json"), UsageError);
 });

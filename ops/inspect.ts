@@ -237,9 +237,10 @@ export function statValue(
       const n = Number(wire);
       return Number.isSafeInteger(n) ? n : String(wire);
     }
-    case "float64":
     case "float32":
     case "float16":
+      return typeof wire === "number" ? Number(valueText(wire, field)) : wire;
+    case "float64":
     case "bool":
     case "string":
     case "json":
@@ -341,6 +342,8 @@ export function displayCell(
   }
   if (typeof v === "bigint") return valueText(v, field);
   if (typeof v === "number" && !Number.isFinite(v)) return String(v);
+  // A float32/float16 as its shortest text's number (0.1, not 0.10000000149011612).
+  if (field.type === "float32" || field.type === "float16") return Number(valueText(v, field));
   return v;
 }
 
