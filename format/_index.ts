@@ -183,7 +183,12 @@ export async function readIndex(source: ByteSource, path: string): Promise<Archi
       );
     }
   }
-  const { header, schema } = decodeHeaderOfMinor(headerJson, minor, fail);
+  const { header, schema } = parseOfMinor(
+    () => decodeHeader(headerJson),
+    minor,
+    fail,
+    PREAMBLE_SIZE,
+  );
   if (header.encryption !== null && minor < VERSION_MINOR_ENCRYPTED) {
     throw fail(
       "CORRUPT",
@@ -218,10 +223,11 @@ export async function readIndex(source: ByteSource, path: string): Promise<Archi
     );
   }
   const sinceChunks = schema.map((f) => header.columns[f.name]!.since_chunk ?? 0);
-  const footer = footerOfMinor(
+  const footer = parseOfMinor(
     () => decodeFooter(footerJson, schema.length, footerStart, sinceChunks),
     minor,
     fail,
+    footerStart,
   );
   if (footer.payload_offset !== headerEnd) {
     throw fail(
@@ -241,36 +247,16 @@ export async function readIndex(source: ByteSource, path: string): Promise<Archi
 }
 
 /**
- * Parses the header; a header this reader cannot parse in a file of a newer minor than
- * it knows is `UNSUPPORTED_VERSION` (a type or field added later), not `CORRUPT`.
+ * Parses a header or footer; one this reader cannot parse in a file of a newer minor
+ * than it knows is `UNSUPPORTED_VERSION` (a type, member or layout added later, as
+ * 1.8's null block entries are to a 1.7 reader), not `CORRUPT`.
  */
-function decodeHeaderOfMinor(
-  headerJson: Uint8Array,
+function parseOfMinor<T>(
+  parse: () => T,
   minor: number,
   fail: (code: "UNSUPPORTED_VERSION", message: string, offset?: number) => FormatError,
-): ReturnType<typeof decodeHeader> {
-  try {
-    return decodeHeader(headerJson);
-  } catch (cause) {
-    if (minor <= VERSION_MINOR_READ || !(cause instanceof FormatError)) throw cause;
-    throw fail(
-      "UNSUPPORTED_VERSION",
-      `format version ${VERSION_MAJOR}.${minor} is newer than this reader (it reads up to ${VERSION_MAJOR}.${VERSION_MINOR_READ}): ${cause.message}`,
-      PREAMBLE_SIZE,
-    );
-  }
-}
-
-/**
- * Parses the footer; a footer this reader cannot parse in a file of a newer minor than
- * it knows is `UNSUPPORTED_VERSION` (a layout added later, as 1.8's null block entries
- * were to a 1.7 reader), not `CORRUPT`.
- */
-function footerOfMinor(
-  parse: () => ArchiveFooter,
-  minor: number,
-  fail: (code: "UNSUPPORTED_VERSION", message: string, offset?: number) => FormatError,
-): ArchiveFooter {
+  offset: number,
+): T {
   try {
     return parse();
   } catch (cause) {
@@ -278,6 +264,7 @@ function footerOfMinor(
     throw fail(
       "UNSUPPORTED_VERSION",
       `format version ${VERSION_MAJOR}.${minor} is newer than this reader (it reads up to ${VERSION_MAJOR}.${VERSION_MINOR_READ}): ${cause.message}`,
+      offset,
     );
   }
 }
