@@ -8,9 +8,9 @@
  * 4 or 2 bytes a row instead of 5 or 3.
  *
  * A float16 has 5 exponent bits, too few for most columns' magnitudes, so each block
- * stores its halves scaled by a power of two `2^k` (`k` from the block's largest
- * magnitude, its binade mapped to the halves' top one): any block whose finite values
- * span at most 30 binades fits. A float32 block is not scaled.
+ * stores its halves scaled by a power of two `2^k`, `k` placing the halves' 30 normal
+ * binades where they cover most of the block's values (a block spanning at most 30
+ * binades fits whole; outliers become exceptions). A float32 block is not scaled.
  *
  * A value the narrow float does not hold exactly (every NaN, a magnitude out of range,
  * a subnormal that loses bits) is an exception: its row and its rounded float64
@@ -52,6 +52,40 @@ function binade(a: number): number {
   return e;
 }
 
+/** Binades a float16 holds as normal numbers (2^-14 up to 2^15). */
+const HALF_BINADES = 30;
+
+/**
+ * The scale exponent of a float16 block: the 30-binade window of the halves' normal
+ * numbers placed where it covers the most finite non-zero values (the highest such
+ * window on a tie), so a few outliers become exceptions instead of pushing every other
+ * value out of range.
+ */
+function halfScale(values: Float64Array): number {
+  const OFFSET = 1074; // binade -1074 (the least subnormal double) is bin 0
+  const counts = new Uint32Array(OFFSET + 1024);
+  let any = false;
+  for (let i = 0; i < values.length; i++) {
+    const a = Math.abs(values[i]!);
+    if (a === 0 || a === Infinity || a !== a) continue;
+    counts[binade(a) + OFFSET]!++;
+    any = true;
+  }
+  if (!any) return 0;
+  let window = 0;
+  let best = -1;
+  let top = 0;
+  for (let b = 0; b < counts.length; b++) {
+    window += counts[b]!;
+    if (b >= HALF_BINADES) window -= counts[b - HALF_BINADES]!;
+    if (window >= best && counts[b]! > 0) {
+      best = window;
+      top = b - OFFSET;
+    }
+  }
+  return Math.min(MAX_SCALE, Math.max(MIN_SCALE, top - 15));
+}
+
 function zigzag(k: number): number {
   return k < 0 ? -2 * k - 1 : 2 * k;
 }
@@ -73,15 +107,7 @@ function makeNarrowQuantizer(
     const n = values.length;
     const words = quantizedWords(values, quantization);
     const rounded = floatsFromWords(words);
-    let k = 0;
-    if (half) {
-      let max = 0;
-      for (let i = 0; i < n; i++) {
-        const a = Math.abs(rounded[i]!);
-        if (a > max && a !== Infinity) max = a;
-      }
-      k = max === 0 ? 0 : Math.min(MAX_SCALE, Math.max(MIN_SCALE, binade(max) - 15));
-    }
+    const k = half ? halfScale(rounded) : 0;
     const scale = 2 ** k;
     const narrow = half ? new Uint16Array(n) : new Uint32Array(n);
     const single = new Float32Array(1);

@@ -116,6 +116,16 @@ Deno.test("floatQuantLowF16.encode() declines values spanning more binades than 
     encodeWith(floatQuantLowF16, { type: "float64", values: some, validity: null }).bytes,
     null,
   );
+  // A huge outlier does not push the other values out of the halves' range either.
+  const huge = Float64Array.from({ length: 100 }, (_, i) => (i === 3 ? 1e300 : 1000 + i));
+  const column = { type: "float64" as const, values: huge, validity: null };
+  const bytes = encodeWith(floatQuantLowF16, column).bytes!;
+  assert.ok(bytes !== null && bytes.length < 2 * 100 + 20, "one exception, not a fallback");
+  const back = floatQuantLowF16.decode(bytes, 100, { field: fieldOf("float64"), deps: [] });
+  assert.deepEqual(
+    floatBits(back.values as Float64Array),
+    floatBits(roundTrip(QUANTIZER_FOR.QUANT_LOW!, column).decoded.values as Float64Array),
+  );
 });
 
 Deno.test("floatQuantMediumF32.decode() refuses exception rows out of order or past the end", () => {
