@@ -41,6 +41,14 @@ export type { AppendOptions, AppendSummary } from "./ops/append.ts";
 export { diff, formatDiff } from "./ops/diff.ts";
 export { schemaDiff, typeText } from "./ops/schema_diff.ts";
 export { parseSchemaJson } from "./ops/evolve.ts";
+// Field and Schema are each a type and a value (Field.of, Schema.of, Schema.parse, …).
+export {
+  Field,
+  type FieldOptions,
+  type FieldValues,
+  Schema,
+  type SchemaValues,
+} from "./ops/schema.ts";
 export type { SchemaChange, SchemaChangeKind, SchemaDiff } from "./ops/schema_diff.ts";
 export type { ChunkDiff, ChunkStatus, DiffReport, DiffSide } from "./ops/diff.ts";
 export { compileWhere, parseWhere } from "./ops/where.ts";
@@ -80,11 +88,11 @@ export type {
   Column,
   ColumnType,
   DecimalColumn,
-  Field,
+  Field as ColumnField,
   Float16Column,
   Float32Column,
   FloatColumn,
-  Schema,
+  Schema as ColumnSchema,
   StringColumn,
   TimeUnit,
 } from "./format/column.ts";
