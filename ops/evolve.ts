@@ -5,8 +5,8 @@
  * column the target lacks is dropped (and never read); a type change is made only where
  * `schemaDiff` calls it compatible — every old value has one exact form in the new type
  * (int64 → a decimal with 19 integer digits or more, a decimal to a wider one of the same
- * scale, date → timestamp, a timestamp, time or duration to a finer unit, anything →
- * string in the text a CSV thaw writes) — and anything else is refused before a row is
+ * scale, float16 → float32 → float64 bit for bit, date → timestamp, a timestamp, time or
+ * duration to a finer unit, anything → string in the text a CSV thaw writes) — and anything else is refused before a row is
  * read, as SCHEMA_INCOMPATIBLE naming the columns and why. No value is ever rounded.
  *
  * A target schema is given as JSON: a list of fields (`[{"name", "type", "nullable",
@@ -24,6 +24,7 @@ import {
   type Schema,
   type TimeUnit,
 } from "../format/column.ts";
+import { float16BitsToFloat32Bits } from "../format/float16.ts";
 import { schemaFromJson } from "../format/header.ts";
 import { cellText } from "../io/cell_text.ts";
 import { OpsError } from "./errors.ts";
@@ -144,6 +145,7 @@ function cast(column: Column, from: Field, to: Field, rows: number): Column {
     for (let i = 0; i < rows; i++) values[i] = BigInt(source[i]!) * factor;
     return { type: "decimal", values, validity };
   }
+  if (to.type === "float64" || to.type === "float32") return widenFloat(column, to.type, rows);
   // Ticks to a finer unit, or days to a timestamp's ticks.
   const ticks = column.values as BigInt64Array;
   const factor = from.type === "date"
@@ -152,6 +154,37 @@ function cast(column: Column, from: Field, to: Field, rows: number): Column {
   const values = new BigInt64Array(rows);
   for (let i = 0; i < rows; i++) values[i] = ticks[i]! * factor;
   return { type: to.type as "timestamp", values, validity };
+}
+
+/**
+ * float16 → float32 or float64, float32 → float64, bit for bit: a finite value is the
+ * same number, and a NaN keeps its sign and payload (what IEEE 754 widening does; a
+ * plain JS conversion would make every NaN the canonical one).
+ */
+function widenFloat(column: Column, to: "float32" | "float64", rows: number): Column {
+  const validity = column.validity;
+  const single = new Uint32Array(rows);
+  if (column.type === "float16") {
+    for (let i = 0; i < rows; i++) single[i] = float16BitsToFloat32Bits(column.values[i]!);
+  } else {
+    const f = column.values as Float32Array;
+    single.set(new Uint32Array(f.buffer, f.byteOffset, rows));
+  }
+  if (to === "float32") {
+    return { type: "float32", values: new Float32Array(single.buffer), validity };
+  }
+  const values = new Float64Array(rows);
+  const words = new Uint32Array(values.buffer);
+  const asFloat = new Float32Array(single.buffer);
+  for (let i = 0; i < rows; i++) {
+    const bits = single[i]!;
+    if ((bits & 0x7f800000) === 0x7f800000 && (bits & 0x7fffff) !== 0) {
+      // NaN: sign, all-ones exponent, the 23 payload bits at the top of the 52.
+      words[2 * i + 1] = ((bits & 0x80000000) | 0x7ff00000 | ((bits & 0x7fffff) >>> 3)) >>> 0;
+      words[2 * i] = ((bits & 7) << 29) >>> 0;
+    } else values[i] = asFloat[i]!;
+  }
+  return { type: "float64", values, validity };
 }
 
 /**
@@ -195,6 +228,8 @@ export function parseSchemaJson(text: string, name: string): Schema {
 const TYPES = new Set([
   "int64",
   "float64",
+  "float32",
+  "float16",
   "bool",
   "date",
   "timestamp",

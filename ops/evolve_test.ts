@@ -136,6 +136,62 @@ Deno.test("a target schema is read from a field list or audit's stored_schema, a
   assert.throws(() => parseSchemaJson('[{"name":"d","type":"decimal"}]', "x.json"), /precision/);
 });
 
+Deno.test("float16 and float32 columns widen bit for bit, NaN payloads too; narrowing is refused", async () => {
+  const path = join(dir, "floats.pf");
+  const single = Uint32Array.of(0x3f800000, 0x7fc01234, 0xffa00001, 0x80000000, 0x00000001);
+  const half = Uint16Array.of(0x3c00, 0x7e01, 0xfc01, 0x8000, 0x0001);
+  const schema: Schema = [
+    { name: "s", type: "float32", nullable: true },
+    { name: "h", type: "float16", nullable: true },
+  ];
+  await writeTestArchive(path, {
+    schema,
+    columns: [
+      { type: "float32", values: new Float32Array(single.buffer), validity: null },
+      { type: "float16", values: half, validity: Uint8Array.of(1, 1, 1, 1, 0) },
+    ],
+    length: 5,
+  });
+  const wide = await thawTable(path, {
+    schema: [
+      { name: "s", type: "float64", nullable: true },
+      { name: "h", type: "float32", nullable: true },
+    ],
+  });
+  const bits64 = (i: number) => {
+    const v = new Float64Array([0]);
+    v[0] = wide.getChild("s")!.get(i) as number;
+    return new BigUint64Array(v.buffer)[0]!;
+  };
+  // The Arrow column's own buffer: reading a NaN through a JS number may canonicalize it.
+  const s64 = new BigUint64Array(
+    wide.getChild("s")!.data[0]!.values.buffer,
+    wide.getChild("s")!.data[0]!.values.byteOffset,
+    5,
+  );
+  assert.deepEqual([...s64], [
+    0x3ff0000000000000n,
+    0x7ff8024680000000n, // quiet NaN, payload 0x401234 at the top of 52 bits
+    0xfff4000020000000n, // negative signalling NaN, payload kept
+    0x8000000000000000n, // -0
+    0x36a0000000000000n, // the smallest float32 subnormal
+  ]);
+  assert.equal(bits64(0), 0x3ff0000000000000n);
+  const h32 = new Uint32Array(
+    wide.getChild("h")!.data[0]!.values.buffer,
+    wide.getChild("h")!.data[0]!.values.byteOffset,
+    5,
+  );
+  assert.deepEqual([...h32].slice(0, 4), [0x3f800000, 0x7fc02000, 0xff802000, 0x80000000]);
+  assert.equal(wide.getChild("h")!.get(4), null);
+  await assert.rejects(
+    thaw(path, join(dir, "narrow.csv"), {
+      schema: [{ name: "s", type: "float16", nullable: true }],
+    }),
+    /column 's' type changed \(float32 → float16\): a float16 would round float32 values/,
+  );
+});
+
 Deno.test("evolve: teardown", async () => {
   await Deno.remove(dir, { recursive: true });
 });

@@ -6,7 +6,8 @@
  * - a column **removed**: compatible (it is dropped);
  * - a **type change**: compatible when every old value has one exact form in the new type:
  *   int64 → decimal with 19 integer digits or more, a decimal to a wider one with the same
- *   scale, date → timestamp, a timestamp, time or duration to a finer unit, and anything →
+ *   scale, float16 → float32 → float64, date → timestamp, a timestamp, time or duration to a
+ *   finer unit, and anything →
  *   string; int64 → float64 is not (integers past 2^53 have no exact double), nor is any
  *   narrowing;
  * - **nullability**: not null → nullable is compatible, nullable → not null is not.
@@ -111,6 +112,13 @@ function castable(from: Field, to: Field): { ok: boolean; reason: string } {
     return ok
       ? { ok, reason: "a finer unit holds every coarser tick" }
       : { ok, reason: "a coarser unit would round values" };
+  }
+  const width: Partial<Record<string, number>> = { float16: 16, float32: 32, float64: 64 };
+  const [fromBits, toBits] = [width[from.type], width[to.type]];
+  if (fromBits !== undefined && toBits !== undefined) {
+    return toBits >= fromBits
+      ? { ok: true, reason: "a wider float holds every value exactly, NaN payloads too" }
+      : { ok: false, reason: `a ${to.type} would round ${from.type} values` };
   }
   if (from.type === "int64" && to.type === "float64") {
     return { ok: false, reason: "integers past 2^53 have no exact float64" };
