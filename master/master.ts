@@ -558,6 +558,8 @@ export class Master {
    */
   job(jobId: string): JobRecord {
     const job = this.#s.job(jobId);
+    // What a client is shown is on disk: a task it saw DONE is never frozen again.
+    this.#s.store.flush();
     const tasks: TaskRecord[] = (this.#s.tasks.get(jobId) ?? []).map((t) => ({
       task_id: t.task_id,
       index: t.index,
@@ -584,6 +586,7 @@ export class Master {
 
   /** Every job, newest first, without tasks. */
   jobs(): JobSummary[] {
+    this.#s.store.flush(); // what a client is shown is on disk (see `job`)
     return [...this.#s.jobs.values()].reverse().map((j) => this.#summary(j));
   }
 

@@ -18,7 +18,9 @@
  * objects are the master's own), so a task handed out and done within one flush is
  * one write. A master killed meanwhile loses at most those rows: a task whose DONE
  * was not yet written is frozen again, one whose hand-out was not is queued again
- * (its worker is told to drop it when it re-registers): no result is ever wrong.
+ * (its worker is told to drop it when it re-registers): no result is ever wrong. The
+ * master flushes before it shows a job (`GET /jobs`, `GET /jobs/{id}`), so a task a
+ * client has seen DONE is on disk and never frozen again.
  *
  * Owns no logic: rows in, rows out.
  *
