@@ -8,9 +8,10 @@
  * runner) and, where `deno compile` can fetch its runtime, the compiled binary.
  *
  * `deno task bench` calls {@link startFigures}; alone:
- * `deno run -A bench/start_bench.ts [--root DIR] [--rounds N]` (`--root` runs another
- * checkout's `main.ts`, e.g. an older commit for a before/after; archives are frozen
- * from the vega-datasets cache that `deno task bench` fills).
+ * `deno run -A bench/start_bench.ts [--root DIR] [--before DIR] [--rounds N] [--big F]
+ * [--small F]` (`--root` runs another checkout's `main.ts`; `--before` adds one, e.g. a
+ * worktree of an older commit, to the same rounds for a before/after; the archives
+ * are frozen from the vega-datasets cache that `deno task bench` fills unless given).
  *
  * Rounds alternate the commands, so load on a shared machine hits each alike. The
  * minimum is the figure (what a command costs when nothing competes for the CPU);
@@ -19,7 +20,7 @@
  *
  * @module
  */
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { freeze } from "../mod.ts";
 import { parseArgs } from "../internal/config.ts";
@@ -35,6 +36,11 @@ const SLICE = "1500000:1500010";
 export interface StartOptions {
   /** The checkout whose `main.ts` and `deno.json` run (default: this one). */
   root?: string;
+  /**
+   * Another checkout (e.g. a worktree of an older commit) whose CLI runs in the same
+   * rounds, for a before/after measured under the same load.
+   */
+  before?: string;
   /** flights-3m, frozen (any codec). */
   big: string;
   /** Its name in the table (default `flights-3m`). */
@@ -112,6 +118,10 @@ async function compiled(root: string, work: string): Promise<string | { why: str
   return { why: why ?? `exit ${out.code}` };
 }
 
+function signed(ms: number): string {
+  return `${ms < 0 ? "−" : "+"}${Math.abs(ms).toFixed(0)}`;
+}
+
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)]!;
@@ -130,27 +140,31 @@ export async function startFigures(options: StartOptions): Promise<string[]> {
   const bigName = options.bigName ?? "flights-3m";
   const deno = Deno.execPath();
   const run = await cliTaskArgs(root);
-  const cli = (label: string, ...args: string[]): Case => ({
-    label,
-    cmd: deno,
-    args: [...run.slice(0, -1), join(root, "main.ts"), ...args],
-    cwd: root,
-  });
+  /** The CLI commands, as a checkout's `deno task cli` runs them. */
+  const cliCases = async (checkout: string): Promise<Case[]> => {
+    const flags = (await cliTaskArgs(checkout)).slice(0, -1);
+    const cli = (label: string, ...args: string[]): Case => ({
+      label,
+      cmd: deno,
+      args: [...flags, join(checkout, "main.ts"), ...args],
+      cwd: checkout,
+    });
+    return [
+      cli("`permafrost --version`", "--version"),
+      cli("`permafrost --help`", "--help"),
+      cli("`permafrost audit small.pf`", "audit", options.small),
+      cli("`permafrost peek small.pf`", "peek", options.small),
+      cli("`permafrost verify small.pf`", "verify", options.small),
+      cli(
+        `\`permafrost thaw ${bigName}.pf - --rows ${sliceRows}\``,
+        ...["thaw", options.big, "-", "--rows", sliceRows],
+      ),
+    ];
+  };
+  const before = options.before === undefined ? [] : await cliCases(options.before);
   const cases: Case[] = [
     { label: "`deno eval 1` (the runtime alone)", cmd: deno, args: ["eval", "1"], cwd: root },
-    cli("`permafrost --version`", "--version"),
-    cli("`permafrost --help`", "--help"),
-    cli("`permafrost audit small.pf`", "audit", options.small),
-    cli("`permafrost peek small.pf`", "peek", options.small),
-    cli("`permafrost verify small.pf`", "verify", options.small),
-    cli(
-      `\`permafrost thaw ${bigName}.pf - --rows ${sliceRows}\``,
-      "thaw",
-      options.big,
-      "-",
-      "--rows",
-      sliceRows,
-    ),
+    ...await cliCases(root),
     {
       label: "`deno task cli audit small.pf` (task runner + CLI)",
       cmd: deno,
@@ -173,31 +187,41 @@ export async function startFigures(options: StartOptions): Promise<string[]> {
       cwd: root,
     });
   }
-  for (const c of cases) await timeOnce(c); // warm the caches (code cache, npm, disk)
-  const samples = cases.map(() => [] as number[]);
+  const all = [...cases, ...before];
+  for (const c of all) await timeOnce(c); // warm the caches (code cache, npm, disk)
+  const samples = all.map(() => [] as number[]);
   for (let round = 0; round < rounds; round++) {
-    for (const [i, c] of cases.entries()) samples[i]!.push(await timeOnce(c));
+    for (const [i, c] of all.entries()) samples[i]!.push(await timeOnce(c));
   }
-  const timings: Timing[] = cases.map((c, i) => ({
+  const measured: Timing[] = all.map((c, i) => ({
     label: c.label,
     min: Math.min(...samples[i]!),
     median: median(samples[i]!),
   }));
+  const timings = measured.slice(0, cases.length);
+  const beforeOf = (label: string) => measured.slice(cases.length).find((t) => t.label === label);
   const [anchor, version] = timings;
   const slice = timings.find((t) => t.label.includes("--rows"))!;
   const sliceWork = slice.min - version!.min;
   const lines = [
-    `Whole-process wall time in ms, ${rounds} rounds alternating the commands, minimum and median ` +
+    `Whole-process wall time in ms, ${rounds} round(s) alternating the commands, minimum and median ` +
     `(Deno ${Deno.version.deno}, ${navigator.hardwareConcurrency} cores). The CLI runs as ` +
     "`deno task cli` runs it: `deno " + run.slice(0, -1).join(" ") + " main.ts …`.",
     "",
-    "| command | min | median | min over `deno eval 1` | goal ≤ 80 ms |",
-    "|---|---|---|---|---|",
-    ...timings.map((t, i) =>
-      `| ${t.label} | ${t.min.toFixed(0)} | ${t.median.toFixed(0)} | ${
-        i === 0 ? "—" : `+${(t.min - anchor!.min).toFixed(0)}`
-      } | ${i === 0 || t.label.includes("task") ? "—" : t.min <= GOAL_MS ? "met" : "**not met**"} |`
-    ),
+    `| command | min | median | min over \`deno eval 1\` | goal ≤ 80 ms |${
+      options.before ? " before: min (median) |" : ""
+    }`,
+    `|---|---|---|---|---|${options.before ? "---|" : ""}`,
+    ...timings.map((t, i) => {
+      const was = beforeOf(t.label);
+      return `| ${t.label} | ${t.min.toFixed(0)} | ${t.median.toFixed(0)} | ${
+        i === 0 ? "—" : signed(t.min - anchor!.min)
+      } | ${
+        i === 0 || t.label.includes("task") ? "—" : t.min <= GOAL_MS ? "met" : "**not met**"
+      } |${
+        options.before ? ` ${was ? `${was.min.toFixed(0)} (${was.median.toFixed(0)})` : "—"} |` : ""
+      }`;
+    }),
     "",
     `- 10-row slice: ${sliceWork.toFixed(0)} ms of work beyond start (its minimum less ` +
     `\`permafrost --version\`'s; goal ≤ ${SLICE_WORK_GOAL_MS} ms: ${
@@ -211,18 +235,32 @@ export async function startFigures(options: StartOptions): Promise<string[]> {
 }
 
 if (import.meta.main) {
-  const { flags } = parseArgs(Deno.args, { string: ["root", "rounds"] });
-  const root = typeof flags.root === "string" ? flags.root : undefined;
+  const { flags } = parseArgs(Deno.args, {
+    string: ["root", "before", "rounds", "big", "small"],
+  });
+  const text = (name: string) =>
+    typeof flags[name] === "string" ? flags[name] as string : undefined;
   const here = fileURLToPath(new URL(".", import.meta.url));
   const data = join(here, ".cache", "vega-datasets-3.2.1", "package", "data");
   const work = await Deno.makeTempDir({ dir: join(here, ".cache"), prefix: "start-" });
   try {
-    const big = join(work, "flights-3m.pf");
-    const small = join(work, "seattle-weather.pf");
-    await freeze(join(data, "flights-3m.parquet"), big, { codec: "zstd" });
-    await freeze(join(data, "seattle-weather.csv"), small, { codec: "zstd" });
-    const rounds = typeof flags.rounds === "string" ? Number(flags.rounds) : undefined;
-    const lines = await startFigures({ root, big, small, work, rounds });
+    // Archives given (--big, --small) or frozen here; give them when --before names a
+    // checkout whose reader predates this one's format.
+    const big = resolve(text("big") ?? join(work, "flights-3m.pf"));
+    const small = resolve(text("small") ?? join(work, "seattle-weather.pf"));
+    if (!text("big")) await freeze(join(data, "flights-3m.parquet"), big, { codec: "zstd" });
+    if (!text("small")) {
+      await freeze(join(data, "seattle-weather.csv"), small, { codec: "zstd" });
+    }
+    const rounds = text("rounds") === undefined ? undefined : Number(text("rounds"));
+    const lines = await startFigures({
+      root: text("root"),
+      before: text("before"),
+      big,
+      small,
+      work,
+      rounds,
+    });
     Deno.stdout.writeSync(new TextEncoder().encode(lines.join("\n") + "\n"));
   } finally {
     await Deno.remove(work, { recursive: true });
