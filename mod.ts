@@ -194,3 +194,18 @@ export { OpsError } from "./ops/errors.ts";
 export * from "./client/mod.ts";
 export { Permafrost } from "./context.ts";
 export type { DatasetRowsOptions, PermafrostOptions } from "./context.ts";
+
+// Never run: lower layers load these modules by computed specifiers, so that the CLI
+// starts without them and their npm packages (cli/lazy.ts says why). Named here by
+// literal ones, they are in the module graph of every script that imports this
+// module: `deno compile` embeds them and a narrow --allow-read is enough.
+const _loadedByComputedSpecifiers = () => [
+  import("./storage/s3.ts"),
+  import("./storage/az.ts"),
+  import("./storage/gs.ts"),
+  import("./codecs/_liblzma.ts"),
+  import("./keys/_aws4fetch.ts"),
+  import("./io/_write_arrow.ts"),
+  import("./io/_write_parquet.ts"),
+  import("./io/arrow_table.ts"),
+];

@@ -58,9 +58,9 @@ const OPERATIONS = {
 
 /**
  * Modules that other folders load by a computed specifier for the same reason (the
- * remote stores, liblzma, aws4fetch, the Arrow and Parquet writers): listed here only
- * so that `deno compile` includes them. `cli/start_graph_test.ts` fails when a
- * computed import elsewhere is missing.
+ * remote stores, liblzma, aws4fetch, the Arrow and Parquet writers): listed here so
+ * that `deno compile` includes them. `cli/start_graph_test.ts` fails when a computed
+ * import elsewhere is missing here or from `mod.ts`'s graph.
  */
 const LOADED_ELSEWHERE = [
   "../storage/s3.ts",
@@ -128,6 +128,14 @@ export type LazyName = keyof typeof PATHS & keyof LazyModules;
 /** The URL of every module no static import names (for `deno compile --include`). */
 export const LAZY_MODULES: readonly URL[] = Object.freeze(
   [...Object.values(_sameNames), ...LOADED_ELSEWHERE].map((path) => new URL(path, import.meta.url)),
+);
+
+/**
+ * The modules other folders load by computed specifiers. `mod.ts` names them by
+ * literal ones, so that a library user's module graph holds them.
+ */
+export const LOADED_ELSEWHERE_MODULES: readonly URL[] = Object.freeze(
+  LOADED_ELSEWHERE.map((path) => new URL(path, import.meta.url)),
 );
 
 /** The command families' modules: what `--help` loads besides `main.ts`'s own graph. */

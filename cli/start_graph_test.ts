@@ -9,7 +9,12 @@
 import assert from "node:assert/strict";
 import { relative } from "node:path";
 import { fileURLToPath as fromFileUrl } from "node:url";
-import { FAMILY_MODULES, type FamilyModules, LAZY_MODULES } from "./lazy.ts";
+import {
+  FAMILY_MODULES,
+  type FamilyModules,
+  LAZY_MODULES,
+  LOADED_ELSEWHERE_MODULES,
+} from "./lazy.ts";
 import * as archive from "./archive.ts";
 import * as query from "./query.ts";
 import * as storage from "./storage.ts";
@@ -128,4 +133,12 @@ Deno.test("every module loaded by a computed specifier is in deno compile's --in
   };
   await walk(ROOT);
   assert.deepEqual(missing, [], "add these to LOADED_ELSEWHERE in cli/lazy.ts");
+});
+
+Deno.test("a script importing mod.ts has every module loaded by a computed specifier in its graph", async () => {
+  // So that `deno compile` of a library user's script embeds them and a narrow
+  // --allow-read (which a computed import of a file would need) is enough.
+  const graph = await runtimeGraph([new URL("mod.ts", ROOT)]);
+  const missing = LOADED_ELSEWHERE_MODULES.filter((u) => !graph.has(u.href)).map((u) => u.href);
+  assert.deepEqual(missing, [], "name these in mod.ts");
 });
