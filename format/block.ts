@@ -88,14 +88,14 @@ export function predictBlock(
     const conditioned = smallest(conditionersFor(field), values, { field, deps, warn });
     if (conditioned) return conditioned;
   }
-  // The narrow quantizer of the level (float32/float16 storage) first; the wide one
-  // when it declines (too many values it cannot hold): both decode to the same values.
-  for (
-    const quantizer of [NARROW_QUANTIZER_FOR[plan.quantization], QUANTIZER_FOR[plan.quantization]]
-  ) {
-    if (field.type !== "float64" || !quantizer) continue;
-    const bytes = quantizer.encode(values, { field, deps: [], warn });
-    if (bytes) return { predictor: quantizer, bytes };
+  // A quantized column: the narrow quantizer of the level (float32/float16 storage) and
+  // the wide one decode to the same values, so the trial keeps the smaller (the wide
+  // one alone when the narrow one declines, too many values it cannot hold).
+  const quantizers = [NARROW_QUANTIZER_FOR[plan.quantization], QUANTIZER_FOR[plan.quantization]]
+    .filter((q): q is Predictor => q !== null);
+  if (field.type === "float64" && quantizers.length > 0) {
+    const quantized = smallest(quantizers, values, { field, deps: [], warn });
+    if (quantized) return quantized;
   }
   // A warning is about the data (e.g. timestamps going backwards), so it is
   // issued whichever predictor wins the trial — once per code.

@@ -63,10 +63,14 @@ Deno.test("freeze() at QUANT_MEDIUM/QUANT_LOW thaws to exactly the quantizer's r
   });
   const report = await audit(`${TMP}/quant.pf`);
   assert.equal(report.format_version, "1.7");
-  assert.deepEqual(report.columns.map((c) => Object.keys(c.predictors)), [
-    ["float_quant_medium_f32"],
-    ["float_quant_low_f16"],
-  ]);
+  // Each block is stored narrow or wide, whichever the trial finds smaller.
+  const allowed = [
+    ["float_quant_medium_f32", "float_quant_medium"],
+    ["float_quant_low_f16", "float_quant_low"],
+  ];
+  report.columns.forEach((c, i) => {
+    for (const id of Object.keys(c.predictors)) assert.ok(allowed[i]!.includes(id), id);
+  });
   const back = await thawTable(`${TMP}/quant.pf`);
   for (const [name, level] of [["m", "QUANT_MEDIUM"], ["l", "QUANT_LOW"]] as const) {
     const got = back.getChild(name)!.toArray() as Float64Array;

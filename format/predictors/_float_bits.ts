@@ -92,32 +92,43 @@ export function readWordPlanes(
   }
 }
 
+/** What a plane predictor stores of each row's bit pattern `b[i]` (`b[-1] = 0`). */
+export type PlaneWord = "bits" | "xor" | "delta";
+
 /**
  * A byte-plane predictor of one narrow float type: `[varint n][plane 0]…[plane w-1]`,
  * plane `p` holding byte `p` (least significant first) of each row's word. The word is
- * the bit pattern itself, or with `xor` the pattern XOR the previous row's (the first
- * row XOR 0), as Gorilla and Chimp do before their bit-level coding: a slowly changing
- * series keeps its sign, exponent and top mantissa bits, so the high planes of the XOR
- * are mostly zero. The codec after the predictor does the entropy coding.
+ * the bit pattern itself (`bits`); or the pattern XOR the previous row's (`xor`), as
+ * Gorilla and Chimp do before their bit-level coding: a slowly changing series keeps its
+ * sign, exponent and top mantissa bits, so the high planes of the XOR are mostly zero;
+ * or the zigzag of the patterns' integer difference, wrapping mod 2^w (`delta`): among
+ * same-signed values the pattern orders like the value, so a smooth series makes small
+ * differences even where a carry flips many low bits of the XOR. The codec after the
+ * predictor does the entropy coding.
  *
  * @param id The predictor id.
  * @param type The column type it handles.
- * @param xor Whether each word is XORed with the previous row's pattern.
+ * @param word What each row stores (see above).
  * @returns The predictor.
  */
-export function planesPredictor(id: string, type: NarrowFloatType, xor: boolean): Predictor {
+export function planesPredictor(id: string, type: NarrowFloatType, word: PlaneWord): Predictor {
   const width = WIDTH[type];
   const matches = (field: Field) => field.type === type;
   function encode(column: Column): Uint8Array {
     const bits = bitsOf(id, column, type);
     const n = bits.length;
     let words = bits;
-    if (xor) {
+    if (word !== "bits") {
       words = type === "float32" ? new Uint32Array(n) : new Uint16Array(n);
+      const shift = 32 - 8 * width; // a float16 difference sign-extended from 16 bits
       let prev = 0;
       for (let i = 0; i < n; i++) {
         const b = bits[i]!;
-        words[i] = b ^ prev;
+        if (word === "xor") words[i] = b ^ prev;
+        else {
+          const d = ((b - prev) << shift) >> shift;
+          words[i] = ((d << 1) ^ (d >> 31)) >>> 0;
+        }
         prev = b;
       }
     }
@@ -132,7 +143,15 @@ export function planesPredictor(id: string, type: NarrowFloatType, xor: boolean)
     reader.end();
     const bits = type === "float32" ? new Uint32Array(length) : new Uint16Array(length);
     readWordPlanes(planes, width, bits);
-    if (xor) { for (let i = 1; i < length; i++) bits[i] = bits[i]! ^ bits[i - 1]!; }
+    if (word === "xor") { for (let i = 1; i < length; i++) bits[i] = bits[i]! ^ bits[i - 1]!; }
+    if (word === "delta") {
+      let prev = 0;
+      for (let i = 0; i < length; i++) {
+        const z = bits[i]!;
+        prev = (prev + ((z >>> 1) ^ -(z & 1))) | 0;
+        bits[i] = prev; // a typed array keeps the low 32 or 16 bits
+      }
+    }
     return columnOfBits(type, bits);
   }
   return Object.freeze(

@@ -26,4 +26,4 @@ import type { Predictor } from "./predictor.ts";
  * assert.deepEqual(float16Planes.decode(bytes, 3, { field, deps: [] }).values, column.values);
  * ```
  */
-export const float16Planes: Predictor = planesPredictor("float16_planes", "float16", false);
+export const float16Planes: Predictor = planesPredictor("float16_planes", "float16", "bits");

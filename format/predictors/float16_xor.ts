@@ -26,4 +26,4 @@ import type { Predictor } from "./predictor.ts";
  * assert.deepEqual(float16Xor.decode(bytes, 3, { field, deps: [] }).values, column.values);
  * ```
  */
-export const float16Xor: Predictor = planesPredictor("float16_xor", "float16", true);
+export const float16Xor: Predictor = planesPredictor("float16_xor", "float16", "xor");

@@ -26,4 +26,4 @@ import type { Predictor } from "./predictor.ts";
  * assert.deepEqual(float32Planes.decode(bytes, 3, { field, deps: [] }).values, column.values);
  * ```
  */
-export const float32Planes: Predictor = planesPredictor("float32_planes", "float32", false);
+export const float32Planes: Predictor = planesPredictor("float32_planes", "float32", "bits");

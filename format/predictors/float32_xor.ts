@@ -26,4 +26,4 @@ import type { Predictor } from "./predictor.ts";
  * assert.deepEqual(float32Xor.decode(bytes, 3, { field, deps: [] }).values, column.values);
  * ```
  */
-export const float32Xor: Predictor = planesPredictor("float32_xor", "float32", true);
+export const float32Xor: Predictor = planesPredictor("float32_xor", "float32", "xor");

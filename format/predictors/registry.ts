@@ -21,6 +21,8 @@ import { float64Planes } from "./float64_planes.ts";
 import { float32Planes } from "./float32_planes.ts";
 import { float32Xor } from "./float32_xor.ts";
 import { float32Alp } from "./float32_alp.ts";
+import { float32Delta } from "./float32_delta.ts";
+import { float16Delta } from "./float16_delta.ts";
 import { float16Planes } from "./float16_planes.ts";
 import { float16Xor } from "./float16_xor.ts";
 import { floatQuantLowF16, floatQuantMediumF32 } from "./float_quant_narrow.ts";
@@ -61,6 +63,8 @@ export const PREDICTORS: readonly Predictor[] = Object.freeze([
   floatQuantLowF16,
   float32Alp,
   freqRank,
+  float32Delta,
+  float16Delta,
 ]);
 
 /** The ids of every registered predictor, in the order of {@linkcode PREDICTORS}. Frozen. */

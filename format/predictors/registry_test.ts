@@ -36,6 +36,8 @@ const PINNED_IDS = [
   "float_quant_low_f16",
   "float32_alp",
   "freq_rank",
+  "float32_delta",
+  "float16_delta",
 ];
 
 Deno.test("PREDICTORS lists every predictor once, with its pinned id", () => {
