@@ -38,7 +38,7 @@
  */
 import type { Batch, Column, ColumnType, Field, Schema } from "../format/column.ts";
 import { FLOAT_TYPES } from "../format/column.ts";
-import { float16ToNumber } from "../format/float16.ts";
+import { float16ToNumber, numberToFloat16 } from "../format/float16.ts";
 import type { ColumnStats } from "../format/header.ts";
 import {
   parseDuration,
@@ -248,7 +248,8 @@ function readLiteral(field: Field, lit: WhereLiteral, text: string): Read {
     case "float64":
     case "float32":
     case "float16": {
-      // Compared as exact values: a float32 0.1 is 0.100000001490116…, not 0.1.
+      // A float32/float16 column compares with the literal read as its own type, as its
+      // values are read and shown (`price = 100.51` finds the float32 100.51).
       const l = s.toLowerCase();
       if (l === "inf" || l === "+inf" || l === "infinity" || l === "+infinity") {
         return { value: Infinity, exact: true };
@@ -262,7 +263,12 @@ function readLiteral(field: Field, lit: WhereLiteral, text: string): Read {
       }
       const m = DECIMAL_RE.exec(s);
       if (!m || (m[2] === "" && (m[3] ?? "") === "")) throw fail("a number");
-      return { value: Number(s), exact: true };
+      const x = Number(s);
+      if (field.type === "float32") return { value: Math.fround(x), exact: true };
+      if (field.type === "float16") {
+        return { value: float16ToNumber(numberToFloat16(x)), exact: true };
+      }
+      return { value: x, exact: true };
     }
     case "int64": {
       if (INT_RE.test(s)) return { value: BigInt(s), exact: true };
