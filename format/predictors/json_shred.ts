@@ -42,7 +42,9 @@
  *   stream), its other values (a string stream), each in row then slot order.
  *
  * A string stream is `u8 0` then a text stream, or `u8 1`, `varint d` (1..256),
- * a text stream of d distinct values and one u8 code per value. An integer
+ * a text stream of d distinct values and one u8 code per value, or `u8 2` then
+ * the values as a nested shredded block (`varint count`, then this layout again;
+ * at most 3 levels deep: nested objects such as `"props":{…}` get sub-columns too). An integer
  * stream is `u8 0` then planes of zigzag(v), or `u8 1` then planes of
  * zigzag(v[i] − v[i−1]) (v[−1] = 0, wrapping mod 2^64). Stream lengths are not
  * stored: the shapes and the row ids give them. Decoding refuses a target,
@@ -79,6 +81,8 @@ const MIN_OBJECT_SHARE = 0.7;
 const MIN_KEY_SHARE = 0.1;
 /** Most sub-columns of a block. */
 const MAX_KEYS = 32;
+/** Most levels of nested objects shredded inside a block (the top level is 0). */
+const MAX_DEPTH = 3;
 /** Most entries of a string stream's dictionary (one byte per code). */
 const MAX_DICTIONARY = 256;
 
@@ -310,8 +314,26 @@ function textsPart(values: readonly string[], column: string): Part {
   return { size: plan.size, write: (out, at) => writeTexts(plan, out, at) };
 }
 
-/** A string stream: a dictionary when it has at most 256 values and is smaller. */
-function stringsPart(values: readonly string[], column: string): Part {
+/**
+ * A string stream: the texts, a dictionary when it has at most 256 values, or the
+ * values shredded again (nested objects), whichever is smallest.
+ */
+function stringsPart(values: readonly string[], column: string, depth: number): Part {
+  const flat = flatStringsPart(values, column);
+  const nested = depth < MAX_DEPTH ? shred(values, column, depth + 1) : null;
+  if (nested === null || 1 + nested.length >= flat.size) return flat;
+  return {
+    size: 1 + nested.length,
+    write: (out, at) => {
+      out[at] = 2;
+      out.set(nested, at + 1);
+      return at + 1 + nested.length;
+    },
+  };
+}
+
+/** A string stream of the texts, or of a dictionary when it has at most 256 values and is smaller. */
+function flatStringsPart(values: readonly string[], column: string): Part {
   const raw = textsPart(values, column);
   const codeOf = new Map<string, number>();
   const dictionary: string[] = [];
@@ -410,7 +432,7 @@ function looksLikeObject(s: string): boolean {
  * @param column The column's name, for errors.
  * @returns The block, or null.
  */
-export function shred(values: readonly string[], column: string): Uint8Array | null {
+export function shred(values: readonly string[], column: string, depth = 0): Uint8Array | null {
   const n = values.length;
   let nonEmpty = 0;
   let candidates = 0;
@@ -487,12 +509,12 @@ export function shred(values: readonly string[], column: string): Uint8Array | n
     for (const slot of shape.slots) parts.push(varintPart(slot >>> 2), bytePart(slot & 3));
   }
   parts.push(textsPart(shapes.flatMap((shape) => shape.pieces), column));
-  parts.push(idsPart(ids), textsPart(rawRows, column), stringsPart(rest, column));
+  parts.push(idsPart(ids), textsPart(rawRows, column), stringsPart(rest, column, depth));
   for (let k = 0; k < K; k++) {
     parts.push(
-      stringsPart(strings[k]!, column),
+      stringsPart(strings[k]!, column, depth),
       intsPart(ints[k]!),
-      stringsPart(others[k]!, column),
+      stringsPart(others[k]!, column, depth),
     );
   }
   const out = new Uint8Array(parts.reduce((total, part) => total + part.size, 0));
@@ -516,12 +538,31 @@ function corrupt(what: string, message: string, offset: number, column: string):
   return new FormatError("CORRUPT", `Cannot decode ${what}: ${message}`, { column, offset });
 }
 
-function readStrings(reader: ByteReader, count: number, what: string, column: string): string[] {
+function readStrings(
+  reader: ByteReader,
+  count: number,
+  depth: number,
+  where: { what: string; column: string },
+): string[] {
+  const { what, column } = where;
   const modeAt = reader.offset;
   const mode = reader.u8("string stream mode");
   if (mode === 0) return readTexts(reader, count, what);
+  if (mode === 2 && depth < MAX_DEPTH) {
+    const countAt = reader.offset;
+    const nested = reader.varint("nested row count");
+    if (nested !== count) {
+      throw corrupt(what, `expected ${count} nested rows, found ${nested}`, countAt, column);
+    }
+    return readShredded(reader, count, depth + 1, { what: `nested ${what}`, column });
+  }
   if (mode !== 1) {
-    throw corrupt(what, `expected a string stream mode 0 or 1, found ${mode}`, modeAt, column);
+    throw corrupt(
+      what,
+      `expected a string stream mode 0, 1${depth < MAX_DEPTH ? " or 2" : ""}, found ${mode}`,
+      modeAt,
+      column,
+    );
   }
   const dAt = reader.offset;
   const d = reader.varint("dictionary size");
@@ -565,8 +606,23 @@ function readInts(reader: ByteReader, count: number, what: string, column: strin
 function decode(bytes: Uint8Array, length: number, context: DecodeContext): Column {
   checkDecodeField(ID, context.field, matches(context.field));
   const column = context.field.name;
-  const what = `${ID} block of column '${column}'`;
   const reader = openBlock(ID, bytes, length, context.field);
+  const values = readShredded(reader, length, 0, {
+    what: `${ID} block of column '${column}'`,
+    column,
+  });
+  reader.end();
+  return textColumn(context.field, values);
+}
+
+/** Reads a shredded block's body (after its row count) at nesting `depth`. */
+function readShredded(
+  reader: ByteReader,
+  length: number,
+  depth: number,
+  where: { what: string; column: string },
+): string[] {
+  const { what, column } = where;
 
   const kAt = reader.offset;
   const K = reader.varint("sub-column count");
@@ -646,15 +702,14 @@ function decode(bytes: Uint8Array, length: number, context: DecodeContext): Colu
     }
   }
   const rawRows = readTexts(reader, rowsOfShape[0]!, `raw rows of ${what}`);
-  const rest = readStrings(reader, restCount, `rest of ${what}`, column);
+  const rest = readStrings(reader, restCount, depth, { what: `rest of ${what}`, column });
   const streams: string[][] = [];
   for (let k = 0; k < K; k++) {
     const sub = `sub-column ${k + 1} of ${what}`;
-    streams.push(readStrings(reader, counts[3 * k]!, sub, column));
+    streams.push(readStrings(reader, counts[3 * k]!, depth, { what: sub, column }));
     streams.push(readInts(reader, counts[3 * k + 1]!, sub, column));
-    streams.push(readStrings(reader, counts[3 * k + 2]!, sub, column));
+    streams.push(readStrings(reader, counts[3 * k + 2]!, depth, { what: sub, column }));
   }
-  reader.end();
 
   const firstPiece = new Uint32Array(S);
   for (let s = 1; s < S; s++) firstPiece[s] = firstPiece[s - 1]! + targets[s - 1]!.length + 1;
@@ -686,7 +741,7 @@ function decode(bytes: Uint8Array, length: number, context: DecodeContext): Colu
     }
     values[i] = row;
   }
-  return textColumn(context.field, values);
+  return values;
 }
 
 /**
