@@ -30,6 +30,7 @@ import { floatQuantHigh, floatQuantLow, floatQuantMedium } from "./float_quant.t
 import { frameZigzag } from "./frame_zigzag.ts";
 import { decimalDelta, decimalFrame } from "./decimal.ts";
 import { freqRank, keyedFreq } from "./keyed_freq.ts";
+import { jsonSchemaV2 } from "./json_shred.ts";
 import { keyedRank } from "./keyed_rank.ts";
 import { lag1Zigzag } from "./lag1_zigzag.ts";
 import type { Predictor } from "./predictor.ts";
@@ -65,6 +66,7 @@ export const PREDICTORS: readonly Predictor[] = Object.freeze([
   freqRank,
   float32Delta,
   float16Delta,
+  jsonSchemaV2,
 ]);
 
 /** The ids of every registered predictor, in the order of {@linkcode PREDICTORS}. Frozen. */
@@ -114,7 +116,7 @@ export function predictorById(id: string): Predictor {
  * import assert from "node:assert/strict";
  * import { predictorsFor } from "./registry.ts";
  * const ids = predictorsFor({ name: "s", type: "string", nullable: false }).map((p) => p.id);
- * assert.deepEqual(ids, ["category_u8", "raw_text", "freq_rank"]);
+ * assert.deepEqual(ids, ["category_u8", "raw_text", "freq_rank", "json_schema_v2"]);
  * ```
  */
 export function predictorsFor(field: Field): Predictor[] {

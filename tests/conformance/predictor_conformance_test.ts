@@ -125,6 +125,33 @@ function randomString(rng: Rng): string {
   return s;
 }
 
+/**
+ * Event-log rows: JSON objects with a few keys of varied kinds and spellings
+ * (escapes, `-0`, `1.50`, nested values, unicode keys), one row in ten not an object.
+ */
+function jsonObjects(rng: Rng, n: number): string[] {
+  const kinds = [
+    '"click"',
+    '"caf\\u00e9"',
+    "-0",
+    "1.50",
+    "1e5",
+    "true",
+    "null",
+    '{"p":"/a"}',
+    "[1, 2]",
+  ];
+  return Array.from({ length: n }, (_, i) => {
+    if (rng.int(10) === 0) {
+      return rng.pick(["[1]", "42", "", "{", JSON.stringify(randomString(rng))]);
+    }
+    const extra = rng.int(3) === 0
+      ? `, "${rng.pick(["é", 'k\\"q', "🧊"])}": ${rng.pick(kinds)}`
+      : "";
+    return `{"user":${rng.int(1000)},"event":${rng.pick(kinds)},"ts":${1700000000 + i}${extra}}`;
+  });
+}
+
 /** Edge-case and random columns of one type, by name. */
 function columnsOf(type: TypeCase, seed: number): [string, Column][] {
   const rng = new Rng(seed);
@@ -158,6 +185,14 @@ function columnsOf(type: TypeCase, seed: number): [string, Column][] {
         ["one value", col(['{"x":"é"}'])],
         ["random", col(Array.from({ length: n }, () => rng.pick(pool)))],
         ["unicode", col(Array.from({ length: 300 }, () => JSON.stringify(randomString(rng))))],
+        ["event objects", col(jsonObjects(rng, n))],
+        ["few event objects", col(jsonObjects(rng, 120))],
+        [
+          "objects among others",
+          col(
+            Array.from({ length: n }, (_, i) => jsonObjects(rng, 1)[0]! + (i % 5 === 0 ? " " : "")),
+          ),
+        ],
       ];
     }
     case "int64":
@@ -319,6 +354,8 @@ function columnsOf(type: TypeCase, seed: number): [string, Column][] {
         ["random unicode", col(Array.from({ length: n }, () => randomString(rng)))],
         ["low cardinality", col(Array.from({ length: n }, () => rng.pick(pool)))],
         ["exactly 256 distinct", col(Array.from({ length: 512 }, (_, i) => `k${i % 256}`))],
+        ["json objects as text", col(jsonObjects(rng, n))],
+        ["few json objects as text", col(jsonObjects(rng, 150))],
       ];
     }
   }
