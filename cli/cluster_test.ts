@@ -19,7 +19,7 @@ Deno.test("cluster: usage errors exit 2 naming what to fix", async (t) => {
     [
       "bad codec",
       ["submit", "a.csv", "b.pf", "--codec", "gzip"],
-      /--codec \/ PERMAFROST_CODEC: expected one of zstd, lzma2, zpaq, auto/,
+      /--codec \/ PERMAFROST_CODEC: expected one of zstd, lzma2, zpaq, zpaqwasm, auto/,
     ],
     [
       "bad chunk rows",

@@ -39,6 +39,9 @@ if (import.meta.main) {
     ...COMPILED_PERMISSIONS,
     ...(target ? ["--target", target] : []),
     ...LAZY_MODULES.flatMap((url) => ["--include", fileURLToPath(url)]),
+    // The zpaqwasm codec reads its WebAssembly module from beside its source file.
+    "--include",
+    fileURLToPath(new URL("../codecs/zpaq_wasm/zpaq.wasm", import.meta.url)),
     "--output",
     output,
     "main.ts",

@@ -8,7 +8,7 @@
  */
 
 /** Ids of the registered codecs, in wire-code order. Frozen. */
-export const CODEC_IDS: readonly string[] = Object.freeze(["zstd", "lzma2", "zpaq"]);
+export const CODEC_IDS: readonly string[] = Object.freeze(["zstd", "lzma2", "zpaq", "zpaqwasm"]);
 
 /** What `auto` is called where a user names a codec: pick one from a sample. */
 export const AUTO_CODEC = "auto";

@@ -14,11 +14,12 @@ import type { Codec } from "./codec.ts";
 import { CodecError } from "./errors.ts";
 import { lzma2 } from "./lzma2.ts";
 import { zpaq } from "./zpaq.ts";
+import { zpaqWasm } from "./zpaq_wasm.ts";
 import { zstd } from "./zstd.ts";
 import { AUTO_CODEC, CODEC_CHOICES, CODEC_IDS } from "./ids.ts";
 
 /** Every registered codec, in wire-code order. Frozen. */
-export const CODECS: readonly Codec[] = Object.freeze([zstd, lzma2, zpaq]);
+export const CODECS: readonly Codec[] = Object.freeze([zstd, lzma2, zpaq, zpaqWasm]);
 
 // One list of names (`ids.ts`, which the CLI loads without the codecs): the codecs
 // registered here must be exactly those, in that order.

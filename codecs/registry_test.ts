@@ -8,17 +8,21 @@ import { CodecError } from "./errors.ts";
 import { lzma2 } from "./lzma2.ts";
 import { CODEC_IDS, codecByCode, codecById, CODECS } from "./registry.ts";
 import { zpaq } from "./zpaq.ts";
+import { zpaqWasm } from "./zpaq_wasm.ts";
 import { zstd } from "./zstd.ts";
 
-Deno.test("CODECS lists zstd, lzma2 and zpaq with their wire codes", () => {
-  assert.deepEqual(CODECS.map((c) => [c.id, c.code]), [["zstd", 0x01], ["lzma2", 0x02], [
-    "zpaq",
-    0x03,
-  ]]);
+Deno.test("CODECS lists zstd, lzma2, zpaq and zpaqwasm with their wire codes", () => {
+  assert.deepEqual(CODECS.map((c) => [c.id, c.code]), [
+    ["zstd", 0x01],
+    ["lzma2", 0x02],
+    ["zpaq", 0x03],
+    ["zpaqwasm", 0x04],
+  ]);
   assert.equal(CODECS[0], zstd);
   assert.equal(CODECS[1], lzma2);
   assert.equal(CODECS[2], zpaq);
-  assert.deepEqual(CODEC_IDS, ["zstd", "lzma2", "zpaq"]);
+  assert.equal(CODECS[3], zpaqWasm);
+  assert.deepEqual(CODEC_IDS, ["zstd", "lzma2", "zpaq", "zpaqwasm"]);
 });
 
 Deno.test("CODECS is frozen and its ids and codes are unique", () => {
@@ -43,7 +47,7 @@ Deno.test("codecById() throws UNKNOWN_CODEC naming the id and the known ones", (
     assert.equal(err.code, "UNKNOWN_CODEC");
     assert.equal(
       err.message,
-      "Cannot find codec 'brotli': known codecs are 'zstd', 'lzma2', 'zpaq'",
+      "Cannot find codec 'brotli': known codecs are 'zstd', 'lzma2', 'zpaq', 'zpaqwasm'",
     );
     return true;
   });
@@ -58,7 +62,7 @@ Deno.test("codecByCode() throws UNKNOWN_CODEC naming the code and the known ones
     assert.equal(err.code, "UNKNOWN_CODEC");
     assert.equal(
       err.message,
-      "Cannot find codec with wire code 0x7f: known codecs are 'zstd' (0x01), 'lzma2' (0x02), 'zpaq' (0x03)",
+      "Cannot find codec with wire code 0x7f: known codecs are 'zstd' (0x01), 'lzma2' (0x02), 'zpaq' (0x03), 'zpaqwasm' (0x04)",
     );
     return true;
   });

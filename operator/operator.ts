@@ -41,7 +41,7 @@ export interface OperatorOptions {
   logger: Logger;
 }
 
-const CODECS = new Set(["zstd", "lzma2", "zpaq", "auto"]);
+const CODECS = new Set(["zstd", "lzma2", "zpaq", "zpaqwasm", "auto"]);
 
 /** Runs PermafrostJob objects through the master. */
 export class Operator {
