@@ -437,10 +437,14 @@ export function shred(values: readonly string[], column: string, depth = 0): Uin
   const n = values.length;
   let nonEmpty = 0;
   let candidates = 0;
+  // More non-objects than 30% of all rows rules out 70% of the non-empty ones: stop early,
+  // so text columns that are not JSON cost the trial one look at their first rows.
+  const maxMisses = n * (1 - MIN_OBJECT_SHARE);
   for (const v of values) {
     if (v.length === 0) continue;
     nonEmpty++;
     if (looksLikeObject(v)) candidates++;
+    else if (nonEmpty - candidates > maxMisses) return null;
   }
   const needed = Math.max(1, Math.ceil(nonEmpty * MIN_OBJECT_SHARE));
   if (candidates < needed) return null;
