@@ -146,9 +146,11 @@ Deno.test("WorkerNode keeps retrying registration with back-off while the master
   });
   node.start("http://w1:1");
   try {
+    // The node registers once its task thread has loaded: seconds on a loaded machine.
     await until(
       "a logged failure",
       () => lines.some((l) => l.msg === "cannot register with the master; retrying"),
+      { timeoutMs: 60_000 },
     );
     assert.equal(node.state.status, "registering");
     master.state.down = false;

@@ -67,6 +67,9 @@ async function startHosted(location: string): Promise<Hosted> {
       PERMAFROST_JWT_SECRET: SECRET,
       PERMAFROST_DATA_ROOTS: "s3://lake/",
       PERMAFROST_LOG_LEVEL: "warn",
+      // duckdb-wasm thaws a dataset's rows on one thread: on a loaded machine the
+      // default 5 s limit is too close to what the data queries below take.
+      PERMAFROST_CATALOG_SQL_TIMEOUT_MS: "60000",
     },
     stdin: "null",
     stdout: "piped",
