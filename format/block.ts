@@ -51,7 +51,27 @@ export interface EncodeBlockOptions {
   /** The codec's level (default: the codec's). */
   level?: number;
   warn?: (warning: FormatWarning) => void;
+  /**
+   * zstd level of the predictor trial's yardstick (default {@link TRIAL_LEVEL});
+   * {@link encodeBlock} sets {@link STRONG_TRIAL_LEVEL} for a strong codec.
+   */
+  trialLevel?: number;
 }
+
+/** zstd level that sizes the trial's candidates: fast, and right for a zstd block. */
+export const TRIAL_LEVEL = 3;
+
+/**
+ * zstd level of the trial for a block a strong codec (lzma2, zpaq, zpaqwasm) will
+ * compress: those model what a fast zstd misses (a sorted float column's deltas are
+ * 3.4 kB under zpaqwasm where its byte planes are 4.5 kB, yet zstd 3 prefers the
+ * planes); zstd 19 ranks the candidates as they do, at a cost the user of such a
+ * codec has chosen to pay.
+ */
+export const STRONG_TRIAL_LEVEL = 19;
+
+/** Codecs whose blocks are sized with {@link STRONG_TRIAL_LEVEL} in the trial. */
+const STRONG_CODECS: ReadonlySet<string> = new Set(["lzma2", "zpaq", "zpaqwasm"]);
 
 /**
  * Encodes one column into a stored block.
@@ -64,7 +84,9 @@ export async function encodeBlock(
   column: Column,
   options: EncodeBlockOptions,
 ): Promise<EncodedBlock> {
-  const { predictor, bytes } = predictBlock(column, options);
+  const trialLevel = options.trialLevel ??
+    (STRONG_CODECS.has(options.codec.id) ? STRONG_TRIAL_LEVEL : TRIAL_LEVEL);
+  const { predictor, bytes } = predictBlock(column, { ...options, trialLevel });
   const raw = frameRaw(column, bytes);
   const stored = await options.codec.encode(raw, options.level);
   return { bytes: stored, raw_length: raw.length, predictor: predictor.id };
@@ -83,9 +105,10 @@ export function predictBlock(
 ): { predictor: Predictor; bytes: Uint8Array } {
   const { field, plan, deps } = options;
   const warn = options.warn ?? (() => {});
+  const level = options.trialLevel ?? TRIAL_LEVEL;
   const values = narrowDecimal(field, column.validity ? zeroNulls(column) : column);
   if (plan.deps.length > 0) {
-    const conditioned = smallest(conditionersFor(field), values, { field, deps, warn });
+    const conditioned = smallest(conditionersFor(field), values, { field, deps, warn }, level);
     if (conditioned) return conditioned;
   }
   // A quantized column: the narrow quantizer of the level (float32/float16 storage) and
@@ -94,7 +117,7 @@ export function predictBlock(
   const quantizers = [NARROW_QUANTIZER_FOR[plan.quantization], QUANTIZER_FOR[plan.quantization]]
     .filter((q): q is Predictor => q !== null);
   if (field.type === "float64" && quantizers.length > 0) {
-    const quantized = smallest(quantizers, values, { field, deps: [], warn });
+    const quantized = smallest(quantizers, values, { field, deps: [], warn }, level);
     if (quantized) return quantized;
   }
   // A warning is about the data (e.g. timestamps going backwards), so it is
@@ -105,7 +128,12 @@ export function predictBlock(
     warned.add(w.code);
     warn(w);
   };
-  const best = smallest(predictorsFor(field), values, { field, deps: [], warn: onWarning });
+  const best = smallest(
+    predictorsFor(field),
+    values,
+    { field, deps: [], warn: onWarning },
+    level,
+  );
   if (!best) throw new Error(`No predictor encodes column "${field.name}" of type ${field.type}`);
   return best;
 }
@@ -118,21 +146,23 @@ function smallest(
   candidates: readonly Predictor[],
   values: Column,
   context: EncodeContext,
+  level: number,
 ): { predictor: Predictor; bytes: Uint8Array } | null {
   let best: { predictor: Predictor; bytes: Uint8Array; size: number } | null = null;
   for (const predictor of candidates) {
     const bytes = predictor.encode(values, context);
     if (!bytes) continue;
-    const size = candidates.length === 1 ? 0 : trialSize(bytes);
+    const size = candidates.length === 1 ? 0 : trialSize(bytes, level);
     if (!best || size < best.size) best = { predictor, bytes, size };
   }
   return best && { predictor: best.predictor, bytes: best.bytes };
 }
 
-/** Size of `bytes` under a fast zstd (level 3): the yardstick of predictor trials. */
-export function trialSize(bytes: Uint8Array): number {
+/** Size of `bytes` under zstd at `level` (default a fast 3): the yardstick of predictor trials. */
+export function trialSize(bytes: Uint8Array, level: number = TRIAL_LEVEL): number {
   if (bytes.length < 64) return bytes.length;
-  return zstdCompressSync(bytes, { params: { [constants.ZSTD_c_compressionLevel]: 3 } }).length;
+  return zstdCompressSync(bytes, { params: { [constants.ZSTD_c_compressionLevel]: level } })
+    .length;
 }
 
 /**
