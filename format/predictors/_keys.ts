@@ -18,7 +18,8 @@
  */
 import type { Column, Field } from "../column.ts";
 import { FormatError } from "../errors.ts";
-import { wordsOf } from "./_ints.ts";
+import { intColumn } from "./_common.ts";
+import { bigIntsFromWords, wordsOf } from "./_ints.ts";
 
 const TWO_32 = 4294967296;
 /** High words in `[-2^21, 2^21)`: the int64 is within ±2^53, exact as a number. */
@@ -183,4 +184,33 @@ export function keyIds(
     ids[i] = id;
   }
   return { ids, count };
+}
+
+/**
+ * The column whose row `i` is entry `indexOf[i]` of a decoded dictionary: strings,
+ * or integers as words (`[low, high]` per entry). The keyed predictors' last step.
+ *
+ * @param field The column's field.
+ * @param dictionary The entries: texts for a string column, words otherwise.
+ * @param indexOf One entry index per row (checked by the caller).
+ * @returns The column, without validity.
+ */
+export function columnOfEntries(
+  field: Field,
+  dictionary: readonly string[] | Uint32Array,
+  indexOf: Uint32Array,
+): Column {
+  const length = indexOf.length;
+  if (!(dictionary instanceof Uint32Array)) {
+    const values = new Array<string>(length);
+    for (let i = 0; i < length; i++) values[i] = dictionary[indexOf[i]!]!;
+    return { type: "string", values, validity: null };
+  }
+  const words = new Uint32Array(2 * length);
+  for (let i = 0; i < length; i++) {
+    const d = indexOf[i]!;
+    words[2 * i] = dictionary[2 * d]!;
+    words[2 * i + 1] = dictionary[2 * d + 1]!;
+  }
+  return intColumn(field, bigIntsFromWords(words));
 }

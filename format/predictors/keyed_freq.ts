@@ -43,9 +43,8 @@
 import type { ByteReader } from "../_bytes.ts";
 import type { BigIntColumn, Column, Field, StringColumn } from "../column.ts";
 import { FormatError } from "../errors.ts";
-import { checkDecodeField, expectColumn, intColumn, openBlock } from "./_common.ts";
+import { checkDecodeField, expectColumn, openBlock } from "./_common.ts";
 import {
-  bigIntsFromWords,
   planesSize,
   planeWidth,
   readPlanes,
@@ -56,7 +55,7 @@ import {
   writeVarint,
   zigzagInPlace,
 } from "./_ints.ts";
-import { denseIds, depKeys, intTokens, keyIds } from "./_keys.ts";
+import { columnOfEntries, denseIds, depKeys, intTokens, keyIds } from "./_keys.ts";
 import { planTexts, readTexts, writeTexts } from "./_text.ts";
 import type { DecodeContext, EncodeContext, Predictor } from "./predictor.ts";
 
@@ -400,19 +399,7 @@ function decode(
       { column: field.name, offset: idsAt },
     );
   }
-  if (texts !== null) {
-    const values = new Array<string>(length);
-    for (let i = 0; i < length; i++) values[i] = texts[valueOfRow[i]!]!;
-    return { type: "string", values, validity: null };
-  }
-  const dict = ints!;
-  const words = new Uint32Array(2 * length);
-  for (let i = 0; i < length; i++) {
-    const d = valueOfRow[i]!;
-    words[2 * i] = dict[2 * d]!;
-    words[2 * i + 1] = dict[2 * d + 1]!;
-  }
-  return intColumn(field, bigIntsFromWords(words));
+  return columnOfEntries(field, texts ?? ints!, valueOfRow);
 }
 
 /**

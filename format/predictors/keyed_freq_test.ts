@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import type { Column } from "../column.ts";
 import { FormatError } from "../errors.ts";
+import { prng } from "../_test_utils.ts";
 import { trialSize } from "../block.ts";
 import { keyedFreq } from "./keyed_freq.ts";
 import { keyedRank } from "./keyed_rank.ts";
@@ -21,18 +22,6 @@ import {
   roundTrip,
   strings,
 } from "./_test_utils.ts";
-
-/** A small deterministic generator, so a failing case can be run again. */
-function random(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 Deno.test("keyedFreq matches int64, date and string, and uses dependencies", () => {
   for (const type of ["int64", "date", "string"] as const) {
@@ -85,7 +74,7 @@ Deno.test("keyedFreq round-trips random columns on one or two keys of every type
   );
   for (let seed = 1; seed <= 40; seed++) {
     await t.step(`seed ${seed}`, () => {
-      const next = random(seed);
+      const next = prng(seed);
       const n = Math.floor(next() * 3000);
       const pick = <T>(xs: readonly T[]) =>
         Array.from({ length: n }, () => xs[Math.floor(next() * next() * xs.length)]!);
@@ -170,7 +159,7 @@ Deno.test("keyedFreq.decode() throws CORRUPT on every damaged field", async (t) 
 });
 
 Deno.test("keyedFreq stores a column correlated with its key smaller than keyed_rank", () => {
-  const next = random(7);
+  const next = prng(7);
   const n = 20_000;
   const origins = Array.from({ length: n }, () => Math.floor(next() * next() * 60));
   // Each origin flies mostly to a few destinations of its own, in random order.

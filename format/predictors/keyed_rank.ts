@@ -37,9 +37,8 @@
  */
 import type { BigIntColumn, Column, Field, StringColumn } from "../column.ts";
 import { FormatError } from "../errors.ts";
-import { checkDecodeField, expectColumn, intColumn, openBlock } from "./_common.ts";
+import { checkDecodeField, expectColumn, openBlock } from "./_common.ts";
 import {
-  bigIntsFromWords,
   planesSize,
   planeWidth,
   readPlanes,
@@ -50,7 +49,7 @@ import {
   writeVarint,
   zigzagInPlace,
 } from "./_ints.ts";
-import { denseIds, depKeys, intTokens, keyIds } from "./_keys.ts";
+import { columnOfEntries, denseIds, depKeys, intTokens, keyIds } from "./_keys.ts";
 import { planTexts, readTexts, writeTexts } from "./_text.ts";
 import type { DecodeContext, EncodeContext, Predictor } from "./predictor.ts";
 
@@ -179,19 +178,7 @@ function decode(bytes: Uint8Array, length: number, context: DecodeContext): Colu
     }
     literalOfRow[i] = lit;
   }
-  if (texts !== null) {
-    const values = new Array<string>(length);
-    for (let i = 0; i < length; i++) values[i] = texts[literalOfRow[i]!]!;
-    return { type: "string", values, validity: null };
-  }
-  const lits = ints!;
-  const words = new Uint32Array(2 * length);
-  for (let i = 0; i < length; i++) {
-    const l = literalOfRow[i]!;
-    words[2 * i] = lits[2 * l]!;
-    words[2 * i + 1] = lits[2 * l + 1]!;
-  }
-  return intColumn(field, bigIntsFromWords(words));
+  return columnOfEntries(field, texts ?? ints!, literalOfRow);
 }
 
 /**
