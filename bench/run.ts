@@ -10,7 +10,8 @@
  * Times are wall-clock on a shared machine: read them as ratios within one run.
  * Anchors (`.csv`, `.csv.zst`, `.csv.xz`) are cached in `bench/.cache/`.
  *
- * Flags: `--quick` (skips zpaq and the largest anchors' xz), `--datasets a,b`.
+ * Flags: `--quick` (skips zpaq and the largest anchors' xz), `--datasets a,b`,
+ * `--sizes-only` (prints the archive-size table and stops; RESULTS.md is not written).
  *
  * @module
  */
@@ -147,8 +148,12 @@ async function timeIt<T>(fn: () => Promise<T>): Promise<{ value: T; seconds: num
   return { value, seconds: (performance.now() - t) / 1000 };
 }
 
+const SIZE_HEADER =
+  "| dataset | CSV | shipped | zstd -19 CSV | xz -9e CSV | zpaq -m5 CSV | ours zstd | ours lzma2 | ours zpaq | ours max_compression | vs shipped | vs zstd -19 | vs xz -9e | vs zpaq -m5 |";
+const SIZE_RULE = "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
+
 async function main(): Promise<void> {
-  const args = parseArgs(Deno.args, { boolean: ["quick"], string: ["datasets"] });
+  const args = parseArgs(Deno.args, { boolean: ["quick", "sizes-only"], string: ["datasets"] });
   const quick = args.flags.quick === true;
   const only = typeof args.flags.datasets === "string" ? args.flags.datasets.split(",") : null;
   await Deno.mkdir(CACHE, { recursive: true });
@@ -225,6 +230,11 @@ async function main(): Promise<void> {
           vs(zp)
         } |`,
       );
+    }
+    if (args.flags["sizes-only"] === true) {
+      // The size table alone, printed: it refreshes RESULTS.md's table without a full run.
+      Deno.stdout.writeSync(enc.encode([SIZE_HEADER, SIZE_RULE, ...sizeRows].join("\n") + "\n"));
+      return;
     }
 
     // Slice read and threads, on the biggest dataset run.
@@ -352,8 +362,8 @@ async function main(): Promise<void> {
     "",
     "## Archive size",
     "",
-    "| dataset | CSV | shipped | zstd -19 CSV | xz -9e CSV | zpaq -m5 CSV | ours zstd | ours lzma2 | ours zpaq | ours max_compression | vs shipped | vs zstd -19 | vs xz -9e | vs zpaq -m5 |",
-    "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    SIZE_HEADER,
+    SIZE_RULE,
     ...sizeRows,
     "",
     "## Speed (MB of CSV per second; inputs of 1 MB and more; one run on a shared machine)",
