@@ -286,7 +286,7 @@ function messageOf(err: unknown): string {
  * import { zpaqWasm } from "./zpaq_wasm.ts";
  * const raw = new TextEncoder().encode("ab".repeat(1000));
  * const packed = await zpaqWasm.encode(raw);
- * assert.ok(packed.length < 200);
+ * assert.ok(packed.length < raw.length / 4); // the model description is most of it
  * assert.deepEqual(await zpaqWasm.decode(packed, raw.length), raw);
  * ```
  */
