@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { historyHas, readerAt } from "../tests/_history.ts";
 import { requireTool } from "../internal/_test_utils.ts";
 import { tableFromArrays } from "apache-arrow";
 import { ALL_TYPES, assertColumnEqual, randomBatch } from "../format/_test_utils.ts";
@@ -174,20 +175,6 @@ Deno.test("freeze() with zpaqwasm round-trips through the Worker pool", async ()
 // The reader as it was before the zpaqwasm codec, from the repository's history: a
 // new codec id needs no format version because an older reader refuses it by name.
 const BEFORE_ZPAQWASM = "049f236";
-async function historyHas(commit: string): Promise<boolean> {
-  const run = await Deno.permissions.query({ name: "run", command: "git" });
-  if (run.state !== "granted") return false; // test:unit grants zpaq only
-  try {
-    const found = await new Deno.Command("git", {
-      args: ["cat-file", "-e", `${commit}^{commit}`],
-      stdout: "null",
-      stderr: "null",
-    }).output();
-    return found.success;
-  } catch {
-    return false;
-  }
-}
 
 Deno.test({
   name: "a reader from before zpaqwasm refuses a zpaqwasm archive as UNKNOWN_CODEC",
@@ -199,14 +186,7 @@ Deno.test({
       codec: "zpaqwasm",
       threads: 0,
     });
-    const dir = `${Deno.cwd()}/${TMP}/reader_before_zpaqwasm`;
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
-    await Deno.mkdir(dir, { recursive: true });
-    const tar = await new Deno.Command("sh", {
-      args: ["-c", `git archive ${BEFORE_ZPAQWASM} format codecs internal | tar -x -C '${dir}'`],
-    }).output();
-    assert.ok(tar.success, new TextDecoder().decode(tar.stderr));
-    const old = await import(`${dir}/format/reader.ts`) as typeof import("../format/reader.ts");
+    const old = await readerAt(BEFORE_ZPAQWASM, `${Deno.cwd()}/${TMP}/reader_before_zpaqwasm`);
     await assert.rejects(old.ArchiveReader.open(archive), (err: unknown) => {
       assert.ok(err instanceof Error && "code" in err, String(err));
       assert.equal(err.code, "UNKNOWN_CODEC");

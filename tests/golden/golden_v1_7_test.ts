@@ -6,6 +6,7 @@
  * reader from before 1.7 refuses it rather than misread it.
  */
 import assert from "node:assert/strict";
+import { historyHas, readerAt } from "../_history.ts";
 import type { Batch } from "../../format/column.ts";
 import { concatBatches } from "../../format/column.ts";
 import { sha256Hex } from "../../format/_hash.ts";
@@ -97,36 +98,14 @@ Deno.test("an older preamble on a float32/float16 schema is CORRUPT", async () =
 
 // The reader as it was before 1.7 existed, from the repository's history.
 const BEFORE_1_7 = "0ee5dac";
-/** Whether this run may start git and the repository holds that commit. */
-async function historyAvailable(): Promise<boolean> {
-  const run = await Deno.permissions.query({ name: "run", command: "git" });
-  if (run.state !== "granted") return false; // test:unit grants zpaq only
-  try {
-    const found = await new Deno.Command("git", {
-      args: ["cat-file", "-e", `${BEFORE_1_7}^{commit}`],
-      stdout: "null",
-      stderr: "null",
-    }).output();
-    return found.success;
-  } catch {
-    return false;
-  }
-}
 
-const history = await historyAvailable();
+const history = await historyHas(BEFORE_1_7);
 
 Deno.test({
   name: "the reader of 1.6 refuses the 1.7 golden file and never misreads a 1.7 quantized block",
   ignore: !history, // a shallow clone has no history to take it from
   fn: async () => {
-    const dir = `${Deno.cwd()}/${TMP}/reader_before_1_7`;
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
-    await Deno.mkdir(dir, { recursive: true });
-    const tar = await new Deno.Command("sh", {
-      args: ["-c", `git archive ${BEFORE_1_7} format codecs internal | tar -x -C '${dir}'`],
-    }).output();
-    assert.ok(tar.success, new TextDecoder().decode(tar.stderr));
-    const old = await import(`${dir}/format/reader.ts`) as typeof import("../../format/reader.ts");
+    const old = await readerAt(BEFORE_1_7, `${Deno.cwd()}/${TMP}/reader_before_1_7`);
     // Its schema: 1.6 knows no float32 type (it cannot say "newer version": it reads
     // every 1.x minor and meets a type it does not know).
     await assert.rejects(old.ArchiveReader.open(GOLDEN), (err: unknown) => {

@@ -6,6 +6,7 @@
  * that predates 1.8 refuses the file rather than misread it.
  */
 import assert from "node:assert/strict";
+import { historyHas, readerAt } from "../_history.ts";
 import { cellValue } from "../../format/column.ts";
 import { FormatError } from "../../format/errors.ts";
 import { sha256Hex } from "../../format/_hash.ts";
@@ -205,35 +206,13 @@ Deno.test("a footer this reader cannot parse is UNSUPPORTED_VERSION in a newer m
 // The reader as it was before 1.8 existed, from the repository's history: it must
 // refuse the golden file, not read it with a column missing or shifted.
 const BEFORE_1_8 = "0ee5dac";
-/** Whether this run may start git and the repository holds that commit. */
-async function historyAvailable(): Promise<boolean> {
-  const run = await Deno.permissions.query({ name: "run", command: "git" });
-  if (run.state !== "granted") return false; // test:unit grants zpaq only
-  try {
-    const found = await new Deno.Command("git", {
-      args: ["cat-file", "-e", `${BEFORE_1_8}^{commit}`],
-      stdout: "null",
-      stderr: "null",
-    }).output();
-    return found.success;
-  } catch {
-    return false;
-  }
-}
-const history = await historyAvailable();
+const history = await historyHas(BEFORE_1_8);
 
 Deno.test({
   name: "the reader of 1.6 (before 1.8 existed) refuses the 1.8 golden file",
   ignore: !history, // a shallow clone has no history to take it from
   fn: async () => {
-    const dir = `${Deno.cwd()}/${TMP}/reader_before_1_8`;
-    await Deno.remove(dir, { recursive: true }).catch(() => {});
-    await Deno.mkdir(dir, { recursive: true });
-    const tar = await new Deno.Command("sh", {
-      args: ["-c", `git archive ${BEFORE_1_8} format codecs internal | tar -x -C '${dir}'`],
-    }).output();
-    assert.ok(tar.success, new TextDecoder().decode(tar.stderr));
-    const old = await import(`${dir}/format/reader.ts`) as typeof import("../../format/reader.ts");
+    const old = await readerAt(BEFORE_1_8, `${Deno.cwd()}/${TMP}/reader_before_1_8`);
     await assert.rejects(old.ArchiveReader.open(GOLDEN), (err: unknown) => {
       assert.ok(err instanceof Error && "code" in err, String(err));
       assert.equal(err.code, "CORRUPT");
