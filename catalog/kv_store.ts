@@ -92,7 +92,8 @@ export interface KvStoreOptions {
  *
  * @example A catalog on Deno KV
  * ```ts ignore
- * import { Catalog, KvStore } from "../mod.ts";
+ * import { Catalog } from "./catalog.ts";
+ * import { KvStore } from "./kv_store.ts";
  * const catalog = await Catalog.open(new KvStore(await Deno.openKv()));
  * await catalog.register("s3://lake/flights.pf");
  * console.log(await catalog.sql("SELECT name, rows FROM datasets"));
