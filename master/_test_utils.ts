@@ -16,9 +16,10 @@ import { createMasterApp, type MasterEnv } from "./app.ts";
 import { Master, type MasterDeps } from "./master.ts";
 import { DispatchError, httpTransport, type WorkerTransport } from "./transport.ts";
 import type { PrepareInput, PrepareResult } from "./prepare.ts";
-import type { FieldJson, TaskSpec, TaskWindow } from "../client/types.ts";
+import type { FieldJson, TaskSpec } from "../client/types.ts";
 import { encodeChunkBody } from "../cluster/wire.ts";
 import { JobStore } from "./store.ts";
+import { layout, SCHEMA } from "./simulation.ts";
 
 /** A clock tests move by hand. */
 export class FakeClock {
@@ -228,7 +229,7 @@ export class FakeTransport implements WorkerTransport {
 }
 
 /** The schema fake jobs use. */
-export const FAKE_SCHEMA: FieldJson[] = [{ name: "a", type: "int64", nullable: false }];
+export const FAKE_SCHEMA: FieldJson[] = SCHEMA;
 
 /**
  * A prepare function that lays a job out as `tasks` tasks of `rows` rows without
@@ -243,29 +244,10 @@ export function fakePrepare(
   rows = 10,
 ): { prepare: (input: PrepareInput) => Promise<PrepareResult>; calls: PrepareInput[] } {
   const calls: PrepareInput[] = [];
+  const lay = layout(tasks, rows);
   const prepare = (input: PrepareInput): Promise<PrepareResult> => {
     calls.push(structuredClone(input));
-    const windows: TaskWindow[] = input.windows ??
-      Array.from({ length: tasks }, (_, i) => ({
-        unit: "rows" as const,
-        start: i * rows,
-        end: (i + 1) * rows,
-        span_rows: rows,
-        skip: 0,
-        rows,
-        batch_rows: rows,
-      }));
-    return Promise.resolve({
-      bytes: 1,
-      rows: windows.length * rows,
-      windows,
-      schema: FAKE_SCHEMA,
-      plans: { a: { deps: [], quantization: "QUANT_NONE" } },
-      codec: "zstd",
-      autoReason: null,
-      types: { ...input.types },
-      widened: [],
-    });
+    return lay(input);
   };
   return { prepare, calls };
 }

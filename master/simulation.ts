@@ -69,11 +69,22 @@ export interface SimulatedHeartbeats {
   heartbeat_s: number;
 }
 
-const SCHEMA: FieldJson[] = [{ name: "a", type: "int64", nullable: false }];
+/** The one column every stand-in job has. */
+export const SCHEMA: FieldJson[] = [{ name: "a", type: "int64", nullable: false }];
 const QUIET = createLogger({ component: "simulation", level: "error", sink: () => {} });
 
-/** A stand-in `prepare`: `tasks` windows of `rows` rows, one int64 column, nothing read. */
-function layout(tasks: number, rows: number): (input: PrepareInput) => Promise<PrepareResult> {
+/**
+ * A stand-in `prepare`: `tasks` windows of `rows` rows (or the windows the input
+ * names), one int64 column, nothing read.
+ *
+ * @param tasks Tasks per job.
+ * @param rows Rows per task.
+ * @returns The function.
+ */
+export function layout(
+  tasks: number,
+  rows: number,
+): (input: PrepareInput) => Promise<PrepareResult> {
   return (input) => {
     const windows: TaskWindow[] = input.windows ?? Array.from({ length: tasks }, (_, i) => ({
       unit: "rows" as const,
