@@ -8,7 +8,7 @@
  * @module
  */
 import { codecById } from "../codecs/registry.ts";
-import { encodeBlock, type EncodedBlock } from "./block.ts";
+import { encodeBlock, type EncodedBlock } from "./block_encode.ts";
 import type { Batch } from "./column.ts";
 import { type ChunkEncryption, sealChunk } from "./crypto.ts";
 import type { ColumnPlan, ColumnStats } from "./header.ts";

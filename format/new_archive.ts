@@ -21,7 +21,7 @@
 import { chooseCodec } from "../codecs/auto.ts";
 import { type Codec, levelFor } from "../codecs/codec.ts";
 import { codecById } from "../codecs/registry.ts";
-import { predictBlock } from "./block.ts";
+import { predictBlock } from "./block_encode.ts";
 import { type Batch, type Schema, sliceBatch } from "./column.ts";
 import { MIXED_CODEC } from "./constants.ts";
 import { type ArchiveHeader, archiveVersion, type ColumnPlan, schemaToJson } from "./header.ts";

@@ -13,10 +13,10 @@
  *
  * @module
  */
-import { predictBlock, trialSize } from "./block.ts";
+import { predictBlock, trialSize } from "./block_encode.ts";
 import { type Batch, type Column, sliceBatch } from "./column.ts";
 import type { ColumnPlan } from "./header.ts";
-import { conditionersFor } from "./predictors/registry.ts";
+import { conditionersFor } from "./predictors/trial.ts";
 import type { Quantization } from "./predictors/predictor.ts";
 
 /** Most distinct values (in the sample) a column may have to serve as a key. */

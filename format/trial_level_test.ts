@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { codecById } from "../codecs/registry.ts";
-import { encodeBlock, predictBlock, STRONG_TRIAL_LEVEL, TRIAL_LEVEL } from "./block.ts";
+import { encodeBlock, predictBlock, STRONG_TRIAL_LEVEL, TRIAL_LEVEL } from "./block_encode.ts";
 import type { Column, Field } from "./column.ts";
 
 /** Hours of the day in 1/12 steps, sorted, each repeated (like flights' departure times). */

@@ -10,7 +10,7 @@ import type { Column } from "../column.ts";
 import { FormatError } from "../errors.ts";
 import { prng } from "../_test_utils.ts";
 import { encodeWith, fieldOf, roundTrip } from "./_test_utils.ts";
-import { PREDICTORS } from "./registry.ts";
+import { PREDICTORS } from "./trial.ts";
 
 const NARROW = ["float32", "float16"] as const;
 

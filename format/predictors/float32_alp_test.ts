@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { prng } from "../_test_utils.ts";
-import { trialSize } from "../block.ts";
+import { trialSize } from "../block_encode.ts";
 import { encodeWith, fieldOf, roundTrip } from "./_test_utils.ts";
 import { float32Alp } from "./float32_alp.ts";
 import { float32Planes } from "./float32_planes.ts";

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import type { Column } from "../column.ts";
 import { FormatError } from "../errors.ts";
 import { prng } from "../_test_utils.ts";
-import { trialSize } from "../block.ts";
+import { trialSize } from "../block_encode.ts";
 import { keyedFreq } from "./keyed_freq.ts";
 import { keyedRank } from "./keyed_rank.ts";
 import {

@@ -1,144 +1,129 @@
 /**
- * The predictor registry: every predictor an archive may name, by id.
+ * The predictor registry: every predictor an archive may name, by id, and the module
+ * that defines it, loaded the first time a block needs it.
  *
- * A predictor is registered by one import and one entry in `PREDICTORS`,
- * nothing else: no self-registration on import, no mutable global. The list
- * is frozen when the module loads, and its order is the order in which
- * {@linkcode predictorsFor} offers candidates to the writer's per-block trial.
- * An id that is not here is a `FormatError` `UNKNOWN_PREDICTOR` naming the
- * known ones.
+ * A predictor is registered by one entry in `ENTRIES` (its id and a literal dynamic
+ * import of its file), nothing else: no self-registration on import, no mutable
+ * global but the cache of loaded modules. Their order is the order in which the
+ * writer's trial (`trial.ts`) offers candidates. A reader decodes only the
+ * predictors its blocks name, so `audit`, `verify` and `peek` of a small archive
+ * never load the rest: a literal `import("./x.ts")` is in the module graph Deno
+ * builds before the first line runs (so `deno compile` and a narrow `--allow-read`
+ * need nothing more), but its module is compiled and evaluated only when it runs.
+ * An id that is not here is a `FormatError` `UNKNOWN_PREDICTOR` naming the known ones.
  *
  * Implements FORMAT.md §4 (predictors).
  *
  * @module
  */
-import type { Field } from "../column.ts";
 import { FormatError } from "../errors.ts";
-import { boolBits } from "./bool_bits.ts";
-import { categoryU8 } from "./category_u8.ts";
-import { deltaZigzag } from "./delta_zigzag.ts";
-import { float64Planes } from "./float64_planes.ts";
-import { float32Planes } from "./float32_planes.ts";
-import { float32Xor } from "./float32_xor.ts";
-import { float32Alp } from "./float32_alp.ts";
-import { float32Delta } from "./float32_delta.ts";
-import { float16Delta } from "./float16_delta.ts";
-import { float16Planes } from "./float16_planes.ts";
-import { float16Xor } from "./float16_xor.ts";
-import { floatQuantLowF16, floatQuantMediumF32 } from "./float_quant_narrow.ts";
-import { floatQuantHigh, floatQuantLow, floatQuantMedium } from "./float_quant.ts";
-import { frameZigzag } from "./frame_zigzag.ts";
-import { decimalDelta, decimalFrame } from "./decimal.ts";
-import { freqRank, keyedFreq } from "./keyed_freq.ts";
-import { jsonSchemaV2 } from "./json_shred.ts";
-import { keyedRank } from "./keyed_rank.ts";
-import { lag1Zigzag } from "./lag1_zigzag.ts";
 import type { Predictor } from "./predictor.ts";
-import { rawText } from "./raw_text.ts";
-import { tsDeltaS } from "./ts_delta_s.ts";
-import { wideZigzag } from "./wide_zigzag.ts";
 
-/** Every registered predictor, in trial order. Frozen. */
-export const PREDICTORS: readonly Predictor[] = Object.freeze([
-  deltaZigzag,
-  lag1Zigzag,
-  frameZigzag,
-  tsDeltaS,
-  categoryU8,
-  rawText,
-  float64Planes,
-  floatQuantHigh,
-  floatQuantMedium,
-  floatQuantLow,
-  boolBits,
-  keyedRank,
-  decimalFrame,
-  decimalDelta,
-  wideZigzag,
-  float32Planes,
-  float32Xor,
-  float16Planes,
-  float16Xor,
-  keyedFreq,
-  floatQuantMediumF32,
-  floatQuantLowF16,
-  float32Alp,
-  freqRank,
-  float32Delta,
-  float16Delta,
-  jsonSchemaV2,
-]);
+/** One registered predictor: its id, and how to load it. */
+interface Entry {
+  readonly id: string;
+  readonly load: () => Promise<Predictor>;
+}
 
-/** The ids of every registered predictor, in the order of {@linkcode PREDICTORS}. Frozen. */
-export const PREDICTOR_IDS: readonly string[] = Object.freeze(PREDICTORS.map((p) => p.id));
+/** Every registered predictor, in trial order. Ids are written into archives. */
+const ENTRIES: readonly Entry[] = [
+  { id: "delta_zigzag", load: async () => (await import("./delta_zigzag.ts")).deltaZigzag },
+  { id: "lag1_zigzag", load: async () => (await import("./lag1_zigzag.ts")).lag1Zigzag },
+  { id: "frame_zigzag", load: async () => (await import("./frame_zigzag.ts")).frameZigzag },
+  { id: "ts_delta_s", load: async () => (await import("./ts_delta_s.ts")).tsDeltaS },
+  { id: "category_u8", load: async () => (await import("./category_u8.ts")).categoryU8 },
+  { id: "raw_text", load: async () => (await import("./raw_text.ts")).rawText },
+  { id: "float64_planes", load: async () => (await import("./float64_planes.ts")).float64Planes },
+  { id: "float_quant_high", load: async () => (await import("./float_quant.ts")).floatQuantHigh },
+  {
+    id: "float_quant_medium",
+    load: async () => (await import("./float_quant.ts")).floatQuantMedium,
+  },
+  { id: "float_quant_low", load: async () => (await import("./float_quant.ts")).floatQuantLow },
+  { id: "bool_bits", load: async () => (await import("./bool_bits.ts")).boolBits },
+  { id: "keyed_rank", load: async () => (await import("./keyed_rank.ts")).keyedRank },
+  { id: "decimal_frame", load: async () => (await import("./decimal.ts")).decimalFrame },
+  { id: "decimal_delta", load: async () => (await import("./decimal.ts")).decimalDelta },
+  { id: "wide_zigzag", load: async () => (await import("./wide_zigzag.ts")).wideZigzag },
+  { id: "float32_planes", load: async () => (await import("./float32_planes.ts")).float32Planes },
+  { id: "float32_xor", load: async () => (await import("./float32_xor.ts")).float32Xor },
+  { id: "float16_planes", load: async () => (await import("./float16_planes.ts")).float16Planes },
+  { id: "float16_xor", load: async () => (await import("./float16_xor.ts")).float16Xor },
+  { id: "keyed_freq", load: async () => (await import("./keyed_freq.ts")).keyedFreq },
+  {
+    id: "float_quant_medium_f32",
+    load: async () => (await import("./float_quant_narrow.ts")).floatQuantMediumF32,
+  },
+  {
+    id: "float_quant_low_f16",
+    load: async () => (await import("./float_quant_narrow.ts")).floatQuantLowF16,
+  },
+  { id: "float32_alp", load: async () => (await import("./float32_alp.ts")).float32Alp },
+  { id: "freq_rank", load: async () => (await import("./keyed_freq.ts")).freqRank },
+  { id: "float32_delta", load: async () => (await import("./float32_delta.ts")).float32Delta },
+  { id: "float16_delta", load: async () => (await import("./float16_delta.ts")).float16Delta },
+  { id: "json_schema_v2", load: async () => (await import("./json_shred.ts")).jsonSchemaV2 },
+];
 
-const BY_ID: ReadonlyMap<string, Predictor> = new Map(PREDICTORS.map((p) => [p.id, p]));
+/** The ids of every registered predictor, in trial order. Frozen. */
+export const PREDICTOR_IDS: readonly string[] = Object.freeze(ENTRIES.map((e) => e.id));
+
+const BY_ID: ReadonlyMap<string, Entry> = new Map(ENTRIES.map((e) => [e.id, e]));
+
+/** Each predictor asked for so far (one load per id, however many blocks name it). */
+const loaded = new Map<string, Promise<Predictor>>();
 
 /**
- * Looks a predictor up by the id an archive footer records.
+ * Looks a predictor up by the id an archive footer records, loading its module the
+ * first time.
  *
  * @param id A predictor id such as `delta_zigzag`.
  * @returns The registered predictor.
- * @throws {FormatError} `UNKNOWN_PREDICTOR` if no predictor has this id.
+ * @throws {FormatError} `UNKNOWN_PREDICTOR` (as a rejection) if no predictor has this id.
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
  * import { predictorById } from "./registry.ts";
- * assert.equal(predictorById("raw_text").id, "raw_text");
- * assert.throws(() => predictorById("gorilla"), { code: "UNKNOWN_PREDICTOR" });
+ * assert.equal((await predictorById("raw_text")).id, "raw_text");
+ * await assert.rejects(predictorById("gorilla"), { code: "UNKNOWN_PREDICTOR" });
  * ```
  */
-export function predictorById(id: string): Predictor {
-  const predictor = BY_ID.get(id);
-  if (predictor === undefined) {
-    throw new FormatError(
-      "UNKNOWN_PREDICTOR",
-      `Cannot find predictor '${id}': known predictors are ${
-        PREDICTOR_IDS.map((known) => `'${known}'`).join(", ")
-      }`,
+export function predictorById(id: string): Promise<Predictor> {
+  const known = loaded.get(id);
+  if (known) return known;
+  const entry = BY_ID.get(id);
+  if (entry === undefined) {
+    return Promise.reject(
+      new FormatError(
+        "UNKNOWN_PREDICTOR",
+        `Cannot find predictor '${id}': known predictors are ${
+          PREDICTOR_IDS.map((name) => `'${name}'`).join(", ")
+        }`,
+      ),
     );
   }
+  const predictor = entry.load().then((p) => {
+    // A programmer error (an entry naming the wrong export), not a bad file.
+    if (p.id !== id) throw new TypeError(`The registry entry '${id}' loads predictor '${p.id}'`);
+    return p;
+  });
+  loaded.set(id, predictor);
   return predictor;
 }
 
 /**
- * Returns the lossless, self-contained predictors that can encode a field, in
- * registry order: the candidates of the writer's per-block trial. Quantizers
- * (chosen by the column's quantization level, see `QUANTIZER_FOR`) and
- * predictors that need dependency columns (chosen by the schema) are left out.
+ * Loads every registered predictor: what the writer's trial chooses among.
  *
- * @param field The column's field.
- * @returns The candidates (a new array; may be empty).
+ * @returns The predictors, in trial order (a frozen array).
  *
  * @example
  * ```ts
  * import assert from "node:assert/strict";
- * import { predictorsFor } from "./registry.ts";
- * const ids = predictorsFor({ name: "s", type: "string", nullable: false }).map((p) => p.id);
- * assert.deepEqual(ids, ["category_u8", "raw_text", "freq_rank", "json_schema_v2"]);
+ * import { loadPredictors, PREDICTOR_IDS } from "./registry.ts";
+ * assert.deepEqual((await loadPredictors()).map((p) => p.id), PREDICTOR_IDS);
  * ```
  */
-export function predictorsFor(field: Field): Predictor[] {
-  return PREDICTORS.filter((p) => !p.lossy && !p.usesDeps && p.matches(field));
-}
-
-/**
- * Returns the predictors that condition a field on other columns (`usesDeps`), in
- * registry order: the candidates when a plan names dependencies. The smallest
- * result under the trial's yardstick wins, as in {@linkcode predictorsFor}.
- *
- * @param field The column's field.
- * @returns The candidates (a new array; may be empty).
- *
- * @example
- * ```ts
- * import assert from "node:assert/strict";
- * import { conditionersFor } from "./registry.ts";
- * const ids = conditionersFor({ name: "s", type: "string", nullable: false }).map((p) => p.id);
- * assert.deepEqual(ids, ["keyed_rank", "keyed_freq"]);
- * ```
- */
-export function conditionersFor(field: Field): Predictor[] {
-  return PREDICTORS.filter((p) => !p.lossy && p.usesDeps && p.matches(field));
+export async function loadPredictors(): Promise<readonly Predictor[]> {
+  return Object.freeze(await Promise.all(PREDICTOR_IDS.map(predictorById)));
 }

@@ -1,5 +1,6 @@
 /**
- * Tests of `registry.ts`: what is registered, and lookups that fail.
+ * Tests of `registry.ts` and `trial.ts`: what is registered, lookups that fail, and
+ * the writer's candidates.
  *
  * @module
  */
@@ -8,7 +9,8 @@ import { FormatError } from "../errors.ts";
 import { fieldOf } from "./_test_utils.ts";
 import { QUANTIZER_FOR } from "./float_quant.ts";
 import { NARROW_QUANTIZER_FOR } from "./float_quant_narrow.ts";
-import { PREDICTOR_IDS, predictorById, PREDICTORS, predictorsFor } from "./registry.ts";
+import { loadPredictors, PREDICTOR_IDS, predictorById } from "./registry.ts";
+import { PREDICTORS, predictorsFor } from "./trial.ts";
 
 /** Ids are written into archives: this list only ever grows, at the end. */
 const PINNED_IDS = [
@@ -62,12 +64,13 @@ Deno.test("PREDICTORS holds every quantizer of QUANTIZER_FOR", () => {
   }
 });
 
-Deno.test("predictorById() returns each registered predictor", () => {
-  for (const p of PREDICTORS) assert.equal(predictorById(p.id), p);
+Deno.test("predictorById() returns each registered predictor", async () => {
+  for (const p of PREDICTORS) assert.equal(await predictorById(p.id), p);
+  assert.deepEqual(await loadPredictors(), PREDICTORS);
 });
 
-Deno.test("predictorById() throws UNKNOWN_PREDICTOR naming the id and the known ones", () => {
-  assert.throws(() => predictorById("gorilla"), (err: unknown) => {
+Deno.test("predictorById() rejects UNKNOWN_PREDICTOR naming the id and the known ones", async () => {
+  await assert.rejects(predictorById("gorilla"), (err: unknown) => {
     assert.ok(err instanceof FormatError);
     assert.equal(err.code, "UNKNOWN_PREDICTOR");
     assert.equal(
@@ -79,7 +82,7 @@ Deno.test("predictorById() throws UNKNOWN_PREDICTOR naming the id and the known 
     return true;
   });
   for (const id of ["", "RAW_TEXT", "toString", "__proto__", "constructor"]) {
-    assert.throws(() => predictorById(id), { name: "FormatError", code: "UNKNOWN_PREDICTOR" });
+    await assert.rejects(predictorById(id), { name: "FormatError", code: "UNKNOWN_PREDICTOR" });
   }
 });
 

@@ -28,7 +28,7 @@ import { numberToFloat16 } from "../../format/float16.ts";
 import { maxQuantizationError, QUANTIZER_FOR } from "../../format/predictors/float_quant.ts";
 import { NARROW_QUANTIZER_FOR } from "../../format/predictors/float_quant_narrow.ts";
 import { type Predictor, QUANTIZATIONS } from "../../format/predictors/predictor.ts";
-import { PREDICTORS } from "../../format/predictors/registry.ts";
+import { PREDICTORS } from "../../format/predictors/trial.ts";
 
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
