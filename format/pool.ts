@@ -27,18 +27,12 @@ import type { Column } from "./column.ts";
 import { FormatError, type FormatErrorCode } from "./errors.ts";
 import type { ErrorDetails } from "../internal/errors.ts";
 import { INLINE_ENCODER } from "./chunk.ts";
-
-/**
- * A string column as it crosses to a Worker: the values joined into one string and
- * the end offset (UTF-16 code units) of each. Cloning one long string is a copy;
- * cloning a `string[]` of 50,000 values costs this thread, which also decodes the
- * source, several milliseconds per column.
- */
-export interface PackedStrings {
-  type: "string";
-  packed: { joined: string; ends: Uint32Array };
-  validity: Uint8Array | null;
-}
+import {
+  type PackedStrings,
+  packStrings,
+  type PostedColumn,
+  unpackColumns,
+} from "./chunk_decode.ts";
 
 /** A job as posted to a Worker: string columns packed. */
 export interface PostedJob extends Omit<ChunkJob, "batch"> {
@@ -47,37 +41,18 @@ export interface PostedJob extends Omit<ChunkJob, "batch"> {
 
 /** Packs a job's string columns (see {@link PackedStrings}). */
 export function packJob(job: ChunkJob): PostedJob {
-  const columns = job.batch.columns.map((column): Column | PackedStrings => {
-    if (column.type !== "string") return column;
-    const ends = new Uint32Array(column.values.length);
-    let at = 0;
-    for (let i = 0; i < column.values.length; i++) {
-      at += column.values[i]!.length;
-      ends[i] = at;
-    }
-    return {
-      type: "string",
-      packed: { joined: column.values.join(""), ends },
-      validity: column.validity,
-    };
-  });
+  const columns = job.batch.columns.map((column): Column | PackedStrings =>
+    column.type === "string" ? packStrings(column) : column
+  );
   return { ...job, batch: { ...job.batch, columns } };
 }
 
 /** Inverse of {@link packJob}, in the Worker. */
 export function unpackJob(posted: PostedJob): ChunkJob {
-  const columns = posted.batch.columns.map((column): Column => {
-    if (!("packed" in column)) return column;
-    const { joined, ends } = column.packed;
-    const values = new Array<string>(ends.length);
-    let start = 0;
-    for (let i = 0; i < ends.length; i++) {
-      values[i] = joined.slice(start, ends[i]);
-      start = ends[i]!;
-    }
-    return { type: "string", values, validity: column.validity };
-  });
-  return { ...posted, batch: { ...posted.batch, columns } };
+  return {
+    ...posted,
+    batch: { ...posted.batch, columns: unpackColumns(posted.batch.columns as PostedColumn[]) },
+  };
 }
 
 /** An error as it crosses back from a Worker: class name, code, message and details. */
@@ -100,13 +75,15 @@ export type PoolMessage =
 
 /** A Worker's answer to one job (or to `close`, with id 0). */
 export type PoolReply =
-  | { id: number; ok: true; result: ChunkResult }
+  | { id: number; ok: true; result: unknown }
   | { id: number; ok: false; error: SerializedError }
   | { id: 0; closed: true };
 
 interface Pending {
   message: { job: PostedJob } | { task: unknown };
-  resolve: (value: ChunkResult) => void;
+  transfer: ArrayBuffer[];
+  // deno-lint-ignore no-explicit-any -- each caller knows what its own job answers
+  resolve: (value: any) => void;
   reject: (reason: unknown) => void;
 }
 
@@ -185,7 +162,7 @@ export class BlockPool implements ChunkEncoder {
 
   /** Encodes one chunk on the next free Worker. */
   encode(job: ChunkJob): Promise<ChunkResult> {
-    return this.#submit({ job: packJob(job) });
+    return this.#submit<ChunkResult>({ job: packJob(job) });
   }
 
   /**
@@ -193,16 +170,17 @@ export class BlockPool implements ChunkEncoder {
    * the next free Worker, in the same queue as {@link BlockPool.encode}.
    *
    * @param task Structured-clone friendly job description.
-   * @returns What the handler returned.
+   * @param transfer Buffers of the task to move to the Worker instead of copying them.
+   * @returns What the handler returned (a {@link PoolAnswer}'s value).
    */
-  run(task: unknown): Promise<ChunkResult> {
-    return this.#submit({ task });
+  run<T = ChunkResult>(task: unknown, transfer: ArrayBuffer[] = []): Promise<T> {
+    return this.#submit<T>({ task }, transfer);
   }
 
-  #submit(message: Pending["message"]): Promise<ChunkResult> {
+  #submit<T>(message: Pending["message"], transfer: ArrayBuffer[] = []): Promise<T> {
     if (this.#closed) return Promise.reject(new Error("Cannot encode: the block pool is closed"));
     return new Promise((resolve, reject) => {
-      this.#queue.push({ id: this.#nextId++, pending: { message, resolve, reject } });
+      this.#queue.push({ id: this.#nextId++, pending: { message, transfer, resolve, reject } });
       this.#pump();
     });
   }
@@ -223,7 +201,10 @@ export class BlockPool implements ChunkEncoder {
       if (!next) return;
       this.#running.set(next.id, next.pending);
       this.#held.get(worker)!.add(next.id);
-      worker.postMessage({ id: next.id, ...next.pending.message } as PoolMessage);
+      worker.postMessage(
+        { id: next.id, ...next.pending.message } as PoolMessage,
+        next.pending.transfer,
+      );
     }
   }
 
@@ -331,10 +312,21 @@ export function serializeError(err: unknown): SerializedError {
   };
 }
 
+/**
+ * A handler's answer that is not an encoded chunk: the value {@link BlockPool.run}
+ * resolves to, and the buffers in it to move rather than copy.
+ */
+export interface PoolAnswer {
+  /** What the caller receives. */
+  value: unknown;
+  /** Buffers inside `value` that the Worker gives up. */
+  transfer: ArrayBuffer[];
+}
+
 /** What a Worker script gives {@link servePoolWorker}. */
 export interface PoolWorkerHandler {
-  /** Runs one job given to {@link BlockPool.run}. */
-  run(task: unknown): Promise<ChunkResult>;
+  /** Runs one job given to {@link BlockPool.run}: an encoded chunk, or any other answer. */
+  run(task: unknown): Promise<ChunkResult | PoolAnswer>;
   /** Releases what the handler holds (called once, when the pool shuts down). */
   close(): void | Promise<void>;
 }
@@ -389,10 +381,14 @@ export function servePoolWorker(handler?: PoolWorkerHandler): void {
 async function answer(
   scope: WorkerScope,
   id: number,
-  work: () => Promise<ChunkResult>,
+  work: () => Promise<ChunkResult | PoolAnswer>,
 ): Promise<void> {
   try {
     const result = await work();
+    if ("transfer" in result) {
+      scope.postMessage({ id, ok: true, result: result.value }, result.transfer);
+      return;
+    }
     const buffers = result.chunk.blocks.map((b) => b.bytes.buffer as ArrayBuffer);
     scope.postMessage({ id, ok: true, result }, buffers);
   } catch (err) {

@@ -24,11 +24,11 @@
 import { codecById } from "../codecs/registry.ts";
 import { MIXED_CODEC } from "./constants.ts";
 import type { Codec } from "../codecs/codec.ts";
-import { decodeBlock } from "./block.ts";
+import { type ChunkDecodeJob, type DecodeBlockJob, decodeChunkJob } from "./chunk_decode.ts";
 import { blockAad, headerBinding, importDataKey, openBlock } from "./crypto.ts";
 import { type KeyRing, unlockDataKey } from "./key_provider.ts";
-import type { Batch, Column, Field, Schema } from "./column.ts";
-import { emptyColumn, sliceBatch } from "./column.ts";
+import type { Batch, Schema } from "./column.ts";
+import { sliceBatch } from "./column.ts";
 import { FormatError } from "./errors.ts";
 import { type ErrorDetails, PermafrostError } from "../internal/errors.ts";
 import type { ChunkEntry } from "./header.ts";
@@ -54,6 +54,18 @@ export interface ReadOptions {
   columns?: readonly string[];
   /** Chunk indexes to skip entirely (pruned by the caller from footer stats). */
   skipChunk?: (chunk: ChunkEntry, index: number) => boolean;
+}
+
+/** One chunk of a read, to decode (see {@link ArchiveReader.chunkJobs}). */
+export interface ChunkRead {
+  /** The chunk's blocks, ready for `decodeChunkJob`. */
+  job: ChunkDecodeJob;
+  /** First row of the chunk in the range (0-based within the chunk). */
+  from: number;
+  /** Row after the last one in the range (within the chunk). */
+  to: number;
+  /** The columns the job's `wanted` decode to. */
+  schema: Schema;
 }
 
 /** Options of `ArchiveReader.open`. */
@@ -215,7 +227,33 @@ export class ArchiveReader {
   }
 
   async *#read(options: ReadOptions): AsyncGenerator<Batch> {
-    const { schema, footer, header } = this.index;
+    for await (const { job, from, to, schema } of this.#jobs(options)) {
+      const columns = await decodeChunkJob(job);
+      const batch: Batch = { schema, columns, length: job.rows };
+      yield from === 0 && to === job.rows ? batch : sliceBatch(batch, from, to);
+    }
+  }
+
+  /**
+   * Reads rows as chunk jobs, for a caller that decodes them elsewhere (a pool of
+   * Workers): each holds the blocks of one chunk, already hash-checked and
+   * decrypted, and the rows of it in the range. `decodeChunkJob(job)` then sliced to
+   * `[from, to)` is what {@link ArchiveReader.read} yields.
+   *
+   * @param options As {@link ArchiveReader.read}.
+   * @returns One job per chunk touched, in row order.
+   * @throws {FormatError} as {@link ArchiveReader.read}.
+   */
+  async *chunkJobs(options: ReadOptions = {}): AsyncGenerator<ChunkRead> {
+    try {
+      yield* this.#jobs(options);
+    } catch (err) {
+      throw namingArchive(err, this.index.path);
+    }
+  }
+
+  async *#jobs(options: ReadOptions): AsyncGenerator<ChunkRead> {
+    const { schema, footer } = this.index;
     const names = options.columns ?? schema.map((f) => f.name);
     const wanted = names.map((name) => {
       const i = schema.findIndex((f) => f.name === name);
@@ -234,56 +272,56 @@ export class ArchiveReader {
     const start = Math.max(0, options.rows?.start ?? 0);
     const end = Math.min(footer.rows, options.rows?.end ?? footer.rows);
     if (end <= start) return;
+    const needed = this.#needed(wanted);
     for (let c = 0; c < footer.chunks.length; c++) {
       const chunk = footer.chunks[c]!;
       if (chunk.row_end <= start || chunk.row_start >= end) continue;
       if (options.skipChunk?.(chunk, c)) continue;
       this.#chunksRead++;
-      const decoded = new Map<number, Promise<Column>>();
-      const decode = (i: number, trail: number[]): Promise<Column> => {
-        const known = decoded.get(i);
-        if (known) return known;
-        if (trail.includes(i)) {
-          throw new FormatError(
-            "CORRUPT",
-            `Cannot read archive: column dependencies form a cycle`,
-            { chunk: c },
-          );
-        }
-        const field = schema[i]!;
-        const depIdx = header.columns[field.name]!.deps.map((d) =>
-          schema.findIndex((f) => f.name === d)
-        );
-        const promise = Promise.all(depIdx.map((d) => decode(d, [...trail, i]))).then((deps) =>
-          this.#decodeBlock(c, chunk, i, field, deps)
-        );
-        decoded.set(i, promise);
-        return promise;
+      if (this.#source.prefetch) await this.#prefetch(chunk, needed);
+      const blocks = await Promise.all(
+        needed.map((i) => this.#blockJob(c, chunk, i, needed)),
+      );
+      yield {
+        job: {
+          chunk: c,
+          rows: chunk.row_end - chunk.row_start,
+          blocks,
+          wanted: wanted.map((i) => needed.indexOf(i)),
+        },
+        from: Math.max(start, chunk.row_start) - chunk.row_start,
+        to: Math.min(end, chunk.row_end) - chunk.row_start,
+        schema: outSchema,
       };
-      if (this.#source.prefetch) await this.#prefetch(chunk, wanted);
-      const columns = await Promise.all(wanted.map((i) => decode(i, [])));
-      const batch: Batch = { schema: outSchema, columns, length: chunk.row_end - chunk.row_start };
-      const from = Math.max(start, chunk.row_start) - chunk.row_start;
-      const to = Math.min(end, chunk.row_end) - chunk.row_start;
-      yield from === 0 && to === batch.length ? batch : sliceBatch(batch, from, to);
     }
   }
 
-  /**
-   * Asks a remote source for the span of the blocks a chunk's read needs (the wanted
-   * columns and those they are conditioned on) in one request, instead of one per block.
-   */
-  async #prefetch(chunk: ChunkEntry, wanted: number[]): Promise<void> {
+  /** The columns a read of `wanted` decodes: those and every column they are conditioned on. */
+  #needed(wanted: readonly number[]): number[] {
     const { schema, header } = this.index;
-    const needed = new Set<number>();
+    const needed: number[] = [];
     const visit = (i: number) => {
-      if (needed.has(i) || i < 0) return;
-      needed.add(i);
+      if (needed.includes(i)) return;
+      if (i < 0) {
+        throw new FormatError(
+          "CORRUPT",
+          `Cannot read archive: a column is conditioned on a column it does not have`,
+        );
+      }
+      needed.push(i);
       for (const d of header.columns[schema[i]!.name]?.deps ?? []) {
         visit(schema.findIndex((f) => f.name === d));
       }
     };
     for (const i of wanted) visit(i);
+    return needed;
+  }
+
+  /**
+   * Asks a remote source for the span of the blocks a chunk's read needs in one
+   * request, instead of one per block.
+   */
+  async #prefetch(chunk: ChunkEntry, needed: readonly number[]): Promise<void> {
     let from = Infinity;
     let to = -Infinity;
     for (const i of needed) {
@@ -300,15 +338,26 @@ export class ArchiveReader {
     return readExact(this.#source, offset, length);
   }
 
-  async #decodeBlock(
+  /** Reads, checks and decrypts one block of a chunk job. */
+  async #blockJob(
     c: number,
     chunk: ChunkEntry,
     i: number,
-    field: Field,
-    deps: Column[],
-  ): Promise<Column> {
+    needed: readonly number[],
+  ): Promise<DecodeBlockJob> {
+    const field = this.index.schema[i]!;
+    const job = {
+      field,
+      rawLength: 0,
+      predictor: "",
+      codec: this.#codecs[i]!.id,
+      deps: this.index.header.columns[field.name]!.deps.map((d) =>
+        needed.findIndex((n) => this.index.schema[n]!.name === d)
+      ),
+      offset: 0,
+    };
     const block = chunk.blocks[i];
-    if (block === null || block === undefined) return nullColumn(field, chunk);
+    if (block === null || block === undefined) return { ...job, bytes: null };
     const stored = await this.#readAt(block.offset, block.length);
     this.#bytesRead += block.length;
     if (sha256Hex(stored) !== block.sha256) {
@@ -320,7 +369,7 @@ export class ArchiveReader {
         { chunk: c, column: field.name, offset: block.offset, path: this.index.path },
       );
     }
-    const plain = this.index.header.encryption
+    const bytes = this.index.header.encryption
       ? await openBlock(
         await this.#requireKey(),
         stored,
@@ -335,15 +384,13 @@ export class ArchiveReader {
         { chunk: c, column: field.name, offset: block.offset },
       )
       : stored;
-    return await decodeBlock(plain, {
-      rows: chunk.row_end - chunk.row_start,
+    return {
+      ...job,
+      bytes,
       rawLength: block.raw_length,
-      field,
       predictor: block.predictor,
-      codec: this.#codecs[i]!,
-      deps,
-      at: { chunk: c, column: field.name, offset: block.offset },
-    });
+      offset: block.offset,
+    };
   }
 
   #requireKey(): Promise<CryptoKey> {
@@ -454,18 +501,16 @@ export class ArchiveReader {
   }
 }
 
-/** A column a chunk lacks, as it reads: every row null (the type's zero under validity 0). */
-function nullColumn(field: Field, chunk: ChunkEntry): Column {
-  const rows = chunk.row_end - chunk.row_start;
-  return { ...emptyColumn(field, rows), validity: new Uint8Array(rows) } as Column;
-}
-
 /**
  * The same error, with the archive named in its message and `path`: a block or codec
  * failure deep in a read knows its chunk and column but not the file, and a user
  * reading several archives needs to know which one is damaged.
+ *
+ * @param err What a read of the archive threw (here or in a Worker decoding its chunks).
+ * @param path The archive's path.
+ * @returns The error to throw.
  */
-function namingArchive(err: unknown, path: string): unknown {
+export function namingArchive(err: unknown, path: string): unknown {
   if (!(err instanceof PermafrostError) || err.message.includes(`'${path}'`)) return err;
   const Class = err.constructor as new (
     code: string,

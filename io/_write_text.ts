@@ -35,15 +35,22 @@ const encoder = new TextEncoder();
 const QUOTE = 34;
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 
-/** A growable byte buffer flushed to a file once it passes 1 MiB. */
+/** A growable byte buffer flushed to a file once it passes 1 MiB, or kept in memory. */
 class ByteSink {
-  buf = new Uint8Array(FLUSH_BYTES * 2);
+  buf: Uint8Array;
   pos = 0;
-  readonly #file: ByteWriter;
+  readonly #file: ByteWriter | null;
   readonly #digits = new Uint8Array(24);
 
-  constructor(file: ByteWriter) {
+  /** @param file Where {@link flush} writes; null to keep everything for {@link take}. */
+  constructor(file: ByteWriter | null, capacity = FLUSH_BYTES * 2) {
     this.#file = file;
+    this.buf = new Uint8Array(capacity);
+  }
+
+  /** Everything written, in a buffer of its own. */
+  take(): Uint8Array {
+    return this.buf.slice(0, this.pos);
   }
 
   ensure(n: number): void {
@@ -58,7 +65,7 @@ class ByteSink {
   }
 
   async flush(): Promise<void> {
-    if (this.pos === 0) return;
+    if (this.pos === 0 || this.#file === null) return;
     await writeAll(this.#file, this.buf.subarray(0, this.pos));
     this.pos = 0;
   }
@@ -281,36 +288,127 @@ function writeJsonText(sink: ByteSink, s: string): void {
 }
 
 /**
- * Writes batches as CSV.
- *
- * @param file The open output file.
- * @param schema The schema.
- * @param batches The rows.
- * @param delimiter Field delimiter (one ASCII character).
- * @returns Rows written.
+ * Rows of a batch already rendered as CSV or JSON-lines text by {@link renderRows}
+ * (in a Worker, say), for {@link writeCsv} and {@link writeJsonl} to write as they are.
  */
-export async function writeCsv(
-  file: ByteWriter,
+export interface RenderedRows {
+  /** The format and options the bytes were rendered with. */
+  readonly rendered: TextRendering;
+  /** The rows' bytes: no header, each row ended by its line end. */
+  readonly bytes: Uint8Array;
+  /** Rows in `bytes`. */
+  readonly length: number;
+}
+
+/** How rows are rendered: CSV with its delimiter, JSON lines, or the rows of a JSON array. */
+export type TextRendering =
+  | { format: "csv"; delimiter: string }
+  | { format: "jsonl" }
+  | { format: "json" };
+
+/** Rows between two checks of whether the sink should be flushed. */
+const ROWS_PER_FLUSH_CHECK = 1024;
+
+/**
+ * Renders a batch's rows as the writers below write them, into bytes of their own.
+ *
+ * @param schema The output schema.
+ * @param batch The rows.
+ * @param rendering Format (and CSV delimiter).
+ * @param firstRow Index of the batch's first row in the whole output (error messages,
+ * and the separators of a JSON array).
+ * @returns The rendered rows.
+ * @throws {IoError} SCHEMA_MISMATCH for a batch that does not match; WRITE_FAILED for
+ * a lone surrogate.
+ */
+export function renderRows(
   schema: Schema,
-  batches: AsyncIterable<Batch> | Iterable<Batch>,
-  delimiter: string,
-): Promise<number> {
-  const delim = delimiter.charCodeAt(0);
-  const special = new RegExp(`["\\r\\n${delimiter.replace(/[\\\]^-]/g, "\\$&")}]|^[ \\t]|[ \\t]$`);
-  const sink = new ByteSink(file);
-  const ncols = schema.length;
-  for (let c = 0; c < ncols; c++) {
-    if (c > 0) sink.byte(delim);
-    writeCsvString(sink, (schema[c] as Field).name, delim, special);
+  batch: Batch,
+  rendering: TextRendering,
+  firstRow: number,
+): RenderedRows {
+  checkBatch(schema, batch);
+  // A guess at the size, so that most batches never regrow the buffer.
+  const sink = new ByteSink(null, Math.max(1024, batch.length * (schema.length * 12 + 8)));
+  if (rendering.format === "csv") {
+    new CsvRows(schema, rendering.delimiter).write(sink, batch, 0, batch.length, firstRow);
+  } else {
+    new JsonRows(schema, rendering.format === "json").write(
+      sink,
+      batch,
+      0,
+      batch.length,
+      firstRow,
+    );
   }
-  // (A lone unnamed column comes out as `""`, not a blank line, so it reads back.)
-  sink.byte(10);
-  let rows = 0;
-  for await (const batch of batches) {
-    checkBatch(schema, batch);
-    const ws = columnWriters(schema, batch, false);
-    const n = batch.length;
-    for (let r = 0; r < n; r++) {
+  return { rendered: rendering, bytes: sink.take(), length: batch.length };
+}
+
+/** Writes a batch's rows, or rows rendered with the same options, through a sink. */
+async function writeRows(
+  file: ByteWriter,
+  sink: ByteSink,
+  schema: Schema,
+  item: Batch | RenderedRows,
+  rendering: TextRendering,
+  rows: { write(sink: ByteSink, batch: Batch, from: number, to: number, firstRow: number): void },
+  firstRow: number,
+): Promise<void> {
+  if ("rendered" in item) {
+    if (JSON.stringify(item.rendered) !== JSON.stringify(rendering)) {
+      throw new IoError(
+        "SCHEMA_MISMATCH",
+        `Cannot write rows rendered as ${JSON.stringify(item.rendered)} into ${
+          JSON.stringify(rendering)
+        } output`,
+      );
+    }
+    await sink.flush();
+    await writeAll(file, item.bytes);
+    return;
+  }
+  checkBatch(schema, item);
+  for (let r = 0; r < item.length; r += ROWS_PER_FLUSH_CHECK) {
+    rows.write(sink, item, r, Math.min(item.length, r + ROWS_PER_FLUSH_CHECK), firstRow);
+    if (sink.full) await sink.flush();
+  }
+}
+
+/** CSV rows of batches in one schema and delimiter. */
+class CsvRows {
+  readonly #schema: Schema;
+  readonly #delim: number;
+  readonly #special: RegExp;
+  #writers: { batch: Batch; ws: ColumnWriter[] } | null = null;
+
+  constructor(schema: Schema, delimiter: string) {
+    this.#schema = schema;
+    this.#delim = delimiter.charCodeAt(0);
+    this.#special = new RegExp(
+      `["\\r\\n${delimiter.replace(/[\\\]^-]/g, "\\$&")}]|^[ \\t]|[ \\t]$`,
+    );
+  }
+
+  header(sink: ByteSink): void {
+    const ncols = this.#schema.length;
+    for (let c = 0; c < ncols; c++) {
+      if (c > 0) sink.byte(this.#delim);
+      writeCsvString(sink, (this.#schema[c] as Field).name, this.#delim, this.#special);
+    }
+    // (A lone unnamed column comes out as `""`, not a blank line, so it reads back.)
+    sink.byte(10);
+  }
+
+  /** Writes rows `[from, to)` of `batch`, whose first row is row `firstRow` of the output. */
+  write(sink: ByteSink, batch: Batch, from: number, to: number, firstRow: number): void {
+    if (this.#writers?.batch !== batch) {
+      this.#writers = { batch, ws: columnWriters(this.#schema, batch, false) };
+    }
+    const ws = this.#writers.ws;
+    const delim = this.#delim;
+    const special = this.#special;
+    const ncols = ws.length;
+    for (let r = from; r < to; r++) {
       for (let c = 0; c < ncols; c++) {
         if (c > 0) sink.byte(delim);
         const w = ws[c] as ColumnWriter;
@@ -318,50 +416,72 @@ export async function writeCsv(
         if (v !== null && v[r] === 0) continue;
         if (w.col.type === "string" || w.col.type === "json") {
           const s = w.col.values[r] as string;
-          if (!s.isWellFormed()) throw notWellFormed(w.field, rows + r);
+          if (!s.isWellFormed()) throw notWellFormed(w.field, firstRow + r);
           writeCsvString(sink, s, delim, special);
         } else {
           writeValue(sink, w, r, false);
         }
       }
       sink.byte(10);
-      if (sink.full) await sink.flush();
     }
-    rows += n;
+  }
+}
+
+/**
+ * Writes batches as CSV.
+ *
+ * @param file The open output file.
+ * @param schema The schema.
+ * @param batches The rows, as batches or already rendered with the same delimiter.
+ * @param delimiter Field delimiter (one ASCII character).
+ * @returns Rows written.
+ */
+export async function writeCsv(
+  file: ByteWriter,
+  schema: Schema,
+  batches: AsyncIterable<Batch | RenderedRows> | Iterable<Batch | RenderedRows>,
+  delimiter: string,
+): Promise<number> {
+  const sink = new ByteSink(file);
+  const csv = new CsvRows(schema, delimiter);
+  csv.header(sink);
+  const rendering: TextRendering = { format: "csv", delimiter };
+  let rows = 0;
+  for await (const item of batches) {
+    await writeRows(file, sink, schema, item, rendering, csv, rows);
+    rows += item.length;
   }
   await sink.flush();
   return rows;
 }
 
-/**
- * Writes batches as JSON lines: one object per row and line.
- *
- * @param file The open output file.
- * @param schema The schema.
- * @param batches The rows.
- * @param array Write one JSON array instead (`[`, rows separated by `,` and a line end, `]`).
- * @returns Rows written.
- */
-export async function writeJsonl(
-  file: ByteWriter,
-  schema: Schema,
-  batches: AsyncIterable<Batch> | Iterable<Batch>,
-  array = false,
-): Promise<number> {
-  const sink = new ByteSink(file);
-  if (array) sink.byte(91);
-  const keys = schema.map((f, i) =>
-    encoder.encode((i === 0 ? "{" : ",") + JSON.stringify(f.name) + ":")
-  );
-  const ncols = schema.length;
-  let rows = 0;
-  for await (const batch of batches) {
-    checkBatch(schema, batch);
-    const ws = columnWriters(schema, batch, true);
-    const n = batch.length;
-    for (let r = 0; r < n; r++) {
+/** JSON-lines rows (or the rows of a JSON array) of batches in one schema. */
+class JsonRows {
+  readonly #keys: Uint8Array[];
+  readonly #array: boolean;
+  readonly #schema: Schema;
+  #writers: { batch: Batch; ws: ColumnWriter[] } | null = null;
+
+  constructor(schema: Schema, array: boolean) {
+    this.#schema = schema;
+    this.#array = array;
+    this.#keys = schema.map((f, i) =>
+      encoder.encode((i === 0 ? "{" : ",") + JSON.stringify(f.name) + ":")
+    );
+  }
+
+  /** Writes rows `[from, to)` of `batch`, whose first row is row `firstRow` of the output. */
+  write(sink: ByteSink, batch: Batch, from: number, to: number, firstRow: number): void {
+    if (this.#writers?.batch !== batch) {
+      this.#writers = { batch, ws: columnWriters(this.#schema, batch, true) };
+    }
+    const ws = this.#writers.ws;
+    const keys = this.#keys;
+    const array = this.#array;
+    const ncols = ws.length;
+    for (let r = from; r < to; r++) {
       if (array) {
-        if (rows + r > 0) sink.byte(44);
+        if (firstRow + r > 0) sink.byte(44);
         sink.byte(10);
       }
       if (ncols === 0) sink.byte(123);
@@ -376,9 +496,33 @@ export async function writeJsonl(
       }
       sink.byte(125);
       if (!array) sink.byte(10);
-      if (sink.full) await sink.flush();
     }
-    rows += n;
+  }
+}
+
+/**
+ * Writes batches as JSON lines: one object per row and line.
+ *
+ * @param file The open output file.
+ * @param schema The schema.
+ * @param batches The rows, as batches or already rendered the same way.
+ * @param array Write one JSON array instead (`[`, rows separated by `,` and a line end, `]`).
+ * @returns Rows written.
+ */
+export async function writeJsonl(
+  file: ByteWriter,
+  schema: Schema,
+  batches: AsyncIterable<Batch | RenderedRows> | Iterable<Batch | RenderedRows>,
+  array = false,
+): Promise<number> {
+  const sink = new ByteSink(file);
+  if (array) sink.byte(91);
+  const json = new JsonRows(schema, array);
+  const rendering: TextRendering = { format: array ? "json" : "jsonl" };
+  let rows = 0;
+  for await (const item of batches) {
+    await writeRows(file, sink, schema, item, rendering, json, rows);
+    rows += item.length;
   }
   if (array) sink.ascii(rows > 0 ? "\n]\n" : "]\n");
   await sink.flush();

@@ -34,7 +34,7 @@ import {
   renameTarget,
 } from "../internal/temp_files.ts";
 import { type ByteWriter, readRange, removeQuietly, writeAll } from "./_file.ts";
-import { writeCsv, writeJsonl } from "./_write_text.ts";
+import { type RenderedRows, writeCsv, writeJsonl } from "./_write_text.ts";
 import { IoError } from "./errors.ts";
 import { writeXlsx } from "./xlsx.ts";
 
@@ -131,7 +131,8 @@ function checkDelimiter(d: string): void {
  * @param path The output file (replaced if it exists; a symbolic link to a file is
  * followed and the file it names replaced), or `-` for stdout.
  * @param schema The schema of every batch.
- * @param batches The rows, sync or async.
+ * @param batches The rows, sync or async: batches, or rows a Worker rendered (`renderRows`) for
+ * CSV and JSON (the same format and delimiter).
  * @param options `format` (else by extension; CSV for `-`), `delimiter` (CSV), `arrowStream`.
  * @returns Rows and bytes written.
  * @throws {IoError} UNKNOWN_FORMAT, INVALID_OPTION, SCHEMA_MISMATCH (a batch that does
@@ -148,7 +149,7 @@ function checkDelimiter(d: string): void {
 export async function writeOutput(
   path: string,
   schema: Schema,
-  batches: AsyncIterable<Batch> | Iterable<Batch>,
+  batches: AsyncIterable<Batch | RenderedRows> | Iterable<Batch | RenderedRows>,
   options: WriteOutputOptions = {},
 ): Promise<WriteOutputResult> {
   const format = options.format ?? outputFormatOf(path);
@@ -291,7 +292,7 @@ async function outputTarget(path: string): Promise<OutputTarget> {
 /** What to write, whatever the target. */
 interface WriteSpec {
   schema: Schema;
-  input: AsyncIterable<Batch>;
+  input: AsyncIterable<Batch | RenderedRows>;
   format: OutputFormat;
   delimiter: string;
   splitSheets: boolean | undefined;
@@ -322,10 +323,10 @@ async function writeTo(sink: ByteWriter, spec: WriteSpec): Promise<number> {
     case "json":
       return writeJsonl(sink, schema, input, true);
     case "xlsx":
-      return writeXlsx(sink, schema, input, { splitSheets: spec.splitSheets });
+      return writeXlsx(sink, schema, batchesOnly(input), { splitSheets: spec.splitSheets });
     case "arrow": {
       const m = (await import(WRITE_ARROW.href)) as typeof import("./_write_arrow.ts");
-      return await m.writeArrow(sink, schema, input, spec.arrowStream);
+      return await m.writeArrow(sink, schema, batchesOnly(input), spec.arrowStream);
     }
     case "parquet":
       throw new Error("writeTo(): Parquet is written by DuckDB to a path");
@@ -348,7 +349,7 @@ async function writeFile(
   try {
     try {
       rows = spec.format === "parquet"
-        ? await writeParquet(temp.path, spec.schema, spec.input)
+        ? await writeParquet(temp.path, spec.schema, batchesOnly(spec.input))
         : await writeTo(temp.file, spec);
       await temp.file.sync();
     } finally {
@@ -403,7 +404,7 @@ async function stageParquet(sink: ByteWriter, spec: WriteSpec): Promise<number> 
   const dir = await Deno.makeTempDir({ prefix: "permafrost-parquet-" });
   try {
     const staged = join(dir, "out.parquet");
-    const rows = await writeParquet(staged, spec.schema, spec.input);
+    const rows = await writeParquet(staged, spec.schema, batchesOnly(spec.input));
     const file = await Deno.open(staged, { read: true });
     try {
       for await (const chunk of readRange(file, staged, 0, Infinity)) await writeAll(sink, chunk);
@@ -416,17 +417,33 @@ async function stageParquet(sink: ByteWriter, spec: WriteSpec): Promise<number> 
   }
 }
 
+/**
+ * The batches of an input that may hold rows rendered as text (`RenderedRows`), for a
+ * writer of another format: rendered rows cannot be turned back into values.
+ */
+async function* batchesOnly(input: AsyncIterable<Batch | RenderedRows>): AsyncGenerator<Batch> {
+  for await (const item of input) {
+    if ("rendered" in item) {
+      throw new IoError(
+        "SCHEMA_MISMATCH",
+        `Cannot write rows rendered as ${item.rendered.format} text into another format`,
+      );
+    }
+    yield item;
+  }
+}
+
 /** Passes batches through, remembering any error the input itself throws. */
-async function* tagErrors(
-  batches: AsyncIterable<Batch> | Iterable<Batch>,
+async function* tagErrors<T extends Batch | RenderedRows>(
+  batches: AsyncIterable<T> | Iterable<T>,
   tagged: WeakSet<object>,
-): AsyncGenerator<Batch> {
+): AsyncGenerator<T> {
   const it = Symbol.asyncIterator in batches
     ? batches[Symbol.asyncIterator]()
-    : (batches as Iterable<Batch>)[Symbol.iterator]();
+    : (batches as Iterable<T>)[Symbol.iterator]();
   try {
     for (;;) {
-      let r: IteratorResult<Batch>;
+      let r: IteratorResult<T>;
       try {
         r = await it.next();
       } catch (err) {

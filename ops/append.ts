@@ -41,7 +41,8 @@ import { IoError } from "../io/errors.ts";
 import type { SourceFormat } from "../io/types.ts";
 import { evolvedHeader, openForAppend, typeName } from "./append_schema.ts";
 import { OpsError } from "./errors.ts";
-import { checkThreads, type FreezeSource } from "./freeze.ts";
+import type { FreezeSource } from "./freeze.ts";
+import { checkThreads } from "./threads.ts";
 import { PrimaryKeyCheck } from "./primary_key.ts";
 import { rechunk } from "../io/chunk_window.ts";
 

@@ -25,7 +25,7 @@ import type { Batch, Schema } from "../format/column.ts";
 import { DEFAULT_CHUNK_ROWS, MAX_CHUNK_ROWS } from "../format/constants.ts";
 import type { ColumnPlan } from "../format/header.ts";
 import { planColumns } from "../format/plan.ts";
-import { BlockPool, defaultThreads } from "../format/pool.ts";
+import { BlockPool } from "../format/pool.ts";
 import type { FormatWarning, Quantization } from "../format/predictors/predictor.ts";
 import { QUANTIZATIONS } from "../format/predictors/predictor.ts";
 import { ArchiveWriter, type ByteSink } from "../format/writer.ts";
@@ -58,7 +58,7 @@ import {
   newArchiveHeader,
   parseCodecSpec,
 } from "../format/new_archive.ts";
-import { MAX_THREADS_PER_CORE, maxThreads } from "./threads.ts";
+import { checkThreads } from "./threads.ts";
 
 /** Rows `auto` samples to choose a codec. */
 export { AUTO_SAMPLE_ROWS } from "../format/new_archive.ts";
@@ -251,28 +251,6 @@ function columnCodecChoice(
     }
   }
   return { ...(profile ? { profile } : {}), columnCodecs: specs };
-}
-
-/**
- * The thread count a freeze or append runs with: the option's, or one per core.
- *
- * @param threads What the caller gave.
- * @returns The settled count.
- * @throws {OpsError} BAD_OPTION for a negative or fractional count, or one past
- * `maxThreads()` (4 per core).
- */
-export function checkThreads(threads: number | undefined): number {
-  const n = threads ?? defaultThreads();
-  if (!Number.isSafeInteger(n) || n < 0) {
-    throw new OpsError("BAD_OPTION", `Threads must be a non-negative integer, got ${n}`);
-  }
-  if (n > maxThreads()) {
-    throw new OpsError(
-      "BAD_OPTION",
-      `Threads must be at most ${maxThreads()} (${MAX_THREADS_PER_CORE} per core, ${defaultThreads()} cores here), got ${n}; 0 means one per core`,
-    );
-  }
-  return n;
 }
 
 /**

@@ -22,6 +22,10 @@ import type { KeyRing } from "../format/key_provider.ts";
 import { type OutputFormat, outputFormatOf, writeOutput } from "../io/output.ts";
 import { XLSX_MAX_DATA_ROWS } from "../io/xlsx.ts";
 import { OpsError } from "./errors.ts";
+import type { ArchiveReader } from "../format/reader.ts";
+import type { RenderedRows, TextRendering } from "../io/_write_text.ts";
+import { scanInPool, thawPool } from "./_pool_scan.ts";
+import { checkThreads } from "./threads.ts";
 import {
   isPartitionedDir,
   type PartitionCounters,
@@ -66,6 +70,13 @@ export interface ThawOptions {
   overwrite?: boolean;
   /** Storage class of an output written to object storage; ignored for a local file. */
   storageClass?: string;
+  /**
+   * Worker threads that decode chunks (and render CSV/JSON text) while this thread
+   * reads (default: one per core; 0 decodes on the calling thread; at most 4 per
+   * core). A read of one chunk, a `where` filter or a `schema` decodes on the
+   * calling thread whatever this says.
+   */
+  threads?: number;
   /**
    * The schema to give the rows in (schema evolution, `evolve.ts`): columns the archive
    * lacks come back null, columns it has that are not named are dropped, compatible
@@ -128,6 +139,7 @@ export async function thaw(
   }
   const started = performance.now();
   checkRows(options.rows);
+  const threads = checkThreads(options.threads);
   const format = options.format ?? outputFormatOf(output);
   const counters: PartitionCounters = {
     ...newCounters(),
@@ -161,14 +173,32 @@ export async function thaw(
       if (format === "xlsx" && !options.splitSheets && options.where === undefined) {
         checkSheetRows(reader.index.footer.rows, options.rows);
       }
-      const read = scanArchive(reader, { ...(evolved?.options ?? options), where }, counters);
-      const scan = evolved ? evolveBatches(read, evolved) : read;
-      written = await writeOutput(output, schema, scan, {
-        format,
-        delimiter: options.delimiter,
-        splitSheets: options.splitSheets,
-        replace: options.overwrite,
-      });
+      const pool = !evolved && !where && chunksIn(reader, options.rows) >= 2 && threads > 0
+        ? thawPool(threads)
+        : null;
+      try {
+        let scan: AsyncIterable<Batch | RenderedRows>;
+        if (pool) {
+          scan = scanInPool(
+            reader,
+            options,
+            pool,
+            textRendering(format, options.delimiter),
+            counters,
+          );
+        } else {
+          const read = scanArchive(reader, { ...(evolved?.options ?? options), where }, counters);
+          scan = evolved ? evolveBatches(read, evolved) : read;
+        }
+        written = await writeOutput(output, schema, scan, {
+          format,
+          delimiter: options.delimiter,
+          splitSheets: options.splitSheets,
+          replace: options.overwrite,
+        });
+      } finally {
+        pool?.close();
+      }
     } finally {
       reader.close();
     }
@@ -257,6 +287,26 @@ function evolution(
   const plan = planEvolution(stored, target);
   const columns = plan.read.length > 0 ? [...plan.read] : [stored[0]!.name];
   return { ...plan, options: { ...options, columns } };
+}
+
+/** Chunks a read of `rows` touches. */
+function chunksIn(reader: ArchiveReader, rows: RowRange | undefined): number {
+  const start = rows?.start ?? 0;
+  const end = rows?.end ?? Infinity;
+  return reader.index.footer.chunks.filter((c) => c.row_end > start && c.row_start < end).length;
+}
+
+/** How a pool's Workers render rows for a text output; null for other formats. */
+function textRendering(format: OutputFormat, delimiter = ","): TextRendering | null {
+  switch (format) {
+    case "csv":
+      return { format, delimiter };
+    case "jsonl":
+    case "json":
+      return { format };
+    default:
+      return null;
+  }
 }
 
 function checkEncrypted(archive: string, encrypted: boolean, options: ThawOptions): void {

@@ -1,0 +1,126 @@
+/**
+ * A whole-range read of an archive (no `where`) decoded on a pool of Workers: this
+ * thread reads each chunk's blocks, checks their hashes and decrypts them
+ * (`ArchiveReader.chunkJobs`), and the Workers (`_thaw_worker.ts`) decode them and,
+ * for a text output, render the rows too. A few chunks per Worker are in flight at
+ * once and come back in row order, so memory stays bounded by the pool's capacity
+ * and the output is the same, byte for byte, as a read on this thread.
+ *
+ * @module
+ */
+import type { Batch, Schema } from "../format/column.ts";
+import type { ChunkDecodeJob, PostedColumn } from "../format/chunk_decode.ts";
+import { unpackColumns } from "../format/chunk_decode.ts";
+import { BlockPool } from "../format/pool.ts";
+import { type ArchiveReader, namingArchive, type RowRange } from "../format/reader.ts";
+import type { RenderedRows, TextRendering } from "../io/_write_text.ts";
+import { reviveIoError } from "../io/errors.ts";
+import type { ScanCounters } from "./_scan.ts";
+
+/** A chunk job as posted to a thaw Worker. */
+export interface ThawChunkTask {
+  kind: "thaw-chunk";
+  job: ChunkDecodeJob;
+  /** Rows of the chunk to keep: `[from, to)`. */
+  from: number;
+  to: number;
+  /** The columns `job.wanted` decode to. */
+  schema: Schema;
+  /** Render the rows as text (the row index of the first in the output), or return columns. */
+  render: { rendering: TextRendering; firstRow: number } | null;
+}
+
+/** Starts a pool of thaw Workers; close it (`close()`) when the read ends. */
+export function thawPool(threads: number): BlockPool {
+  return new BlockPool(threads, {
+    script: new URL("./_thaw_worker.ts", import.meta.url),
+    revive: reviveIoError,
+  });
+}
+
+/**
+ * Reads rows of an open archive on a pool, in row order: batches, or for a text
+ * output the rows rendered as that text.
+ *
+ * @param reader An open archive.
+ * @param options Rows and columns (a `where` is read on this thread: see `_scan.ts`).
+ * @param pool Thaw Workers ({@link thawPool}).
+ * @param rendering The text to render rows as, or null for batches.
+ * @param counters Updated as chunks are read.
+ * @returns Batches or rendered rows, one per chunk touched.
+ */
+export async function* scanInPool(
+  reader: ArchiveReader,
+  options: { rows?: RowRange; columns?: readonly string[] },
+  pool: BlockPool,
+  rendering: TextRendering | null,
+  counters: ScanCounters,
+): AsyncGenerator<Batch | RenderedRows> {
+  const { footer } = reader.index;
+  const start = Math.max(0, options.rows?.start ?? 0);
+  const end = Math.min(footer.rows, options.rows?.end ?? footer.rows);
+  counters.payload_bytes += footer.payload_length;
+  for (const c of footer.chunks) {
+    if (c.row_end > start && c.row_start < end) counters.chunks_total++;
+  }
+  const bytesBefore = reader.bytesRead;
+  const inFlight: Promise<Batch | RenderedRows>[] = [];
+  let firstRow = 0;
+  try {
+    for await (const read of reader.chunkJobs({ rows: { start, end }, columns: options.columns })) {
+      counters.chunks_read++;
+      const task: ThawChunkTask = {
+        kind: "thaw-chunk",
+        job: read.job,
+        from: read.from,
+        to: read.to,
+        schema: read.schema,
+        render: rendering ? { rendering, firstRow } : null,
+      };
+      firstRow += read.to - read.from;
+      const done = rendering
+        ? pool.run<RenderedRows>(task, transferOf(read.job))
+        : pool.run<{ columns: PostedColumn[]; length: number }>(task, transferOf(read.job)).then(
+          (r): Batch => ({
+            schema: read.schema,
+            columns: unpackColumns(r.columns),
+            length: r.length,
+          }),
+        );
+      // Failures surface in order, when awaited below; until then they are expected.
+      done.catch(() => {});
+      inFlight.push(done);
+      if (inFlight.length >= pool.capacity) yield await next(inFlight, reader);
+    }
+    while (inFlight.length > 0) yield await next(inFlight, reader);
+  } finally {
+    counters.bytes_read += reader.bytesRead - bytesBefore;
+  }
+}
+
+/** The oldest chunk in flight; a Worker's error names the archive, as a read here does. */
+async function next<T>(inFlight: Promise<T>[], reader: ArchiveReader): Promise<T> {
+  try {
+    return await inFlight.shift()!;
+  } catch (err) {
+    throw namingArchive(err, reader.index.path);
+  }
+}
+
+/**
+ * The buffers to move with a job: each block's own. A block that is a view into a
+ * larger buffer (a span read for several blocks) is copied out first: posting the
+ * view would clone the whole buffer it sits in, once per block.
+ */
+function transferOf(job: ChunkDecodeJob): ArrayBuffer[] {
+  const out = new Set<ArrayBuffer>();
+  for (const block of job.blocks) {
+    let b = block.bytes;
+    if (b === null) continue;
+    const whole = b.byteOffset === 0 && b.buffer instanceof ArrayBuffer &&
+      b.byteLength === b.buffer.byteLength && !out.has(b.buffer);
+    if (!whole) block.bytes = b = b.slice();
+    out.add(b.buffer as ArrayBuffer);
+  }
+  return [...out];
+}

@@ -1,0 +1,125 @@
+/**
+ * A thaw on Worker threads (`_pool_scan.ts`) writes the same bytes as one on the
+ * calling thread, for every output format, type, slice and encrypted archive, and
+ * fails the same way on damaged bytes: nothing written, the error typed and named.
+ */
+import assert from "node:assert/strict";
+import { ALL_TYPES, randomBatch, resealArchive, writeTestArchive } from "../format/_test_utils.ts";
+import type { Schema } from "../format/column.ts";
+import { ArchiveReader } from "../format/reader.ts";
+import { thaw } from "./thaw.ts";
+import type { ThawOptions } from "./thaw.ts";
+
+const TMP = ".tmp/ops_thaw_pool";
+const KEY = Uint8Array.from({ length: 32 }, (_, i) => 7 * i + 1);
+const SCHEMA: Schema = [
+  ...ALL_TYPES,
+  { name: "f32", type: "float32", nullable: true },
+  { name: "f16", type: "float16", nullable: true },
+];
+const FORMATS = ["csv", "jsonl", "json", "arrow", "parquet"] as const;
+
+await Deno.mkdir(TMP, { recursive: true });
+
+/** Thaws with and without Workers and returns both outputs. */
+async function both(
+  archive: string,
+  ext: string,
+  options: ThawOptions = {},
+): Promise<[Uint8Array, Uint8Array, number]> {
+  const inline = `${TMP}/inline.${ext}`;
+  const pooled = `${TMP}/pooled.${ext}`;
+  const a = await thaw(archive, inline, { ...options, threads: 0 });
+  const b = await thaw(archive, pooled, { ...options, threads: 2 });
+  assert.equal(b.rows, a.rows);
+  assert.equal(b.chunks_read, a.chunks_read);
+  assert.equal(b.bytes_read, a.bytes_read);
+  return [await Deno.readFile(inline), await Deno.readFile(pooled), b.rows];
+}
+
+Deno.test("a thaw on Worker threads writes every format byte for byte as one on this thread", async (t) => {
+  const archive = `${TMP}/all.pf`;
+  const batch = randomBatch(SCHEMA, 1_000, 41);
+  await writeTestArchive(archive, batch, { chunkRows: 97 });
+  for (const format of FORMATS) {
+    await t.step(format, async () => {
+      const [inline, pooled] = await both(archive, format);
+      assert.ok(inline.length > 1000);
+      assert.deepEqual(pooled, inline);
+    });
+  }
+  await t.step("a slice across chunks, some columns, a tab delimiter", async () => {
+    const options: ThawOptions = {
+      rows: { start: 150, end: 777 },
+      columns: ["s", "i", "j", "ts"],
+      delimiter: "\t",
+      format: "csv",
+    };
+    const [inline, pooled, rows] = await both(archive, "tsv", options);
+    assert.equal(rows, 627);
+    assert.deepEqual(pooled, inline);
+  });
+  await t.step("more chunks than the pool holds at once, one column", async () => {
+    const many = `${TMP}/many.pf`;
+    await writeTestArchive(many, batch, { chunkRows: 7 });
+    const [inline, pooled] = await both(many, "jsonl", { columns: ["cat"] });
+    assert.deepEqual(pooled, inline);
+  });
+});
+
+Deno.test("an encrypted archive thaws the same on Worker threads", async () => {
+  const archive = `${TMP}/enc.pf`;
+  await writeTestArchive(archive, randomBatch(SCHEMA, 600, 5), {
+    chunkRows: 128,
+    encryption: { key: KEY },
+  });
+  for (const format of ["csv", "arrow"]) {
+    const [inline, pooled] = await both(archive, format, { keys: { key: KEY } });
+    assert.deepEqual(pooled, inline);
+  }
+});
+
+Deno.test("damaged bytes fail a Worker thaw with the typed error, and nothing is written", async (t) => {
+  const good = `${TMP}/good.pf`;
+  await writeTestArchive(good, randomBatch(SCHEMA, 900, 9), { chunkRows: 100 });
+  const bytes = await Deno.readFile(good);
+  const reader = await ArchiveReader.open(good);
+  const block = reader.index.footer.chunks[6]!.blocks[5]!; // column "s" of a late chunk
+  reader.close();
+  const bad = `${TMP}/bad.pf`;
+  const out = `${TMP}/bad.csv`;
+  const fails = async (code: string) => {
+    await Deno.remove(out).catch(() => {});
+    for (const format of ["csv", "arrow"] as const) {
+      await assert.rejects(
+        thaw(bad, out, { threads: 2, format }),
+        (err: Error & { code?: string; chunk?: number }) => {
+          assert.equal(err.code, code, err.message);
+          assert.equal(err.chunk, 6);
+          assert.match(err.message, /bad\.pf/);
+          return true;
+        },
+      );
+      await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+    }
+  };
+  await t.step("a flipped byte: HASH_MISMATCH (checked before any Worker sees it)", async () => {
+    const b = bytes.slice();
+    b[block.offset + 3]! ^= 0x10;
+    await Deno.writeFile(bad, b);
+    await fails("HASH_MISMATCH");
+  });
+  await t.step("with every hash recomputed: CORRUPT, from the Worker's decoder", async () => {
+    const b = bytes.slice();
+    for (let i = 0; i < block.length; i++) b[block.offset + i] = 0xa5;
+    await Deno.writeFile(bad, resealArchive(b));
+    await fails("CORRUPT");
+  });
+});
+
+Deno.test("thaw refuses a thread count past the cap", async () => {
+  await assert.rejects(
+    thaw(`${TMP}/all.pf`, `${TMP}/x.csv`, { threads: 10_000 }),
+    /Threads must be at most/,
+  );
+});
