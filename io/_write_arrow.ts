@@ -9,9 +9,10 @@
 import * as arrow from "apache-arrow";
 import type { Batch, Schema } from "../format/column.ts";
 import { type ByteWriter, writeAll } from "./_file.ts";
-import { batchToArrow } from "./arrow_table.ts";
+import { type ArrowParts, arrowPartsToBatch, batchToArrow } from "./arrow_table.ts";
 import { schemaToArrow } from "./arrow_schema.ts";
 import { checkBatch } from "./_write_text.ts";
+import { IoError } from "./errors.ts";
 
 /** An arrow-js byte sink that just collects what the writer emits, for us to flush. */
 class CollectingQueue extends arrow.AsyncByteQueue {
@@ -37,14 +38,14 @@ class CollectingQueue extends arrow.AsyncByteQueue {
  *
  * @param file The open output file.
  * @param schema The schema.
- * @param batches The rows.
+ * @param batches The rows: batches, or parts a Worker converted (`batchToArrowParts`).
  * @param stream Stream format instead of file format.
  * @returns Rows written.
  */
 export async function writeArrow(
   file: ByteWriter,
   schema: Schema,
-  batches: AsyncIterable<Batch> | Iterable<Batch>,
+  batches: AsyncIterable<Batch | ArrowParts> | Iterable<Batch | ArrowParts>,
   stream: boolean,
 ): Promise<number> {
   const as = schemaToArrow(schema);
@@ -53,8 +54,18 @@ export async function writeArrow(
   writer.reset(queue, as);
   let rows = 0;
   for await (const batch of batches) {
-    checkBatch(schema, batch);
-    writer.write(batchToArrow(batch, as));
+    if ("arrowParts" in batch) {
+      if (batch.columns.length !== schema.length) {
+        throw new IoError(
+          "SCHEMA_MISMATCH",
+          `Cannot write Arrow parts of ${batch.columns.length} columns: the output schema has ${schema.length}`,
+        );
+      }
+      writer.write(arrowPartsToBatch(batch, as));
+    } else {
+      checkBatch(schema, batch);
+      writer.write(batchToArrow(batch, as));
+    }
     rows += batch.length;
     await queue.flushTo(file);
   }

@@ -54,6 +54,8 @@ import type { ForcedType } from "./types.ts";
 const MS_PER_DAY = 86400000n;
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const encoder = new TextEncoder();
+/** A code unit of 0x80 or above: text without one is ASCII. */
+const NON_ASCII = /[\u0080-\uffff]/;
 
 function unpackBits(bits: Uint8Array, off: number, len: number): Uint8Array {
   const out = new Uint8Array(len);
@@ -345,6 +347,18 @@ export function columnToArrow(col: Column, field: Field): arrow.Data {
       // UTF-8 cannot hold), then the whole column is encoded in one call: one call per
       // string cost more than the rest of the conversion.
       const offsets = new Int32Array(length + 1);
+      const joined = (col.values as string[]).join("");
+      if (joined.length <= 2147483647 && !NON_ASCII.test(joined)) {
+        // ASCII text (the common case) is one byte per code unit: the offsets are the
+        // JS lengths, without a pass over every character.
+        for (let i = 0, at = 0; i < length; i++) {
+          at += (col.values[i] as string).length;
+          offsets[i + 1] = at;
+        }
+        const buf = new Uint8Array(joined.length);
+        encoder.encodeInto(joined, buf);
+        return arrow.makeData({ ...props, valueOffsets: offsets, data: buf } as never);
+      }
       let total = 0;
       for (let i = 0; i < length; i++) {
         const s = col.values[i] as string;
@@ -372,7 +386,7 @@ export function columnToArrow(col: Column, field: Field): arrow.Data {
         offsets[i + 1] = total;
       }
       const buf = new Uint8Array(total);
-      const { written } = encoder.encodeInto((col.values as string[]).join(""), buf);
+      const { written } = encoder.encodeInto(joined, buf);
       if (written !== total) {
         throw new IoError(
           "WRITE_FAILED",
@@ -405,6 +419,87 @@ export function batchToArrow(batch: Batch, schema: arrow.Schema): arrow.RecordBa
   const data = arrow.makeData({
     type: new arrow.Struct(schema.fields),
     length: batch.length,
+    nullCount: 0,
+    children,
+  });
+  return new arrow.RecordBatch(schema, data);
+}
+
+/**
+ * A batch converted to Arrow's buffers on another thread (a thaw's Worker), ready for
+ * {@link arrowPartsToBatch}: the per-value work of {@link batchToArrow} is done, and
+ * what crosses is the buffers alone (Arrow's classes do not survive a `postMessage`).
+ */
+export interface ArrowParts {
+  /** Marks the parts apart from a `Batch`. */
+  readonly arrowParts: true;
+  /** Rows. */
+  readonly length: number;
+  /** One entry per column, in schema order. */
+  readonly columns: readonly ArrowColumnParts[];
+}
+
+/** The buffers of one column's Arrow data. */
+export interface ArrowColumnParts {
+  length: number;
+  nullCount: number;
+  nullBitmap: Uint8Array | null;
+  valueOffsets: Int32Array | null;
+  values: ArrayBufferView;
+}
+
+/**
+ * Converts a batch to Arrow buffers, for {@link arrowPartsToBatch} on another thread.
+ *
+ * @param batch The batch.
+ * @param schema The Arrow schema (from {@link schemaToArrow} of `batch.schema`).
+ * @returns The parts, and the buffers in them (each a buffer of its own) to transfer.
+ * @throws {IoError} WRITE_FAILED as {@link batchToArrow}.
+ */
+export function batchToArrowParts(
+  batch: Batch,
+  schema: arrow.Schema,
+): { parts: ArrowParts; transfer: ArrayBuffer[] } {
+  const transfer = new Set<ArrayBuffer>();
+  const own = <T extends ArrayBufferView>(view: T): T => {
+    const whole = view.byteOffset === 0 && view.buffer instanceof ArrayBuffer &&
+      view.byteLength === view.buffer.byteLength && !transfer.has(view.buffer);
+    const moved = whole ? view : (view as unknown as { slice(): T }).slice();
+    transfer.add(moved.buffer as ArrayBuffer);
+    return moved;
+  };
+  const children = batchToArrow(batch, schema).data.children;
+  const columns = children.map((d): ArrowColumnParts => ({
+    length: d.length,
+    nullCount: d.nullCount,
+    nullBitmap: d.nullBitmap && d.nullCount > 0 ? own(d.nullBitmap) : null,
+    valueOffsets: d.valueOffsets ? own(d.valueOffsets as Int32Array) : null,
+    values: own(d.values as ArrayBufferView),
+  }));
+  return { parts: { arrowParts: true, length: batch.length, columns }, transfer: [...transfer] };
+}
+
+/**
+ * The record batch of parts made by {@link batchToArrowParts}.
+ *
+ * @param parts The parts.
+ * @param schema The Arrow schema they were made for.
+ * @returns The record batch.
+ */
+export function arrowPartsToBatch(parts: ArrowParts, schema: arrow.Schema): arrow.RecordBatch {
+  const children = parts.columns.map((c, i) =>
+    arrow.makeData({
+      type: schema.fields[i]!.type,
+      length: c.length,
+      nullCount: c.nullCount,
+      ...(c.nullBitmap ? { nullBitmap: c.nullBitmap } : {}),
+      ...(c.valueOffsets ? { valueOffsets: c.valueOffsets } : {}),
+      data: c.values,
+    } as never)
+  );
+  const data = arrow.makeData({
+    type: new arrow.Struct(schema.fields),
+    length: parts.length,
     nullCount: 0,
     children,
   });

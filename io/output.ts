@@ -35,6 +35,7 @@ import {
 } from "../internal/temp_files.ts";
 import { type ByteWriter, readRange, removeQuietly, writeAll } from "./_file.ts";
 import { type RenderedRows, writeCsv, writeJsonl } from "./_write_text.ts";
+import type { ArrowParts } from "./arrow_table.ts";
 import { IoError } from "./errors.ts";
 import { writeXlsx } from "./xlsx.ts";
 
@@ -131,8 +132,8 @@ function checkDelimiter(d: string): void {
  * @param path The output file (replaced if it exists; a symbolic link to a file is
  * followed and the file it names replaced), or `-` for stdout.
  * @param schema The schema of every batch.
- * @param batches The rows, sync or async: batches, or rows a Worker rendered (`renderRows`) for
- * CSV and JSON (the same format and delimiter).
+ * @param batches The rows, sync or async: batches, or rows a Worker prepared for this
+ * format ({@link Prepared}: `renderRows` for CSV and JSON, `batchToArrowParts` for Arrow).
  * @param options `format` (else by extension; CSV for `-`), `delimiter` (CSV), `arrowStream`.
  * @returns Rows and bytes written.
  * @throws {IoError} UNKNOWN_FORMAT, INVALID_OPTION, SCHEMA_MISMATCH (a batch that does
@@ -149,7 +150,7 @@ function checkDelimiter(d: string): void {
 export async function writeOutput(
   path: string,
   schema: Schema,
-  batches: AsyncIterable<Batch | RenderedRows> | Iterable<Batch | RenderedRows>,
+  batches: AsyncIterable<Prepared> | Iterable<Prepared>,
   options: WriteOutputOptions = {},
 ): Promise<WriteOutputResult> {
   const format = options.format ?? outputFormatOf(path);
@@ -292,7 +293,7 @@ async function outputTarget(path: string): Promise<OutputTarget> {
 /** What to write, whatever the target. */
 interface WriteSpec {
   schema: Schema;
-  input: AsyncIterable<Batch | RenderedRows>;
+  input: AsyncIterable<Prepared>;
   format: OutputFormat;
   delimiter: string;
   splitSheets: boolean | undefined;
@@ -317,16 +318,16 @@ async function writeTo(sink: ByteWriter, spec: WriteSpec): Promise<number> {
   const { schema, input } = spec;
   switch (spec.format) {
     case "csv":
-      return writeCsv(sink, schema, input, spec.delimiter);
+      return writeCsv(sink, schema, preparedFor(input, "text"), spec.delimiter);
     case "jsonl":
-      return writeJsonl(sink, schema, input);
+      return writeJsonl(sink, schema, preparedFor(input, "text"));
     case "json":
-      return writeJsonl(sink, schema, input, true);
+      return writeJsonl(sink, schema, preparedFor(input, "text"), true);
     case "xlsx":
       return writeXlsx(sink, schema, batchesOnly(input), { splitSheets: spec.splitSheets });
     case "arrow": {
       const m = (await import(WRITE_ARROW.href)) as typeof import("./_write_arrow.ts");
-      return await m.writeArrow(sink, schema, batchesOnly(input), spec.arrowStream);
+      return await m.writeArrow(sink, schema, preparedFor(input, "arrow"), spec.arrowStream);
     }
     case "parquet":
       throw new Error("writeTo(): Parquet is written by DuckDB to a path");
@@ -418,23 +419,38 @@ async function stageParquet(sink: ByteWriter, spec: WriteSpec): Promise<number> 
 }
 
 /**
- * The batches of an input that may hold rows rendered as text (`RenderedRows`), for a
- * writer of another format: rendered rows cannot be turned back into values.
+ * Rows as `writeOutput` takes them: batches, or rows a Worker already prepared for one
+ * format (rendered as CSV/JSON text, or converted to Arrow buffers).
  */
-async function* batchesOnly(input: AsyncIterable<Batch | RenderedRows>): AsyncGenerator<Batch> {
+export type Prepared = Batch | RenderedRows | ArrowParts;
+
+/** The batches of an input, for a writer that takes nothing prepared. */
+function batchesOnly(input: AsyncIterable<Prepared>): AsyncGenerator<Batch> {
+  return preparedFor(input, "none") as AsyncGenerator<Batch>;
+}
+
+/**
+ * An input checked for a writer that takes batches and rows prepared its own way:
+ * rows prepared for another format cannot be turned back into values.
+ */
+async function* preparedFor<K extends "text" | "arrow" | "none">(
+  input: AsyncIterable<Prepared>,
+  kind: K,
+): AsyncGenerator<K extends "text" ? Batch | RenderedRows : Batch | ArrowParts> {
   for await (const item of input) {
-    if ("rendered" in item) {
+    const prepared = "rendered" in item ? "text" : "arrowParts" in item ? "arrow" : null;
+    if (prepared !== null && prepared !== kind) {
       throw new IoError(
         "SCHEMA_MISMATCH",
-        `Cannot write rows rendered as ${item.rendered.format} text into another format`,
+        `Cannot write rows prepared as ${prepared} into another format`,
       );
     }
-    yield item;
+    yield item as K extends "text" ? Batch | RenderedRows : Batch | ArrowParts;
   }
 }
 
 /** Passes batches through, remembering any error the input itself throws. */
-async function* tagErrors<T extends Batch | RenderedRows>(
+async function* tagErrors<T extends Prepared>(
   batches: AsyncIterable<T> | Iterable<T>,
   tagged: WeakSet<object>,
 ): AsyncGenerator<T> {

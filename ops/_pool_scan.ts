@@ -2,7 +2,7 @@
  * A whole-range read of an archive (no `where`) decoded on a pool of Workers: this
  * thread reads each chunk's blocks, checks their hashes and decrypts them
  * (`ArchiveReader.chunkJobs`), and the Workers (`_thaw_worker.ts`) decode them and,
- * for a text output, render the rows too. A few chunks per Worker are in flight at
+ * for a text or Arrow output, prepare the rows for it too. A few chunks per Worker are in flight at
  * once and come back in row order, so memory stays bounded by the pool's capacity
  * and the output is the same, byte for byte, as a read on this thread.
  *
@@ -14,6 +14,8 @@ import { unpackColumns } from "../format/chunk_decode.ts";
 import { BlockPool } from "../format/pool.ts";
 import { type ArchiveReader, namingArchive, type RowRange } from "../format/reader.ts";
 import type { RenderedRows, TextRendering } from "../io/_write_text.ts";
+import type { ArrowParts } from "../io/arrow_table.ts";
+import type { Prepared } from "../io/output.ts";
 import { reviveIoError } from "../io/errors.ts";
 import type { ScanCounters } from "./_scan.ts";
 
@@ -26,9 +28,15 @@ export interface ThawChunkTask {
   to: number;
   /** The columns `job.wanted` decode to. */
   schema: Schema;
-  /** Render the rows as text (the row index of the first in the output), or return columns. */
-  render: { rendering: TextRendering; firstRow: number } | null;
+  /** What to hand back: the rows prepared for the output, or the columns (null). */
+  render: { rendering: TextRendering; firstRow: number } | { arrow: true } | null;
 }
+
+/**
+ * What the Workers prepare rows for: a text output (rendered there), Arrow IPC
+ * (converted to Arrow's buffers there), or anything else (columns handed back).
+ */
+export type PoolOutput = { text: TextRendering } | { arrow: true } | null;
 
 /** Starts a pool of thaw Workers; close it (`close()`) when the read ends. */
 export function thawPool(threads: number): BlockPool {
@@ -39,13 +47,13 @@ export function thawPool(threads: number): BlockPool {
 }
 
 /**
- * Reads rows of an open archive on a pool, in row order: batches, or for a text
- * output the rows rendered as that text.
+ * Reads rows of an open archive on a pool, in row order: batches, or rows prepared
+ * for the output (rendered text, Arrow buffers).
  *
  * @param reader An open archive.
  * @param options Rows and columns (a `where` is read on this thread: see `_scan.ts`).
  * @param pool Thaw Workers ({@link thawPool}).
- * @param rendering The text to render rows as, or null for batches.
+ * @param output What the Workers prepare rows for.
  * @param counters Updated as chunks are read.
  * @returns Batches or rendered rows, one per chunk touched.
  */
@@ -53,9 +61,9 @@ export async function* scanInPool(
   reader: ArchiveReader,
   options: { rows?: RowRange; columns?: readonly string[] },
   pool: BlockPool,
-  rendering: TextRendering | null,
+  output: PoolOutput,
   counters: ScanCounters,
-): AsyncGenerator<Batch | RenderedRows> {
+): AsyncGenerator<Prepared> {
   const { footer } = reader.index;
   const start = Math.max(0, options.rows?.start ?? 0);
   const end = Math.min(footer.rows, options.rows?.end ?? footer.rows);
@@ -64,7 +72,7 @@ export async function* scanInPool(
     if (c.row_end > start && c.row_start < end) counters.chunks_total++;
   }
   const bytesBefore = reader.bytesRead;
-  const inFlight: Promise<Batch | RenderedRows>[] = [];
+  const inFlight: Promise<Prepared>[] = [];
   let firstRow = 0;
   try {
     for await (const read of reader.chunkJobs({ rows: { start, end }, columns: options.columns })) {
@@ -75,11 +83,15 @@ export async function* scanInPool(
         from: read.from,
         to: read.to,
         schema: read.schema,
-        render: rendering ? { rendering, firstRow } : null,
+        render: output === null
+          ? null
+          : "text" in output
+          ? { rendering: output.text, firstRow }
+          : output,
       };
       firstRow += read.to - read.from;
-      const done = rendering
-        ? pool.run<RenderedRows>(task, transferOf(read.job))
+      const done = output !== null
+        ? pool.run<RenderedRows | ArrowParts>(task, transferOf(read.job))
         : pool.run<{ columns: PostedColumn[]; length: number }>(task, transferOf(read.job)).then(
           (r): Batch => ({
             schema: read.schema,

@@ -1,8 +1,8 @@
 /**
  * The body of one Worker of a thaw's pool: decodes a chunk job the reading thread
  * built (blocks already read, hash-checked and decrypted), keeps the rows of the
- * range, and either renders them as the output's text (CSV, JSON lines, JSON array
- * rows) or hands the columns back, so that codecs, predictors and the text writer of
+ * range, and either prepares them for the output (CSV, JSON lines or JSON array rows
+ * rendered as text; Arrow's buffers for Arrow IPC) or hands the columns back, so that codecs, predictors and the text writer of
  * several chunks run on every core. See `_pool_scan.ts` for the other side.
  *
  * @module
@@ -13,6 +13,28 @@ import type { Batch } from "../format/column.ts";
 import { servePoolWorker } from "../format/pool.ts";
 import { renderRows } from "../io/_write_text.ts";
 import type { ThawChunkTask } from "./_pool_scan.ts";
+
+// apache-arrow by computed specifiers, so that Workers of a CSV thaw do not load it
+// (Deno resolves a literal import ahead of time: see cli/lazy.ts).
+const ARROW_TABLE = new URL("../io/arrow_table.ts", import.meta.url);
+const ARROW_SCHEMA = new URL("../io/arrow_schema.ts", import.meta.url);
+
+async function arrowModules(): Promise<
+  & Pick<typeof import("../io/arrow_table.ts"), "batchToArrowParts">
+  & Pick<typeof import("../io/arrow_schema.ts"), "schemaToArrow">
+> {
+  const [table, schema] = await Promise.all([
+    import(ARROW_TABLE.href) as Promise<typeof import("../io/arrow_table.ts")>,
+    import(ARROW_SCHEMA.href) as Promise<typeof import("../io/arrow_schema.ts")>,
+  ]);
+  return { batchToArrowParts: table.batchToArrowParts, schemaToArrow: schema.schemaToArrow };
+}
+
+/** The Arrow schema of the last schema seen (one per thaw). */
+let arrowSchema: {
+  key: string;
+  schema: ReturnType<typeof import("../io/arrow_schema.ts").schemaToArrow>;
+} | null = null;
 
 servePoolWorker({
   async run(task) {
@@ -25,6 +47,13 @@ servePoolWorker({
     const columns = await decodeChunkJob(t.job);
     const whole: Batch = { schema: t.schema, columns, length: t.job.rows };
     const batch = t.from === 0 && t.to === t.job.rows ? whole : sliceBatch(whole, t.from, t.to);
+    if (t.render && "arrow" in t.render) {
+      const { batchToArrowParts, schemaToArrow } = await arrowModules();
+      const key = JSON.stringify(t.schema);
+      if (arrowSchema?.key !== key) arrowSchema = { key, schema: schemaToArrow(t.schema) };
+      const { parts, transfer } = batchToArrowParts(batch, arrowSchema.schema);
+      return { value: parts, transfer };
+    }
     if (t.render) {
       const rendered = renderRows(t.schema, batch, t.render.rendering, t.render.firstRow);
       return { value: rendered, transfer: [rendered.bytes.buffer as ArrayBuffer] };

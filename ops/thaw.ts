@@ -23,8 +23,8 @@ import { type OutputFormat, outputFormatOf, writeOutput } from "../io/output.ts"
 import { XLSX_MAX_DATA_ROWS } from "../io/xlsx.ts";
 import { OpsError } from "./errors.ts";
 import type { ArchiveReader } from "../format/reader.ts";
-import type { RenderedRows, TextRendering } from "../io/_write_text.ts";
-import { scanInPool, thawPool } from "./_pool_scan.ts";
+import type { Prepared } from "../io/output.ts";
+import { type PoolOutput, scanInPool, thawPool } from "./_pool_scan.ts";
 import { checkThreads } from "./threads.ts";
 import {
   isPartitionedDir,
@@ -177,13 +177,13 @@ export async function thaw(
         ? thawPool(threads)
         : null;
       try {
-        let scan: AsyncIterable<Batch | RenderedRows>;
+        let scan: AsyncIterable<Prepared>;
         if (pool) {
           scan = scanInPool(
             reader,
             options,
             pool,
-            textRendering(format, options.delimiter),
+            poolOutput(format, options.delimiter),
             counters,
           );
         } else {
@@ -296,14 +296,16 @@ function chunksIn(reader: ArchiveReader, rows: RowRange | undefined): number {
   return reader.index.footer.chunks.filter((c) => c.row_end > start && c.row_start < end).length;
 }
 
-/** How a pool's Workers render rows for a text output; null for other formats. */
-function textRendering(format: OutputFormat, delimiter = ","): TextRendering | null {
+/** What a pool's Workers prepare rows for: text and Arrow IPC there, other formats here. */
+function poolOutput(format: OutputFormat, delimiter = ","): PoolOutput {
   switch (format) {
     case "csv":
-      return { format, delimiter };
+      return { text: { format, delimiter } };
     case "jsonl":
     case "json":
-      return { format };
+      return { text: { format } };
+    case "arrow":
+      return { arrow: true };
     default:
       return null;
   }
