@@ -208,4 +208,6 @@ const _loadedByComputedSpecifiers = () => [
   import("./io/_write_arrow.ts"),
   import("./io/_write_parquet.ts"),
   import("./io/arrow_table.ts"),
+  import("./io/arrow_schema.ts"),
+  import("./ops/_pool_scan.ts"),
 ];

@@ -73,7 +73,8 @@ export const FREEZE_SETTINGS = Object.freeze({
     env: "PERMAFROST_THREADS",
     default: 0,
     parse: threadsParser(),
-    description: "Worker threads (they encode, and decode Parquet sources)",
+    description:
+      "Worker threads (freeze: they encode, and decode Parquet sources; thaw: they decode chunks and render the output)",
   }),
 });
 
@@ -386,7 +387,7 @@ export const thawCommand = command({
     "Thaws an archive (or a partitioned dataset) to CSV, JSON lines, Parquet, Arrow IPC or xlsx; '-' is stdout; either may be an s3:// URI.",
   usage: "<archive> <output>",
   args: { min: 2, max: 2 },
-  settings: ENCRYPTION_SETTINGS,
+  settings: { ...ENCRYPTION_SETTINGS, threads: FREEZE_SETTINGS.threads },
   flags: [
     {
       name: "rows",
@@ -439,7 +440,7 @@ export const thawCommand = command({
     "permafrost thaw flights.pf some.jsonl --rows 1500000:1500010 --columns date,delay",
     'permafrost thaw trips.pf - --where "delay > 60" | head',
   ],
-  async run({ args, flags }, io) {
+  async run({ args, flags, settings }, io) {
     const [archive, output] = args as [string, string];
     const { thaw } = await loadModule("thaw");
     const where = flags.where as string | undefined;
@@ -474,6 +475,7 @@ export const thawCommand = command({
         requireEncryption: flags["require-encryption"] === true,
         overwrite: flags.force === true,
         storageClass: flags["storage-class"] as string | undefined,
+        threads: settings.threads === 0 ? undefined : settings.threads,
         keys,
       });
     } catch (err) {

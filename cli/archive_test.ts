@@ -287,3 +287,25 @@ Deno.test("thaw --schema gives the rows in the schema of a file; a bad one is na
   assert.equal(narrow.code, 1);
   assert.match(narrow.err, /column 'id' type changed \(int64 → float64\).*\[SCHEMA_INCOMPATIBLE\]/);
 });
+
+Deno.test("thaw --threads picks the Worker threads; the output is the same; past the cap is a usage error", async () => {
+  const rows = Array.from({ length: 500 }, (_, i) => `${i},v${i % 7},${(i * 0.5).toFixed(1)}`).join(
+    "\n",
+  );
+  await Deno.writeTextFile(`${TMP}/t.csv`, `id,v,x\n${rows}\n`);
+  await Deno.remove(`${TMP}/t.pf`).catch(() => {});
+  const frozen = await cli(["freeze", `${TMP}/t.csv`, `${TMP}/t.pf`, "--chunk-rows", "60"]);
+  assert.equal(frozen.code, 0, frozen.err);
+  const outputs: string[] = [];
+  for (const threads of ["1", "3"]) {
+    const out = `${TMP}/t_${threads}.csv`;
+    const r = await cli(["thaw", `${TMP}/t.pf`, out, "--threads", threads, "--force"]);
+    assert.equal(r.code, 0, r.err);
+    outputs.push(await Deno.readTextFile(out));
+  }
+  assert.equal(outputs[0], await Deno.readTextFile(`${TMP}/t.csv`));
+  assert.equal(outputs[1], outputs[0]);
+  const refused = await cli(["thaw", `${TMP}/t.pf`, `${TMP}/t_x.csv`, "--threads", "99999"]);
+  assert.equal(refused.code, 2);
+  assert.match(refused.err, /--threads/);
+});

@@ -71,6 +71,8 @@ const LOADED_ELSEWHERE = [
   "../io/_write_arrow.ts",
   "../io/_write_parquet.ts",
   "../io/arrow_table.ts",
+  "../io/arrow_schema.ts",
+  "../ops/_pool_scan.ts",
 ] as const;
 
 /** Every lazily loaded module of the CLI: its name and its path relative to this file. */

@@ -539,12 +539,14 @@ export function tableToBatches(
  * timestamps with their unit and timezone, dates as Date32 (DateDay), nulls kept.
  *
  * @param schema The column schema.
- * @param batches Batches of that schema.
+ * @param batches Batches of that schema (or their parts, converted on a Worker thread).
  * @returns The Arrow table (one record batch per batch).
  */
-export function batchesToTable(schema: Schema, batches: Iterable<Batch>): arrow.Table {
+export function batchesToTable(schema: Schema, batches: Iterable<Batch | ArrowParts>): arrow.Table {
   const as = schemaToArrow(schema);
   const rbs: arrow.RecordBatch[] = [];
-  for (const b of batches) rbs.push(batchToArrow(b, as));
+  for (const b of batches) {
+    rbs.push("arrowParts" in b ? arrowPartsToBatch(b, as) : batchToArrow(b, as));
+  }
   return new arrow.Table(as, rbs);
 }

@@ -24,7 +24,8 @@ import { XLSX_MAX_DATA_ROWS } from "../io/xlsx.ts";
 import { OpsError } from "./errors.ts";
 import type { ArchiveReader } from "../format/reader.ts";
 import type { Prepared } from "../io/output.ts";
-import { type PoolOutput, scanInPool, thawPool } from "./_pool_scan.ts";
+import type { ArrowParts } from "../io/arrow_table.ts";
+import type { PoolOutput } from "./_pool_scan.ts";
 import { checkThreads } from "./threads.ts";
 import {
   isPartitionedDir,
@@ -173,13 +174,14 @@ export async function thaw(
       if (format === "xlsx" && !options.splitSheets && options.where === undefined) {
         checkSheetRows(reader.index.footer.rows, options.rows);
       }
-      const pool = !evolved && !where && chunksIn(reader, options.rows) >= 2 && threads > 0
-        ? thawPool(threads)
+      const pooled = !evolved && !where && chunksIn(reader, options.rows) >= 2 && threads > 0
+        ? await poolScan()
         : null;
+      const pool = pooled?.thawPool(threads) ?? null;
       try {
         let scan: AsyncIterable<Prepared>;
         if (pool) {
-          scan = scanInPool(
+          scan = pooled!.scanInPool(
             reader,
             options,
             pool,
@@ -253,6 +255,22 @@ export async function thawTable(archive: string, options: ThawOptions = {}): Pro
     checkEncrypted(archive, reader.index.header.encryption !== null, options);
     const evolved = evolution(reader.index.schema, options);
     const schema = evolved ? evolved.target : selectSchema(reader.index.schema, options.columns);
+    const threads = checkThreads(options.threads);
+    if (
+      !evolved && options.where === undefined && chunksIn(reader, options.rows) >= 2 && threads > 0
+    ) {
+      const { scanInPool, thawPool } = await poolScan();
+      const pool = thawPool(threads);
+      try {
+        const parts: Prepared[] = [];
+        for await (const p of scanInPool(reader, options, pool, { arrow: true }, newCounters())) {
+          parts.push(p);
+        }
+        return batchesToTable(schema, parts as (Batch | ArrowParts)[]);
+      } finally {
+        pool.close();
+      }
+    }
     const rows = scanArchive(reader, evolved?.options ?? options);
     for await (const b of evolved ? evolveBatches(rows, evolved) : rows) batches.push(b);
     return batchesToTable(schema, batches);
@@ -287,6 +305,16 @@ function evolution(
   const plan = planEvolution(stored, target);
   const columns = plan.read.length > 0 ? [...plan.read] : [stored[0]!.name];
   return { ...plan, options: { ...options, columns } };
+}
+
+/**
+ * `_pool_scan.ts`, by a computed specifier: it loads the Worker pool (and with it the
+ * encoder's modules), which a one-chunk slice never needs (see cli/lazy.ts).
+ */
+const POOL_SCAN = new URL("./_pool_scan.ts", import.meta.url);
+
+function poolScan(): Promise<typeof import("./_pool_scan.ts")> {
+  return import(POOL_SCAN.href);
 }
 
 /** Chunks a read of `rows` touches. */

@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { ALL_TYPES, randomBatch, resealArchive, writeTestArchive } from "../format/_test_utils.ts";
 import type { Schema } from "../format/column.ts";
 import { ArchiveReader } from "../format/reader.ts";
-import { thaw } from "./thaw.ts";
+import { thaw, thawTable } from "./thaw.ts";
+import { tableToIPC } from "apache-arrow";
 import type { ThawOptions } from "./thaw.ts";
 
 const TMP = ".tmp/ops_thaw_pool";
@@ -122,4 +123,16 @@ Deno.test("thaw refuses a thread count past the cap", async () => {
     thaw(`${TMP}/all.pf`, `${TMP}/x.csv`, { threads: 10_000 }),
     /Threads must be at most/,
   );
+});
+
+Deno.test("thawTable on Worker threads gives the table one on this thread gives", async () => {
+  const archive = `${TMP}/table.pf`;
+  await writeTestArchive(archive, randomBatch(SCHEMA, 700, 77), { chunkRows: 64 });
+  for (const options of [{}, { rows: { start: 10, end: 500 }, columns: ["j", "dw", "f16"] }]) {
+    const inline = await thawTable(archive, { ...options, threads: 0 });
+    const pooled = await thawTable(archive, { ...options, threads: 2 });
+    assert.equal(pooled.numRows, inline.numRows);
+    assert.equal(pooled.batches.length, inline.batches.length);
+    assert.deepEqual(tableToIPC(pooled, "file"), tableToIPC(inline, "file"));
+  }
 });

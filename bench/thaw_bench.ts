@@ -1,0 +1,277 @@
+/**
+ * Thaw against DuckDB, as a user runs each: whole processes, one after the other,
+ * alternated over rounds. Ours: `permafrost thaw ARCHIVE OUT` (the CLI as `deno task
+ * cli` runs it) to CSV, Arrow IPC and Parquet. DuckDB (the project's own
+ * `@duckdb/node-api`): `COPY (SELECT * FROM 'shipped.parquet') TO OUT` as CSV and as
+ * Parquet (zstd), in a process of its own. Wall time, CPU time (user + system of the
+ * process and its threads) and peak resident memory (GNU time's `%M`, where
+ * `/usr/bin/time` exists), minimum and median over the rounds; the output of every
+ * run is hashed, and ours must not change from round to round (nor from the CSV the
+ * size table was measured on, when given). `deno task bench` calls
+ * {@link thawFigures}; alone:
+ *
+ * ```
+ * deno run -A bench/thaw_bench.ts ARCHIVE SHIPPED.parquet [--rounds 5] [--csv EXPECTED.csv]
+ * ```
+ *
+ * @module
+ */
+import { createHash } from "node:crypto";
+import { join } from "node:path";
+
+const ROOT = new URL("../", import.meta.url);
+const MAIN = new URL("main.ts", ROOT).pathname;
+const CLI_PERMISSIONS = [
+  "--allow-read",
+  "--allow-write",
+  "--allow-env",
+  "--allow-ffi",
+  "--allow-net",
+  "--allow-run=zpaq",
+  "--allow-sys=cpus",
+];
+/** DuckDB's side: one COPY in a fresh process, like `duckdb -c "COPY ..."`. */
+const DUCK_SCRIPT = `
+import { DuckDBInstance } from "@duckdb/node-api";
+const [source, out, format] = Deno.args;
+const db = await DuckDBInstance.create(":memory:");
+const c = await db.connect();
+const quote = (s) => "'" + s.replaceAll("'", "''") + "'";
+const options = format === "csv" ? "(FORMAT csv)" : "(FORMAT parquet, COMPRESSION zstd)";
+await c.run("COPY (SELECT * FROM " + quote(source) + ") TO " + quote(out) + " " + options);
+`;
+
+/** One measured process. */
+interface Run {
+  seconds: number;
+  cpuSeconds: number;
+  peakKb: number | null;
+  sha256: string;
+  bytes: number;
+}
+
+/** One line of the table: a tool writing one output format. */
+interface Case {
+  label: string;
+  output: string;
+  command: string[];
+}
+
+async function hashFile(path: string): Promise<{ sha256: string; bytes: number }> {
+  const hash = createHash("sha256");
+  let bytes = 0;
+  // The readable stream closes the file when it ends.
+  for await (const chunk of (await Deno.open(path)).readable) {
+    hash.update(chunk);
+    bytes += chunk.length;
+  }
+  return { sha256: hash.digest("hex"), bytes };
+}
+
+async function hasGnuTime(): Promise<boolean> {
+  try {
+    const r = await new Deno.Command("/usr/bin/time", {
+      args: ["-f", "%M", "true"],
+      stderr: "null",
+    })
+      .output();
+    return r.success;
+  } catch {
+    return false;
+  }
+}
+
+async function measure(c: Case, gnuTime: boolean): Promise<Run> {
+  await Deno.remove(c.output).catch(() => {});
+  const [cmd, ...args] = gnuTime ? ["/usr/bin/time", "-f", "@@%M", ...c.command] : c.command;
+  const started = performance.now();
+  const child = new Deno.Command(cmd!, {
+    args,
+    stdout: "null",
+    stderr: "piped",
+    cwd: ROOT.pathname,
+  }).spawn();
+  const { success, stderr } = await child.output();
+  const seconds = (performance.now() - started) / 1000;
+  const err = new TextDecoder().decode(stderr);
+  if (!success) throw new Error(`${c.label} failed: ${err}`);
+  const peak = /@@(\d+)/.exec(err);
+  const usage = await childCpu();
+  return {
+    seconds,
+    cpuSeconds: usage,
+    peakKb: peak ? Number(peak[1]) : null,
+    ...await hashFile(c.output),
+  };
+}
+
+/**
+ * CPU seconds of a finished child: not readable after it is reaped, so taken from our
+ * own children's rusage in `/proc/self/stat` (fields cutime + cstime), as a difference.
+ */
+let lastChildrenCpu = 0;
+async function childCpu(): Promise<number> {
+  try {
+    const stat = await Deno.readTextFile("/proc/self/stat");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const total = (Number(fields[13]) + Number(fields[14])) / 100;
+    const used = total - lastChildrenCpu;
+    lastChildrenCpu = total;
+    return used;
+  } catch {
+    return NaN;
+  }
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const min = (xs: number[]) => Math.min(...xs);
+
+/**
+ * Thaws an archive to CSV, Arrow IPC and Parquet with the CLI, and DuckDB copies the
+ * shipped Parquet to CSV and Parquet, alternating, `rounds` times.
+ *
+ * @param archive The archive of the shipped file (frozen with the default settings).
+ * @param shipped The shipped Parquet file.
+ * @param options Rounds; the CSV our thaw must reproduce byte for byte.
+ * @returns Markdown lines for RESULTS.md.
+ */
+export async function thawFigures(
+  archive: string,
+  shipped: string,
+  options: { rounds?: number; expectedCsv?: string; work: string },
+): Promise<string[]> {
+  const rounds = options.rounds ?? 5;
+  const work = options.work;
+  const duck = join(work, "duck_copy.ts");
+  await Deno.writeTextFile(duck, DUCK_SCRIPT);
+  const ours = (ext: string): Case => ({
+    label: `ours → ${ext}`,
+    output: join(work, `thaw.${ext}`),
+    command: [
+      Deno.execPath(),
+      "run",
+      "-q",
+      ...CLI_PERMISSIONS,
+      MAIN,
+      "thaw",
+      archive,
+      join(work, `thaw.${ext}`),
+      "--force",
+    ],
+  });
+  const theirs = (ext: "csv" | "parquet"): Case => ({
+    label: `DuckDB → ${ext}`,
+    output: join(work, `duck.${ext}`),
+    command: [
+      Deno.execPath(),
+      "run",
+      "-q",
+      "--allow-read",
+      "--allow-write",
+      "--allow-env",
+      "--allow-ffi",
+      "--allow-sys",
+      `--config=${new URL("deno.json", ROOT).pathname}`,
+      duck,
+      shipped,
+      join(work, `duck.${ext}`),
+      ext,
+    ],
+  });
+  const cases: Case[] = [
+    ours("csv"),
+    theirs("csv"),
+    ours("arrow"),
+    ours("parquet"),
+    theirs("parquet"),
+  ];
+  const gnuTime = await hasGnuTime();
+  const runs = new Map<string, Run[]>(cases.map((c) => [c.label, []]));
+  // Warm the page cache and Deno's module cache for every command once, unmeasured.
+  for (const c of cases) await measure(c, false);
+  await childCpu();
+  for (let r = 0; r < rounds; r++) {
+    for (const c of cases) runs.get(c.label)!.push(await measure(c, gnuTime));
+  }
+  for (const c of cases) await Deno.remove(c.output).catch(() => {});
+  const expected = options.expectedCsv ? await hashFile(options.expectedCsv) : null;
+  const wall = (label: string) => median(runs.get(label)!.map((x) => x.seconds));
+  const duckCsv = wall("DuckDB → csv");
+  const duckParquet = wall("DuckDB → parquet");
+  const lines = [
+    `Whole processes, ${rounds} rounds alternating the commands after one unmeasured round (page and module caches warm), ` +
+    `on ${navigator.hardwareConcurrency} cores. Ours: \`permafrost thaw ${
+      archive.split("/").pop()
+    } OUT\` ` +
+    `(default settings: a Worker thread per core). DuckDB: \`COPY (SELECT * FROM '${
+      shipped.split("/").pop()
+    }') TO OUT\` ` +
+    `through \`@duckdb/node-api\` in a process of its own (its own threads, one per core). ` +
+    `CPU is user + system time of the process and its threads; peak memory is the maximum resident set.`,
+    "",
+    "| command | output | wall median (min) | CPU median | peak memory | vs DuckDB, same output | output SHA-256 (first 12) | same every round |",
+    "|---|---|---|---|---|---|---|---|",
+  ];
+  for (const c of cases) {
+    const xs = runs.get(c.label)!;
+    const hashes = new Set(xs.map((x) => x.sha256));
+    const ext = c.label.split("→ ")[1]!;
+    const anchor = c.label.startsWith("ours")
+      ? ext === "csv" ? duckCsv : ext === "parquet" ? duckParquet : duckCsv
+      : null;
+    const ratio = anchor === null
+      ? "—"
+      : `${(wall(c.label) / anchor).toFixed(2)}×${ext === "arrow" ? " (of DuckDB → CSV)" : ""}`;
+    const peak = xs[0]!.peakKb === null
+      ? "n/a"
+      : `${(median(xs.map((x) => x.peakKb!)) / 1024).toFixed(0)} MB`;
+    lines.push(
+      `| ${c.label} | ${(xs[0]!.bytes / 1e6).toFixed(1)} MB | ${
+        median(xs.map((x) => x.seconds)).toFixed(2)
+      } s (${min(xs.map((x) => x.seconds)).toFixed(2)} s) | ${
+        median(xs.map((x) => x.cpuSeconds)).toFixed(2)
+      } s | ${peak} | ${ratio} | ${[...hashes][0]!.slice(0, 12)} | ${hashes.size === 1} |`,
+    );
+  }
+  if (expected) {
+    const csv = runs.get("ours → csv")!;
+    lines.push(
+      "",
+      `- Our CSV is byte-identical to the CSV the size table measured (${
+        expected.bytes.toLocaleString("en-US")
+      } bytes, ` +
+        `SHA-256 ${expected.sha256.slice(0, 12)}…): **${
+          csv.every((x) => x.sha256 === expected.sha256)
+        }**.`,
+    );
+  }
+  return lines;
+}
+
+if (import.meta.main) {
+  const flags = new Map<string, string>();
+  const positional: string[] = [];
+  for (let i = 0; i < Deno.args.length; i++) {
+    const a = Deno.args[i]!;
+    if (a.startsWith("--")) flags.set(a, Deno.args[++i] ?? "");
+    else positional.push(a);
+  }
+  const [archive, shipped] = positional;
+  const flag = (name: string) => flags.get(name);
+  if (!archive || !shipped) {
+    throw new Error(
+      "usage: bench/thaw_bench.ts ARCHIVE SHIPPED.parquet [--rounds N] [--csv EXPECTED.csv]",
+    );
+  }
+  const work = await Deno.makeTempDir({ prefix: "permafrost-thaw-bench-" });
+  try {
+    const lines = await thawFigures(archive, shipped, {
+      rounds: Number(flag("--rounds") ?? 5),
+      expectedCsv: flag("--csv"),
+      work,
+    });
+    Deno.stdout.writeSync(new TextEncoder().encode(lines.join("\n") + "\n"));
+  } finally {
+    await Deno.remove(work, { recursive: true });
+  }
+}
