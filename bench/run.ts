@@ -5,7 +5,8 @@
  * against a full thaw, 1 vs 2 worker threads, and the cluster (`cluster_bench.ts`:
  * 1 vs 2 workers), and the scheduler (`cluster_bench.ts` with real processes,
  * `scheduler_sim.ts` simulated), and process start (`start_bench.ts`: the quick
- * commands' whole-process time next to `deno eval 1`). Writes `bench/RESULTS.md`.
+ * commands' whole-process time next to `deno eval 1`), and thaw to CSV, Arrow and Parquet
+ * against DuckDB copying the shipped Parquet (`thaw_bench.ts`). Writes `bench/RESULTS.md`.
  *
  * Times are wall-clock on a shared machine: read them as ratios within one run.
  * Anchors (`.csv`, `.csv.zst`, `.csv.xz`) are cached in `bench/.cache/`.
@@ -31,6 +32,7 @@ import {
 import { schedulerSimFigures } from "./scheduler_sim.ts";
 import { storageFigures } from "./storage_bench.ts";
 import { sqlFigures } from "./sql_bench.ts";
+import { thawFigures } from "./thaw_bench.ts";
 import { profileFigures } from "./profile_bench.ts";
 import { startFigures } from "./start_bench.ts";
 
@@ -167,6 +169,7 @@ async function main(): Promise<void> {
   const profiles: string[] = [];
   const scheduler: string[] = [];
   const start: string[] = [];
+  const thawVsDuckdb: string[] = [];
   try {
     for (const ds of DATASETS) {
       if (only && !only.includes(ds.name)) continue;
@@ -257,6 +260,15 @@ async function main(): Promise<void> {
         } ms for a full thaw to Arrow ` +
         `(**${(full.seconds / slice.seconds).toFixed(0)}× faster**).`,
     );
+    if (source.endsWith(".parquet")) {
+      say("  thaw to CSV, Arrow and Parquet vs DuckDB from the shipped Parquet...");
+      thawVsDuckdb.push(
+        ...await thawFigures(archive, source, {
+          work,
+          expectedCsv: await csvOf(source, main.name),
+        }),
+      );
+    }
     say("  process start: quick commands vs deno eval 1...");
     const small = join(work, "seattle-weather.start.pf");
     await freeze(join(root, "data", "seattle-weather.csv"), small, { codec: "zstd" });
@@ -375,6 +387,10 @@ async function main(): Promise<void> {
     "## Slices, threads and the cluster",
     "",
     ...notes,
+    "",
+    "## Thaw vs DuckDB",
+    "",
+    ...thawVsDuckdb,
     "",
     "## Object storage",
     "",
