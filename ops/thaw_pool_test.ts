@@ -60,6 +60,15 @@ Deno.test("a thaw on Worker threads writes every format byte for byte as one on 
     assert.equal(rows, 627);
     assert.deepEqual(pooled, inline);
   });
+  await t.step("a slice as a JSON array (its separators depend on the row's place)", async () => {
+    const [inline, pooled, rows] = await both(archive, "json", { rows: { start: 95, end: 400 } });
+    assert.equal(rows, 305);
+    const lines = new TextDecoder().decode(pooled).split("\n");
+    assert.equal(lines.filter((l) => l.startsWith("{")).length, 305);
+    assert.equal(lines[0], "[");
+    assert.ok(lines[1]!.endsWith("},") && !lines[305]!.endsWith(","));
+    assert.deepEqual(pooled, inline);
+  });
   await t.step("more chunks than the pool holds at once, one column", async () => {
     const many = `${TMP}/many.pf`;
     await writeTestArchive(many, batch, { chunkRows: 7 });
