@@ -120,6 +120,17 @@ Deno.test("audit, peek and verify load no predictor until a block names it", asy
   assert.deepEqual(loaded.sort(), ["predictor.ts", "registry.ts"]);
 });
 
+Deno.test("audit, peek and verify load neither node:zlib nor node:crypto up front", async () => {
+  // Each costs ~20 ms of CPU to load: zstd decodes a footer and small blocks in
+  // TypeScript and SHA-256 starts in TypeScript until a process has hashed a megabyte.
+  const graph = await runtimeGraph([MAIN, ARCHIVE_FAMILY, new URL("ops/inspect.ts", ROOT)], {
+    evaluated: true,
+  });
+  const heavy = [...graph].filter(([s]) => s === "node:zlib" || s === "node:crypto")
+    .map(([s, by]) => `${s} (imported by ${by.replace(ROOT.href, "")})`);
+  assert.deepEqual(heavy, []);
+});
+
 Deno.test("thaw loads no npm package until it writes Arrow or Parquet", async () => {
   const graph = await runtimeGraph([MAIN, ARCHIVE_FAMILY, new URL("ops/thaw.ts", ROOT)]);
   assert.deepEqual(npmIn(graph), []);

@@ -1,25 +1,94 @@
 /**
- * The codec registry: every codec an archive may name, by id and by wire code.
+ * The codec registry: every codec an archive may name, by id and by wire code, and
+ * the module that implements it, loaded the first time a block is encoded or decoded
+ * with it.
  *
- * A codec is registered by one import and one entry in `CODECS`, and its name in
- * `ids.ts` (checked here at load, so they cannot drift), nothing else:
- * no self-registration on import, no mutable global. The list is frozen when
- * the module loads. An id or code that is not here is a `CodecError`
- * `UNKNOWN_CODEC` naming the known ones; the format layer reports it as its
- * `FormatError` `UNKNOWN_CODEC` (codecs/ may not import format/).
+ * A codec is registered by one entry in `ENTRIES` (its id, wire code, levels, the
+ * program it runs if any, and a literal dynamic import of its file) and its name in
+ * `ids.ts` (checked here at load, so they cannot drift), nothing else: no
+ * self-registration on import, no mutable global but the cache of loaded modules.
+ * Lookups are synchronous and return the registered `Codec`, whose `encode` and
+ * `decode` load the codec's module on first call and check that it is the codec the
+ * entry describes. So reading a zstd archive never loads lzma2 (and the `node:zlib` it
+ * imports) or the zpaq codecs; a literal `import("./x.ts")` is in the module graph
+ * Deno builds before the first line runs (`deno compile` includes it), but its module
+ * runs only when the import does. The list is frozen when the module loads. An id or
+ * code that is not here is a `CodecError` `UNKNOWN_CODEC` naming the known ones; the
+ * format layer reports it as its `FormatError` `UNKNOWN_CODEC` (codecs/ may not import
+ * format/).
  *
  * @module
  */
-import type { Codec } from "./codec.ts";
+import type { Codec, CodecLevels } from "./codec.ts";
 import { CodecError } from "./errors.ts";
-import { lzma2 } from "./lzma2.ts";
-import { zpaq } from "./zpaq.ts";
-import { zpaqWasm } from "./zpaq_wasm.ts";
-import { zstd } from "./zstd.ts";
 import { AUTO_CODEC, CODEC_CHOICES, CODEC_IDS } from "./ids.ts";
 
+/** One registered codec: what lookups answer without loading it, and how to load it. */
+interface Entry {
+  readonly id: string;
+  readonly code: number;
+  readonly levels: CodecLevels;
+  readonly binary?: string;
+  readonly load: () => Promise<Codec>;
+}
+
+/** Every registered codec, in wire-code order. */
+const ENTRIES: readonly Entry[] = [
+  {
+    id: "zstd",
+    code: 0x01,
+    levels: { min: 1, max: 19, default: 19 },
+    load: async () => (await import("./zstd.ts")).zstd,
+  },
+  {
+    id: "lzma2",
+    code: 0x02,
+    levels: { min: 0, max: 6, default: 6 },
+    load: async () => (await import("./lzma2.ts")).lzma2,
+  },
+  {
+    id: "zpaq",
+    code: 0x03,
+    binary: "zpaq",
+    levels: { min: 1, max: 5, default: 5 },
+    load: async () => (await import("./zpaq.ts")).zpaq,
+  },
+  {
+    id: "zpaqwasm",
+    code: 0x04,
+    levels: { min: 1, max: 5, default: 5 },
+    load: async () => (await import("./zpaq_wasm.ts")).zpaqWasm,
+  },
+];
+
+/** The codec of a registry entry: its module loads on the first encode or decode. */
+function lazyCodec(entry: Entry): Codec {
+  let loaded: Promise<Codec> | null = null;
+  const codec = (): Promise<Codec> =>
+    loaded ??= entry.load().then((impl) => {
+      // A programmer error (an entry that disagrees with its module), not a bad file.
+      const { id, code, levels, binary } = impl;
+      if (
+        id !== entry.id || code !== entry.code || binary !== entry.binary ||
+        levels.min !== entry.levels.min || levels.max !== entry.levels.max ||
+        levels.default !== entry.levels.default
+      ) {
+        throw new TypeError(`The registry entry of codec '${entry.id}' disagrees with its module`);
+      }
+      return impl;
+    });
+  return Object.freeze({
+    id: entry.id,
+    code: entry.code,
+    ...(entry.binary === undefined ? {} : { binary: entry.binary }),
+    levels: Object.freeze({ ...entry.levels }),
+    encode: async (data: Uint8Array, level?: number) => (await codec()).encode(data, level),
+    decode: async (data: Uint8Array, rawLength: number) => (await codec()).decode(data, rawLength),
+  });
+}
+
 /** Every registered codec, in wire-code order. Frozen. */
-export const CODECS: readonly Codec[] = Object.freeze([zstd, lzma2, zpaq, zpaqWasm]);
+export const CODECS: readonly Codec[] = Object.freeze(ENTRIES.map(lazyCodec));
 
 // One list of names (`ids.ts`, which the CLI loads without the codecs): the codecs
 // registered here must be exactly those, in that order.

@@ -18,17 +18,36 @@ Deno.test("CODECS lists zstd, lzma2, zpaq and zpaqwasm with their wire codes", (
     ["zpaq", 0x03],
     ["zpaqwasm", 0x04],
   ]);
-  assert.equal(CODECS[0], zstd);
-  assert.equal(CODECS[1], lzma2);
-  assert.equal(CODECS[2], zpaq);
-  assert.equal(CODECS[3], zpaqWasm);
   assert.deepEqual(CODEC_IDS, ["zstd", "lzma2", "zpaq", "zpaqwasm"]);
+});
+
+Deno.test("each registered codec is its module's: id, code, levels, binary", () => {
+  const modules = [zstd, lzma2, zpaq, zpaqWasm];
+  for (const [i, codec] of CODECS.entries()) {
+    const impl = modules[i]!;
+    assert.deepEqual(
+      { id: codec.id, code: codec.code, levels: codec.levels, binary: codec.binary },
+      { id: impl.id, code: impl.code, levels: impl.levels, binary: impl.binary },
+    );
+    assert.ok(Object.isFrozen(codec.levels), codec.id);
+  }
+});
+
+Deno.test("a registered codec encodes and decodes as its module does", async () => {
+  const raw = new TextEncoder().encode("permafrost ".repeat(500));
+  for (const [codec, impl] of [[codecById("zstd"), zstd], [codecById("zpaqwasm"), zpaqWasm]]) {
+    const packed = await codec!.encode(raw, 1);
+    assert.deepEqual(packed, await impl!.encode(raw, 1), codec!.id);
+    assert.deepEqual(await codec!.decode(packed, raw.length), raw, codec!.id);
+  }
+  await assert.rejects(codecById("zstd").decode(new Uint8Array(3), 1), { code: "DECODE_FAILED" });
 });
 
 Deno.test("CODECS is frozen and its ids and codes are unique", () => {
   assert.ok(Object.isFrozen(CODECS));
   assert.ok(Object.isFrozen(CODEC_IDS));
   assert.throws(() => (CODECS as unknown as unknown[]).push(zstd), TypeError);
+  for (const codec of CODECS) assert.ok(Object.isFrozen(codec), codec.id);
   assert.equal(new Set(CODECS.map((c) => c.id)).size, CODECS.length);
   assert.equal(new Set(CODECS.map((c) => c.code)).size, CODECS.length);
 });

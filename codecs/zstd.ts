@@ -25,13 +25,39 @@
  * release may bundle another libzstd and encode differently (any release
  * decodes every frame), so a cluster's nodes should run the same Deno version.
  *
- * Pure: no I/O, no globals.
+ * Loading: `node:zlib` is imported on first use, not at startup. Until then the
+ * first {@link DECODE_WITHOUT_ZLIB} bytes a process decodes go through
+ * `_zstd_decompress.ts` (TypeScript, same output), so a quick command that reads a
+ * footer and a few small blocks never pays for loading `node:zlib`.
+ *
+ * No I/O; the loaded module and the byte count above are its only state.
  *
  * @module
  */
-import { constants, zstdCompressSync, zstdDecompressSync } from "node:zlib";
 import { type Codec, levelFor } from "./codec.ts";
 import { CodecError } from "./errors.ts";
+import { zstdDecompress } from "./_zstd_decompress.ts";
+
+type Zlib = typeof import("node:zlib");
+
+/** Deno's `node:zlib`, once loaded (see {@link loadZlib}). */
+let zlib: Zlib | null = null;
+
+/**
+ * Loads libzstd's binding on first use. `node:zlib` costs ~20 ms of CPU to load,
+ * more than a quick command's whole work, so a process that only decodes a footer and
+ * a few small blocks does that with `_zstd_decompress.ts` and never loads it.
+ */
+async function loadZlib(): Promise<Zlib> {
+  return zlib ??= await import("node:zlib");
+}
+
+/**
+ * Raw bytes a process decodes with `_zstd_decompress.ts` before it loads libzstd: a
+ * quick command's footer and first chunk fit, a thaw soon moves to native speed.
+ */
+const DECODE_WITHOUT_ZLIB = 64 << 10;
+let decodedWithoutZlib = 0;
 
 /** Zstandard compression level: the highest that stays in the normal (non-ultra) range. */
 export const ZSTD_LEVEL = 19;
@@ -46,21 +72,24 @@ const FRAME_MAGIC = 0xfd2fb528;
  * @returns One Zstandard frame with its content size set.
  * @throws {CodecError} `ENCODE_FAILED` if libzstd fails.
  */
-export function zstdEncode(data: Uint8Array, level?: number): Promise<Uint8Array> {
+export async function zstdEncode(data: Uint8Array, level?: number): Promise<Uint8Array> {
+  const lib = await loadZlib();
   try {
-    return Promise.resolve(encodeSync(data, levelFor(zstd, level)));
+    return encodeSync(lib, data, levelFor(zstd, level));
   } catch (cause) {
-    return Promise.reject(
-      cause instanceof CodecError ? cause : new CodecError(
-        "ENCODE_FAILED",
-        `Cannot encode zstd block of ${data.length} bytes: ${messageOf(cause)}`,
-        { cause },
-      ),
+    throw cause instanceof CodecError ? cause : new CodecError(
+      "ENCODE_FAILED",
+      `Cannot encode zstd block of ${data.length} bytes: ${messageOf(cause)}`,
+      { cause },
     );
   }
 }
 
-function encodeSync(data: Uint8Array, level: number): Uint8Array {
+function encodeSync(
+  { constants, zstdCompressSync, zstdDecompressSync }: Zlib,
+  data: Uint8Array,
+  level: number,
+): Uint8Array {
   const compressed = zstdCompressSync(
     data,
     {
@@ -117,17 +146,9 @@ function compressBound(n: number): number {
  * frame, `LENGTH_MISMATCH` if it expands to another length.
  * @throws {RangeError} If `rawLength` is not a non-negative safe integer (a caller bug).
  */
-export function zstdDecode(data: Uint8Array, rawLength: number): Promise<Uint8Array> {
-  try {
-    return Promise.resolve(decodeSync(data, rawLength));
-  } catch (err) {
-    return Promise.reject(err);
-  }
-}
-
-function decodeSync(data: Uint8Array, rawLength: number): Uint8Array {
+export async function zstdDecode(data: Uint8Array, rawLength: number): Promise<Uint8Array> {
   checkRawLength(rawLength);
-  const { end, contentSize } = walkFrame(data, "decode");
+  const { end, contentSize, hasChecksum } = walkFrame(data, "decode");
   if (end !== data.length) {
     throw new CodecError(
       "DECODE_FAILED",
@@ -142,6 +163,12 @@ function decodeSync(data: Uint8Array, rawLength: number): Uint8Array {
       `Cannot decode zstd block: frame declares ${contentSize} bytes, expected ${rawLength}`,
     );
   }
+  // Both decoders return the same bytes for every frame (`_zstd_decompress_test.ts`).
+  if (zlib === null && !hasChecksum && decodedWithoutZlib + rawLength <= DECODE_WITHOUT_ZLIB) {
+    decodedWithoutZlib += rawLength;
+    return zstdDecompress(data, rawLength);
+  }
+  const { zstdDecompressSync } = await loadZlib();
   let out: Uint8Array;
   try {
     // maxOutputLength must be at least 1; an empty block decodes to 0 bytes anyway.
@@ -173,6 +200,8 @@ function decodeSync(data: Uint8Array, rawLength: number): Uint8Array {
 interface FrameShape {
   end: number;
   contentSize: bigint | null;
+  /** The frame ends with a content checksum (libzstd checks it). */
+  hasChecksum: boolean;
 }
 
 /**
@@ -220,7 +249,7 @@ function walkFrame(data: Uint8Array, action: "encode" | "decode"): FrameShape {
   }
   if (hasChecksum) pos += 4;
   if (pos > data.length) fail("truncated frame checksum");
-  return { end: pos, contentSize };
+  return { end: pos, contentSize, hasChecksum };
 }
 
 function checkRawLength(rawLength: number): void {

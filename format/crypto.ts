@@ -29,7 +29,6 @@
  * @module
  */
 import { Buffer } from "node:buffer";
-import { createHash } from "node:crypto";
 import {
   KEY_SIZE,
   MAGIC,
@@ -39,6 +38,7 @@ import {
   VERSION_MINOR_ENCRYPTED,
 } from "./constants.ts";
 import { FormatError } from "./errors.ts";
+import { sha256 } from "./_hash.ts";
 import { strictBase64 } from "../internal/base64.ts";
 import { type ArchiveHeader, archiveVersion, type EncryptionHeader } from "./header.ts";
 import type { EncodedChunk } from "./writer.ts";
@@ -342,7 +342,7 @@ export async function keyMatches(key: CryptoKey, keyCheck: string): Promise<bool
  * @returns The fingerprint.
  */
 export function keyFingerprint(key: Uint8Array): string {
-  const hash = createHash("sha256").update("permafrost key id\n").update(key).digest("hex");
+  const hash = sha256().update("permafrost key id\n").update(key).digest("hex");
   return KEY_ID_PREFIX + hash.slice(0, 32);
 }
 
@@ -370,7 +370,7 @@ export function headerBinding(header: ArchiveHeader): string {
     e.algorithm,
     e.key_check,
   ];
-  return createHash("sha256").update("PFRZ header binding v1\n").update(JSON.stringify(bound))
+  return sha256().update("PFRZ header binding v1\n").update(JSON.stringify(bound))
     .digest("hex");
 }
 
