@@ -280,12 +280,27 @@ export async function thawKeys(
   io: SecurityIo = {},
 ): Promise<KeyRing> {
   const r = resolve(flags, io);
-  const kms = await kmsModules();
+  // The KMS clients load node:crypto and more (~20 ms): only an archive whose header
+  // names a KMS key needs one, so its provider loads them on its first call.
+  let kms: Promise<KmsModules> | null = null;
+  const modules = () => kms ??= kmsModules();
   const ring: KeyRing = {
     providerFor: (name, keyId) => {
       if (keyId === null) return undefined;
-      if (name === "aws-kms") return awsProvider(kms, keyId, r, io);
-      if (name === "gcp-kms") return gcpProvider(kms, keyId, r, io);
+      if (name === "aws-kms") {
+        return deferredProvider(
+          name,
+          keyId,
+          async () => awsProvider(await modules(), keyId, r, io),
+        );
+      }
+      if (name === "gcp-kms") {
+        return deferredProvider(
+          name,
+          keyId,
+          async () => gcpProvider(await modules(), keyId, r, io),
+        );
+      }
       return undefined;
     },
   };
@@ -322,6 +337,25 @@ async function readKeyFile(path: string): Promise<Uint8Array> {
 interface KmsModules {
   aws: LazyModules["awsKms"];
   gcp: LazyModules["gcpKms"];
+}
+
+/**
+ * A provider that builds the real one (and loads its module) on its first call; a
+ * bad setting (a malformed key id or region) fails that call, as the provider would.
+ */
+function deferredProvider(
+  name: string,
+  keyId: string,
+  build: () => Promise<KeyProvider>,
+): KeyProvider {
+  let built: Promise<KeyProvider> | null = null;
+  const provider = () => built ??= build();
+  return {
+    name,
+    keyId,
+    wrap: async (dataKey) => (await provider()).wrap(dataKey),
+    unwrap: async (edek, id) => (await provider()).unwrap(edek, id),
+  };
 }
 
 async function kmsModules(): Promise<KmsModules> {
