@@ -436,13 +436,27 @@ function decodeHuffmanStream(
     if (from === to) return;
     throw new Corrupt("an empty Huffman stream");
   }
-  const bits = new BackwardBits(block, start, end);
+  // The hottest loop here, kept to local variables: peek `maxBits` bits (at most 12,
+  // so three bytes hold them at any bit offset), look the symbol up, consume its bits.
+  const { maxBits, symbol, bits } = table;
+  const mask = (1 << maxBits) - 1;
+  let left = new BackwardBits(block, start, end).left;
   for (let i = from; i < to; i++) {
-    const index = bits.peek(table.maxBits);
-    out[i] = table.symbol[index]!;
-    bits.skip(table.bits[index]!);
+    const p = left - maxBits;
+    let index: number;
+    if (p >= 0) {
+      const at = start + (p >> 3);
+      const v = block[at]! | (block[at + 1]! << 8) | (block[at + 2]! << 16);
+      index = (v >>> (p & 7)) & mask;
+    } else {
+      // Past the first bit: the bits below it read as zero.
+      const v = block[start]! | (block[start + 1]! << 8);
+      index = left > 0 ? (v & ((1 << left) - 1)) << -p : 0;
+    }
+    out[i] = symbol[index]!;
+    left -= bits[index]!;
   }
-  if (!bits.exhausted()) throw new Corrupt("a Huffman stream does not end where it should");
+  if (left !== 0) throw new Corrupt("a Huffman stream does not end where it should");
 }
 
 // ---- FSE (RFC 8878 §4.1) ----
@@ -965,14 +979,15 @@ class BackwardBits {
     return (v >>> (p & 7)) & ((1 << n) - 1);
   }
 
-  skip(n: number): void {
-    this.#left -= n;
-  }
-
   read(n: number): number {
     const v = this.peek(n);
     this.#left -= n;
     return v;
+  }
+
+  /** Bits left to read (negative once overflowed). */
+  get left(): number {
+    return this.#left;
   }
 
   /** True when more bits were read than the stream holds. */
