@@ -306,7 +306,8 @@ export async function openCsv(path: string, options: OpenSourceOptions = {}): Pr
  * @param path The CSV file.
  * @param schema The schema of the whole file (one field per CSV column, in order).
  * @param range Byte range `[start, end)`; `start` must be a row boundary.
- * @param options Batch size and delimiter.
+ * @param options Batch size and delimiter; `origin`, to name rows in errors as a read of
+ * the whole file does (the range's first data row, and how the schema was made).
  * @returns The range's rows, in batches of at most `batchRows`.
  * @throws {IoError} PARSE_FAILED, READ_FAILED or SCHEMA_MISMATCH while iterating.
  */
@@ -314,20 +315,41 @@ export function readCsvRange(
   path: string,
   schema: Schema,
   range: { start: number; end: number },
-  options: CsvOptions & { batchRows?: number } = {},
+  options: CsvOptions & { batchRows?: number; origin?: CsvRangeOrigin } = {},
 ): AsyncIterable<Batch> {
   if (options.delimiter !== undefined) delimiterCode(options.delimiter);
   const batchRows = positiveInt("batchRows", options.batchRows, DEFAULT_BATCH_ROWS);
+  const origin = options.origin;
   return (async function* () {
     // Every range of a job tells the dialect from the file's start, so all agree.
     const delimiter = (await dialectOf(path, options)).code;
     yield* csvBatches(path, schema, range.start, range.end, {
       delimiter,
       batchRows,
-      where: (r) => `row ${r} of the byte range starting at ${range.start}`,
-      why: () => "",
+      ...(origin
+        ? {
+          where: (r: number) => `data row ${origin.firstRow + r}`,
+          why: typeOrigin(
+            origin.types,
+            ` (the type was inferred from the first ${origin.sampleRows ?? DEFAULT_SAMPLE_ROWS} rows)`,
+          ),
+        }
+        : {
+          where: (r: number) => `row ${r} of the byte range starting at ${range.start}`,
+          why: () => "",
+        }),
     });
   })();
+}
+
+/** Where a range read by {@link readCsvRange} sits in a read of the whole file. */
+export interface CsvRangeOrigin {
+  /** Data rows before the range (0-based index of its first). */
+  firstRow: number;
+  /** The types the schema was given, as {@link openCsv} took them. */
+  types?: Record<string, unknown>;
+  /** Rows the schema was inferred from (default as {@link openCsv}). */
+  sampleRows?: number;
 }
 
 const K_STRING = 0;

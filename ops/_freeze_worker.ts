@@ -1,8 +1,8 @@
 /**
  * The body of one Worker of a local freeze's pool: encodes plain chunks as
- * `format/_block_worker.ts` does, and runs {@link ParquetChunkTask}s: reads the
- * chunk's rows from the Parquet file, then encodes them, so decoding the source
- * uses every core too. Each file stays open (one DuckDB per Worker, keyed by path,
+ * `format/_block_worker.ts` does, and runs {@link ParquetChunkTask}s and
+ * {@link CsvChunkTask}s: reads the chunk's rows from the Parquet or CSV file, then
+ * encodes them, so decoding the source uses every core too. Each file stays open (one DuckDB per Worker, keyed by path,
  * forced types and batch size) across jobs, and is closed when the pool shuts down.
  *
  * @module
@@ -12,6 +12,7 @@ import { servePoolWorker } from "../format/pool.ts";
 import { ParquetReaders } from "../io/parquet.ts";
 import { IoError } from "../io/errors.ts";
 import type { ParquetChunkTask, ParquetOpenTask } from "./_parquet_chunks.ts";
+import { type CsvChunkTask, readCsvChunk } from "./_csv_chunks.ts";
 import { readChunk } from "../io/chunk_window.ts";
 
 // One open file per Worker for the whole freeze (and a second, should a caller
@@ -20,7 +21,16 @@ const files = new ParquetReaders(2);
 
 servePoolWorker({
   async run(task) {
-    const t = task as ParquetChunkTask | ParquetOpenTask;
+    const t = task as ParquetChunkTask | ParquetOpenTask | CsvChunkTask;
+    if (t?.kind === "csv-chunk") {
+      const batch = await readCsvChunk(t.chunk, t.schema);
+      return await INLINE_ENCODER.encode({
+        batch,
+        plans: t.plans,
+        codec: t.codec,
+        ...(t.encryption ? { encryption: t.encryption } : {}),
+      });
+    }
     if (t?.kind === "parquet-open") {
       await files.get(t.file.path, t.file.types, t.file.batchRows);
       return { chunk: { rows: 0, blocks: [], stats: [] }, warnings: [] };

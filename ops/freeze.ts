@@ -41,6 +41,8 @@ import { codecById } from "../codecs/registry.ts";
 import { type CodecChoiceName, OpsError } from "./errors.ts";
 import { PrimaryKeyCheck } from "./primary_key.ts";
 import type { ParquetChunkTask, ParquetFile, ParquetOpenTask } from "./_parquet_chunks.ts";
+import { type CsvChunk, type CsvChunkTask, readCsvChunk } from "./_csv_chunks.ts";
+import { csvRowBoundaries } from "../io/csv.ts";
 import {
   type ChunkWindow,
   chunkWindows,
@@ -403,8 +405,11 @@ function shareRead(opened: OpenedChunks, rows: number): number | null {
   return null;
 }
 
-/** One chunk to encode: its rows, or the window of a Parquet file a Worker reads it from. */
-type ChunkUnit = { batch: Batch } | { window: ChunkWindow; file: ParquetFile };
+/**
+ * One chunk to encode: its rows, or where a Worker reads them (a window of a Parquet
+ * file, a byte range of a CSV file).
+ */
+type ChunkUnit = { batch: Batch } | { window: ChunkWindow; file: ParquetFile } | { csv: CsvChunk };
 
 /** A source opened as chunks (not read batches). */
 interface OpenedChunks {
@@ -428,9 +433,11 @@ interface OpenedChunks {
 
 /**
  * Opens a source as chunks. A Parquet file with Worker threads and no primary key to
- * check is laid out into chunk windows from its row count, and only its first chunk
- * is read here: each Worker reads the rest itself (`_freeze_worker.ts`), so decoding
- * uses every core. Everything else streams through this thread (`rechunk`).
+ * check is laid out into chunk windows from its row count, and a CSV file of more
+ * than one chunk into byte ranges of a chunk's rows each (`_csv_chunks.ts`); only the
+ * first chunk is read here: each Worker reads the rest itself (`_freeze_worker.ts`),
+ * so decoding uses every core. Everything else streams through this thread
+ * (`rechunk`).
  */
 async function openChunks(
   source: FreezeSource,
@@ -441,6 +448,13 @@ async function openChunks(
     parquetSource(source, options.format)
   ) {
     return await openParquetChunks(source, options);
+  }
+  if (
+    typeof source === "string" && options.threads > 0 && options.primaryKey === undefined &&
+    csvSource(source, options.format)
+  ) {
+    const chunks = await openCsvChunks(source, options);
+    if (chunks) return chunks;
   }
   const opened = await openAny(source, options);
   const pool = options.threads > 0 ? new BlockPool(options.threads) : undefined;
@@ -460,6 +474,71 @@ async function openChunks(
 
 async function* mapChunks(batches: AsyncIterable<Batch>): AsyncGenerator<ChunkUnit> {
   for await (const batch of batches) yield { batch };
+}
+
+function csvSource(path: string, format: SourceFormat | undefined): boolean {
+  try {
+    return (format ?? sourceFormatOf(path)) === "csv";
+  } catch {
+    return false; // an unknown extension: `openSource` reports it
+  }
+}
+
+/**
+ * A CSV file cut into chunks for the Workers to parse; null for a file of one chunk or
+ * less (cutting it would only read it twice).
+ */
+async function openCsvChunks(
+  path: string,
+  options: FreezeOptions & { chunkRows: number; threads: number },
+): Promise<OpenedChunks | null> {
+  const { chunkRows } = options;
+  // The header, dialect and schema exactly as a read on this thread settles them.
+  const source = await openSource(path, {
+    format: "csv",
+    types: options.types,
+    delimiter: options.delimiter,
+    batchRows: freezeBatchRows(chunkRows),
+  });
+  await source.close();
+  const bytes = source.bytes ?? 0;
+  const delimiter = source.dialect?.delimiter ?? ",";
+  const cut = await csvRowBoundaries(path, chunkRows, { delimiter });
+  if (cut.rows <= chunkRows) return null;
+  const types = { ...options.types };
+  const chunkAt = (i: number): CsvChunk => ({
+    path,
+    range: { start: cut.offsets[i]!, end: cut.offsets[i + 1]! },
+    firstRow: i * chunkRows,
+    rows: Math.min(chunkRows, cut.rows - i * chunkRows),
+    delimiter,
+    types,
+  });
+  // Started before the first chunk is parsed, so the Workers load meanwhile.
+  const pool = new BlockPool(options.threads, {
+    script: new URL("./_freeze_worker.ts", import.meta.url),
+    revive: reviveIoError,
+  });
+  let first: Batch;
+  try {
+    first = await readCsvChunk(chunkAt(0), source.schema);
+  } catch (err) {
+    await pool.shutdown();
+    throw err;
+  }
+  async function* chunks(): AsyncGenerator<ChunkUnit> {
+    yield { batch: first };
+    for (let i = 1; i + 1 < cut.offsets.length; i++) yield { csv: chunkAt(i) };
+  }
+  return {
+    schema: source.schema,
+    chunks: chunks(),
+    bytes,
+    dialect: source.dialect ?? null,
+    totalRows: cut.rows,
+    pool,
+    close: () => pool.shutdown(),
+  };
 }
 
 function parquetSource(path: string, format: SourceFormat | undefined): boolean {
@@ -611,20 +690,30 @@ async function freezeOnce(
       if (encryption) task.encryption = encryption;
       return task;
     };
+    const csvTask = (chunk: CsvChunk, encryption: ChunkEncryption | undefined) => {
+      const task: CsvChunkTask = { kind: "csv-chunk", chunk, schema, plans: plans!, codec };
+      if (encryption) task.encryption = encryption;
+      return task;
+    };
     for await (const unit of opened.chunks) {
       if ("batch" in unit) {
         if (!writer) await start(unit.batch);
         keys?.add(unit.batch, rowsSeen);
       }
-      const rows = "batch" in unit ? unit.batch.length : unit.window.rows;
+      const rows = "batch" in unit
+        ? unit.batch.length
+        : "csv" in unit
+        ? unit.csv.rows
+        : unit.window.rows;
       const encryption = sealing && { ...sealing, rowStart: rowsSeen };
       rowsSeen += rows;
       const pending = "batch" in unit
         ? encodeChunk(unit.batch, { plans: plans!, codec, encoder: pool, warn, encryption })
-        : pool!.run(parquetTask(unit, encryption)).then(({ chunk, warnings }) => {
-          for (const w of warnings) warn(w);
-          return chunk;
-        });
+        : pool!.run("csv" in unit ? csvTask(unit.csv, encryption) : parquetTask(unit, encryption))
+          .then(({ chunk, warnings }) => {
+            for (const w of warnings) warn(w);
+            return chunk;
+          });
       pending.catch(() => {}); // awaited in order below; this only marks it handled
       inflight.push(pending);
       if (inflight.length >= window) await drainOne();

@@ -1,0 +1,77 @@
+/**
+ * The pool jobs of a local freeze that parses a CSV file where it encodes it
+ * (`_freeze_worker.ts`): the file is cut into byte ranges of one chunk's rows each
+ * (`csvRowBoundaries`, the cut the cluster's tasks use), and each Worker parses its
+ * range with the schema and dialect this thread settled, so parsing uses every core.
+ * The chunks, and so the archive, are the ones a read on this thread makes.
+ *
+ * @module
+ */
+import type { Batch, Schema } from "../format/column.ts";
+import { concatBatches } from "../format/column.ts";
+import type { ChunkEncryption } from "../format/crypto.ts";
+import type { ColumnPlan } from "../format/header.ts";
+import { readCsvRange } from "../io/csv.ts";
+import { IoError } from "../io/errors.ts";
+import type { ForcedType } from "../io/types.ts";
+
+/** One chunk of a CSV file: its byte range and where it sits. */
+export interface CsvChunk {
+  /** The file. */
+  path: string;
+  /** Bytes `[start, end)` holding the chunk's rows. */
+  range: { start: number; end: number };
+  /** Data rows before the chunk. */
+  firstRow: number;
+  /** Data rows in the chunk. */
+  rows: number;
+  /** The delimiter the freeze read the file with. */
+  delimiter: string;
+  /** Forced column types, as the freeze opened the file. */
+  types: Record<string, ForcedType>;
+}
+
+/** A pool job: parse one chunk of a CSV file, then encode it (see `_freeze_worker.ts`). */
+export interface CsvChunkTask {
+  /** Tells this job from others. */
+  kind: "csv-chunk";
+  /** The chunk. */
+  chunk: CsvChunk;
+  /** The schema the freeze planned. */
+  schema: Schema;
+  /** Per-column plans by name. */
+  plans: Record<string, ColumnPlan>;
+  /** Codec id. */
+  codec: string;
+  /** Block encryption, with the chunk's first row. */
+  encryption?: ChunkEncryption;
+}
+
+/**
+ * Parses one chunk's rows, as one batch.
+ *
+ * @param chunk The chunk.
+ * @param schema The file's schema.
+ * @returns Its rows.
+ * @throws {IoError} PARSE_FAILED or SCHEMA_MISMATCH naming the data row as a whole-file
+ * read does; READ_FAILED when the range no longer holds the rows it held when the
+ * file was cut (the file changed while it was frozen).
+ */
+export async function readCsvChunk(chunk: CsvChunk, schema: Schema): Promise<Batch> {
+  const parts: Batch[] = [];
+  const rows = readCsvRange(chunk.path, schema, chunk.range, {
+    delimiter: chunk.delimiter,
+    batchRows: Math.max(1, chunk.rows),
+    origin: { firstRow: chunk.firstRow, types: chunk.types },
+  });
+  for await (const batch of rows) parts.push(batch);
+  const batch = parts.length === 1 ? parts[0]! : concatBatches(schema, parts);
+  if (batch.length !== chunk.rows) {
+    throw new IoError(
+      "READ_FAILED",
+      `Cannot read '${chunk.path}': bytes ${chunk.range.start}..${chunk.range.end} held ${chunk.rows} rows when the file was cut into chunks and hold ${batch.length} now; was it changed while it was frozen?`,
+      { path: chunk.path },
+    );
+  }
+  return batch;
+}
