@@ -74,7 +74,7 @@ export const FREEZE_SETTINGS = Object.freeze({
     default: 0,
     parse: threadsParser(),
     description:
-      "Worker threads (freeze: they encode, and decode Parquet sources; thaw: they decode chunks and render the output)",
+      "Worker threads (freeze: they parse CSV and Parquet sources and encode; thaw: they decode chunks and render the output)",
   }),
 });
 
