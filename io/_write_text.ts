@@ -64,8 +64,19 @@ class ByteSink {
     return this.pos >= FLUSH_BYTES;
   }
 
+  /** Times the buffer was written out and reused: positions in it hold until the next. */
+  flushes = 0;
+
+  /** Writes again the `length` bytes written at `at` (since the last flush). */
+  repeat(at: number, length: number): void {
+    this.ensure(length);
+    this.buf.copyWithin(this.pos, at, at + length);
+    this.pos += length;
+  }
+
   async flush(): Promise<void> {
     if (this.pos === 0 || this.#file === null) return;
+    this.flushes++;
     await writeAll(this.#file, this.buf.subarray(0, this.pos));
     this.pos = 0;
   }
@@ -106,6 +117,27 @@ class ByteSink {
       buf[this.pos++] = 45;
       n = -n;
     }
+    let p = this.pos;
+    if (n < 1000) {
+      // Most integers in tables are small: their digits straight into place.
+      if (n >= 100) {
+        const h = (n / 100) | 0;
+        const t = ((n - h * 100) / 10) | 0;
+        buf[p] = 48 + h;
+        buf[p + 1] = 48 + t;
+        buf[p + 2] = 48 + n - h * 100 - t * 10;
+        this.pos = p + 3;
+      } else if (n >= 10) {
+        const t = (n / 10) | 0;
+        buf[p] = 48 + t;
+        buf[p + 1] = 48 + n - t * 10;
+        this.pos = p + 2;
+      } else {
+        buf[p] = 48 + n;
+        this.pos = p + 1;
+      }
+      return;
+    }
     const d = this.#digits;
     let k = 0;
     do {
@@ -113,7 +145,6 @@ class ByteSink {
       d[k++] = 48 + n - q * 10;
       n = q;
     } while (n > 0);
-    let p = this.pos;
     while (k > 0) buf[p++] = d[--k] as number;
     this.pos = p;
   }
@@ -159,22 +190,37 @@ function writeInt64(sink: ByteSink, values: BigInt64Array, halves: Int32Array, i
 interface ColumnWriter {
   col: Column;
   field: Field;
+  /** int64, date and timestamp values as 32-bit halves (compared without a BigInt). */
   halves: Int32Array;
   ts: TimestampFormatter | null;
-  lastTicks: bigint;
-  lastText: string;
+  /** The last date or timestamp written: its halves, and where its text sits in the sink. */
+  lastLow: number;
+  lastHigh: number;
+  lastAt: number;
+  lastLength: number;
+  lastFlushes: number;
 }
 
 function columnWriters(schema: Schema, batch: Batch, json: boolean): ColumnWriter[] {
   return schema.map((field, c) => {
     const col = batch.columns[c] as Column;
-    const halves = col.type === "int64"
+    const halves = col.type === "int64" || col.type === "date" || col.type === "timestamp"
       ? new Int32Array(col.values.buffer, col.values.byteOffset, col.values.length * 2)
       : new Int32Array(0);
     const ts = col.type === "timestamp"
       ? new TimestampFormatter(field.unit ?? "us", json, field.timezone !== undefined)
       : null;
-    return { col, field, halves, ts, lastTicks: 0n, lastText: "" };
+    return {
+      col,
+      field,
+      halves,
+      ts,
+      lastLow: 0,
+      lastHigh: 0,
+      lastAt: -1,
+      lastLength: 0,
+      lastFlushes: 0,
+    };
   });
 }
 
@@ -201,13 +247,26 @@ function writeValue(sink: ByteSink, w: ColumnWriter, i: number, json: boolean): 
       return;
     case "date":
     case "timestamp": {
-      const v = col.values[i] as bigint;
-      if (v !== w.lastTicks || w.lastText === "") {
-        w.lastTicks = v;
-        w.lastText = w.ts === null ? formatDate(Number(v)) : w.ts.format(v);
-      }
       if (json) sink.byte(QUOTE);
-      sink.ascii(w.lastText);
+      // Sorted data repeats a value row after row: its text is copied from where it was
+      // last written, while that is still in the sink (no flush since).
+      const low = w.halves[2 * i]!;
+      const high = w.halves[2 * i + 1]!;
+      if (
+        w.lastAt >= 0 && low === w.lastLow && high === w.lastHigh &&
+        w.lastFlushes === sink.flushes
+      ) {
+        sink.repeat(w.lastAt, w.lastLength);
+      } else {
+        const v = col.values[i] as bigint;
+        const text = w.ts === null ? formatDate(Number(v)) : w.ts.format(v);
+        w.lastLow = low;
+        w.lastHigh = high;
+        w.lastAt = sink.pos;
+        w.lastFlushes = sink.flushes;
+        sink.ascii(text);
+        w.lastLength = sink.pos - w.lastAt;
+      }
       if (json) sink.byte(QUOTE);
       return;
     }
