@@ -419,3 +419,41 @@ Deno.test("writeOutput() then openSource() keep float32 and float16 columns", as
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("repeated dates and timestamps are written right across the writer's 1 MiB flushes", async () => {
+  const dir = await makeTempDir();
+  try {
+    const n = 120_000;
+    const ts = new BigInt64Array(n);
+    const days = new BigInt64Array(n);
+    const small = new BigInt64Array(n);
+    for (let i = 0; i < n; i++) {
+      // One value for the first 100,000 rows (far past a flush), then a new one every 700.
+      ts[i] = i < 100_000 ? 1_700_000_000_000_000n : BigInt(Math.floor(i / 700)) * 60_000_000n;
+      days[i] = BigInt(Math.floor(i / 333) - 200);
+      small[i] = BigInt((i % 2300) - 1150);
+    }
+    const schema: Schema = [
+      { name: "ts", type: "timestamp", nullable: false, unit: "us" },
+      { name: "d", type: "date", nullable: false },
+      { name: "n", type: "int64", nullable: false },
+    ];
+    const batch: Batch = {
+      schema,
+      columns: [
+        { type: "timestamp", values: ts, validity: null },
+        { type: "date", values: days, validity: null },
+        { type: "int64", values: small, validity: null },
+      ],
+      length: n,
+    };
+    for (const format of ["csv", "jsonl"] as const) {
+      const path = `${dir}/r.${format}`;
+      const { bytes } = await writeOutput(path, schema, [batch], { format });
+      assert.ok(bytes > 3 * 1024 * 1024, `${bytes} bytes: several flushes`);
+      assertSameValues(await readBack(path), batch, true);
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
