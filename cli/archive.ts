@@ -66,7 +66,7 @@ export const FREEZE_SETTINGS = Object.freeze({
     default: DEFAULT_CHUNK_ROWS,
     parse: intParser({ min: 1, max: MAX_CHUNK_ROWS }),
     description:
-      "Rows per chunk (the unit of selective reads and of cluster tasks); left at its default, --profile max_compression uses 500,000",
+      "Rows per chunk (the unit of selective reads and of cluster tasks); left at its default, --profile balanced and max_compression use 500,000",
   }),
   threads: setting({
     flag: "--threads",

@@ -8,7 +8,7 @@
  * call these, so their archives agree byte for byte. Implements FORMAT.md §3 (header).
  *
  * Profiles (`--profile`): `max_speed` is zstd at level 3 for every column; `balanced`
- * zstd at level 19 (what a freeze without a profile writes); `auto` the smaller of zstd
+ * zstd at level 19 (as a freeze without a profile, in larger chunks: `ops/freeze.ts`); `auto` the smaller of zstd
  * and lzma2 for each column on its first 1,000 rows; `max_compression` the smaller of
  * lzma2 and zpaqwasm (zpaq in process) for each column on its first 50,000. A column's own
  * codec (`--column-codec name=lzma2[:level]`) wins over the profile. When every column

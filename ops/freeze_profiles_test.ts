@@ -136,7 +136,7 @@ Deno.test("bad codec choices are BAD_OPTION naming what to fix", async () => {
   }
 });
 
-Deno.test("max_compression takes 500,000-row chunks unless chunkRows is given", async () => {
+Deno.test("balanced and max_compression take 500,000-row chunks unless chunkRows is given", async () => {
   const source = table(1200);
   const path = join(dir, "big-chunks.pf");
   await freeze(source, path, { profile: "max_compression", threads: 0 });
@@ -151,7 +151,11 @@ Deno.test("max_compression takes 500,000-row chunks unless chunkRows is given", 
   assert.equal(given.chunk_rows, 100);
   assert.equal(given.chunk_count, 12);
   await freeze(source, path, { profile: "balanced", threads: 0, overwrite: true });
-  assert.equal((await audit(path)).chunk_rows, 50_000);
+  assert.equal((await audit(path)).chunk_rows, 500_000);
+  for (const profile of [undefined, "max_speed", "auto"] as const) {
+    await freeze(source, path, { ...(profile ? { profile } : {}), threads: 0, overwrite: true });
+    assert.equal((await audit(path)).chunk_rows, 50_000, String(profile));
+  }
 });
 
 Deno.test("profiles: teardown", async () => {
