@@ -16,6 +16,7 @@ import { decodeBlock } from "./block.ts";
 import type { Column, Field, StringColumn } from "./column.ts";
 import { emptyColumn } from "./column.ts";
 import { FormatError } from "./errors.ts";
+import { movable } from "../internal/transfer.ts";
 
 /** One block of a {@link ChunkDecodeJob}. */
 export interface DecodeBlockJob {
@@ -126,9 +127,8 @@ export function packStrings(column: StringColumn): PackedStrings {
 export type PostedColumn = Exclude<Column, { type: "string" | "json" }> | PackedStrings;
 
 /**
- * Packs columns to post to another thread, with the buffers to transfer: a typed
- * array that is the whole of its buffer moves; one that is a view into a larger
- * buffer (a pooled or shared one) is copied first, so nothing else is detached.
+ * Packs columns to post to another thread, with the buffers to transfer (see
+ * `internal/transfer.ts`).
  *
  * @param columns Columns the caller gives up.
  * @returns What to post, and the transfer list.
@@ -137,13 +137,7 @@ export function packColumns(
   columns: readonly Column[],
 ): { columns: PostedColumn[]; transfer: ArrayBuffer[] } {
   const transfer = new Set<ArrayBuffer>();
-  const own = <T extends ArrayBufferView>(view: T): T => {
-    const whole = view.byteOffset === 0 && view.buffer.byteLength === view.byteLength &&
-      view.buffer instanceof ArrayBuffer && !transfer.has(view.buffer);
-    const moved = whole ? view : (view as unknown as { slice(): T }).slice();
-    transfer.add(moved.buffer as ArrayBuffer);
-    return moved;
-  };
+  const own = <T extends ArrayBufferView>(view: T): T => movable(view, transfer);
   const posted = columns.map((column): PostedColumn => {
     const validity = column.validity === null ? null : own(column.validity);
     if (column.type === "string" || column.type === "json") {

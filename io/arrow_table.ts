@@ -49,6 +49,7 @@ import {
   schemaToArrow,
 } from "./arrow_schema.ts";
 import { IoError } from "./errors.ts";
+import { movable } from "../internal/transfer.ts";
 import type { ForcedType } from "./types.ts";
 
 const MS_PER_DAY = 86400000n;
@@ -416,9 +417,18 @@ function loneSurrogate(row: number, field: Field): IoError {
  */
 export function batchToArrow(batch: Batch, schema: arrow.Schema): arrow.RecordBatch {
   const children = batch.schema.map((f, i) => columnToArrow(batch.columns[i] as Column, f));
+  return recordBatchOf(schema, batch.length, children);
+}
+
+/** A record batch of `length` rows with these columns. */
+function recordBatchOf(
+  schema: arrow.Schema,
+  length: number,
+  children: arrow.Data[],
+): arrow.RecordBatch {
   const data = arrow.makeData({
     type: new arrow.Struct(schema.fields),
-    length: batch.length,
+    length,
     nullCount: 0,
     children,
   });
@@ -461,13 +471,7 @@ export function batchToArrowParts(
   schema: arrow.Schema,
 ): { parts: ArrowParts; transfer: ArrayBuffer[] } {
   const transfer = new Set<ArrayBuffer>();
-  const own = <T extends ArrayBufferView>(view: T): T => {
-    const whole = view.byteOffset === 0 && view.buffer instanceof ArrayBuffer &&
-      view.byteLength === view.buffer.byteLength && !transfer.has(view.buffer);
-    const moved = whole ? view : (view as unknown as { slice(): T }).slice();
-    transfer.add(moved.buffer as ArrayBuffer);
-    return moved;
-  };
+  const own = <T extends ArrayBufferView>(view: T): T => movable(view, transfer);
   const children = batchToArrow(batch, schema).data.children;
   const columns = children.map((d): ArrowColumnParts => ({
     length: d.length,
@@ -497,13 +501,7 @@ export function arrowPartsToBatch(parts: ArrowParts, schema: arrow.Schema): arro
       data: c.values,
     } as never)
   );
-  const data = arrow.makeData({
-    type: new arrow.Struct(schema.fields),
-    length: parts.length,
-    nullCount: 0,
-    children,
-  });
-  return new arrow.RecordBatch(schema, data);
+  return recordBatchOf(schema, parts.length, children);
 }
 
 /**

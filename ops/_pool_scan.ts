@@ -17,6 +17,7 @@ import type { RenderedRows, TextRendering } from "../io/_write_text.ts";
 import type { ArrowParts } from "../io/arrow_table.ts";
 import type { Prepared } from "../io/output.ts";
 import { reviveIoError } from "../io/errors.ts";
+import { movable } from "../internal/transfer.ts";
 import type { ScanCounters } from "./_scan.ts";
 
 /** A chunk job as posted to a thaw Worker. */
@@ -119,20 +120,11 @@ async function next<T>(inFlight: Promise<T>[], reader: ArchiveReader): Promise<T
   }
 }
 
-/**
- * The buffers to move with a job: each block's own. A block that is a view into a
- * larger buffer (a span read for several blocks) is copied out first: posting the
- * view would clone the whole buffer it sits in, once per block.
- */
+/** The buffers to move with a job: each block's own (`internal/transfer.ts`). */
 function transferOf(job: ChunkDecodeJob): ArrayBuffer[] {
-  const out = new Set<ArrayBuffer>();
+  const moving = new Set<ArrayBuffer>();
   for (const block of job.blocks) {
-    let b = block.bytes;
-    if (b === null) continue;
-    const whole = b.byteOffset === 0 && b.buffer instanceof ArrayBuffer &&
-      b.byteLength === b.buffer.byteLength && !out.has(b.buffer);
-    if (!whole) block.bytes = b = b.slice();
-    out.add(b.buffer as ArrayBuffer);
+    if (block.bytes !== null) block.bytes = movable(block.bytes, moving);
   }
-  return [...out];
+  return [...moving];
 }
