@@ -26,7 +26,8 @@ import { type ArchiveHeader, archiveVersion, schemaToJson } from "../format/head
 import { sourceFormatOf } from "../io/source.ts";
 import type { SourceFormat } from "../io/types.ts";
 import { OpsError } from "./errors.ts";
-import { type FreezeSource, type OpenedSource, openFreezeSource } from "./freeze.ts";
+import type { FreezeSource } from "./freeze.ts";
+import { type OpenedSource, openFreezeSource } from "./_freeze_source.ts";
 
 /** The codec a column added to an archive of a codec per column (`mixed`) is written with. */
 const ADDED_COLUMN_CODEC = "zstd";

@@ -25,31 +25,21 @@ import type { Batch, Schema } from "../format/column.ts";
 import { DEFAULT_CHUNK_ROWS, MAX_CHUNK_ROWS } from "../format/constants.ts";
 import type { ColumnPlan } from "../format/header.ts";
 import { planColumns } from "../format/plan.ts";
-import { BlockPool } from "../format/pool.ts";
 import type { FormatWarning, Quantization } from "../format/predictors/predictor.ts";
 import { QUANTIZATIONS } from "../format/predictors/predictor.ts";
 import { ArchiveWriter, type ByteSink } from "../format/writer.ts";
 import { type ChunkEncryption, headerBinding, withEncryption } from "../format/crypto.ts";
 import { type EncryptionOptions, prepareEncryption } from "../format/key_provider.ts";
-import { IoError, reviveIoError } from "../io/errors.ts";
-import { openParquetRanges, type ParquetRanges } from "../io/parquet.ts";
-import { fallbackType, openSource, sourceFormatOf } from "../io/source.ts";
+import { IoError } from "../io/errors.ts";
+import { fallbackType, sourceFormatOf } from "../io/source.ts";
 import type { CsvDialect } from "../io/csv_dialect.ts";
 import type { ForcedType, SourceFormat } from "../io/types.ts";
-import { tableToBatches } from "../io/arrow_table.ts";
 import { codecById } from "../codecs/registry.ts";
 import { type CodecChoiceName, OpsError } from "./errors.ts";
 import { PrimaryKeyCheck } from "./primary_key.ts";
-import type { ParquetChunkTask, ParquetFile, ParquetOpenTask } from "./_parquet_chunks.ts";
-import { type CsvChunk, type CsvChunkTask, readCsvChunk } from "./_csv_chunks.ts";
-import { csvRowBoundaries } from "../io/csv.ts";
-import {
-  type ChunkWindow,
-  chunkWindows,
-  freezeBatchRows,
-  readChunk,
-  rechunk,
-} from "../io/chunk_window.ts";
+import type { ParquetChunkTask, ParquetFile } from "./_parquet_chunks.ts";
+import type { CsvChunk, CsvChunkTask } from "./_csv_chunks.ts";
+import type { ChunkWindow } from "../io/chunk_window.ts";
 import {
   chooseArchiveCodec,
   chooseColumnCodecs,
@@ -61,6 +51,7 @@ import {
   parseCodecSpec,
 } from "../format/new_archive.ts";
 import { checkThreads } from "./threads.ts";
+import { openChunks, shareRead } from "./_freeze_source.ts";
 
 /** Rows `auto` samples to choose a codec. */
 export { AUTO_SAMPLE_ROWS } from "../format/new_archive.ts";
@@ -340,263 +331,6 @@ async function freezeWith(
       throw err;
     }
   }
-}
-
-/** A freeze source opened for reading: its schema and batch stream. */
-export interface OpenedSource {
-  /** Columns. */
-  schema: Schema;
-  /** How a CSV file is read (absent for other sources). */
-  dialect?: CsvDialect | null;
-  /** How far into the file reading has got (CSV, JSON lines). */
-  position?: () => number;
-  /** Rows, read once. */
-  batches: AsyncIterable<Batch> | Iterable<Batch>;
-  /** Input file size, when the source is a file. */
-  bytes: number | null;
-  /** Releases the source. */
-  close(): Promise<void>;
-}
-
-/**
- * Opens any freeze source (file, Arrow table, or batches) for one pass.
- * Shared with `append` and the partitioned freeze.
- *
- * @param source What `freeze` accepts.
- * @param options `format`, `types` and `chunkRows` (batch size) for files.
- * @returns The opened source; close it when done.
- */
-export function openFreezeSource(
-  source: FreezeSource,
-  options: FreezeOptions,
-): Promise<OpenedSource> {
-  return openAny(source, options);
-}
-
-async function openAny(source: FreezeSource, options: FreezeOptions): Promise<OpenedSource> {
-  if (typeof source === "string") {
-    const opened = await openSource(source, {
-      format: options.format,
-      types: options.types,
-      delimiter: options.delimiter,
-      batchRows: freezeBatchRows(options.chunkRows ?? DEFAULT_CHUNK_ROWS),
-    });
-    return {
-      schema: opened.schema,
-      batches: opened.batches(),
-      bytes: opened.bytes,
-      dialect: opened.dialect ?? null,
-      ...(opened.position ? { position: opened.position } : {}),
-      close: () => opened.close(),
-    };
-  }
-  if ("batches" in source && "schema" in source && !("numRows" in source)) {
-    return {
-      schema: source.schema,
-      batches: source.batches,
-      bytes: null,
-      close: () => Promise.resolve(),
-    };
-  }
-  const { schema, batches } = tableToBatches(source as arrow.Table, options.types);
-  return { schema, batches, bytes: null, close: () => Promise.resolve() };
-}
-
-/** The share of a source read so far, from its byte position or its row count. */
-function shareRead(opened: OpenedChunks, rows: number): number | null {
-  if (opened.position && opened.bytes) return Math.min(1, opened.position() / opened.bytes);
-  if (opened.totalRows) return Math.min(1, rows / opened.totalRows);
-  return null;
-}
-
-/**
- * One chunk to encode: its rows, or where a Worker reads them (a window of a Parquet
- * file, a byte range of a CSV file).
- */
-type ChunkUnit = { batch: Batch } | { window: ChunkWindow; file: ParquetFile } | { csv: CsvChunk };
-
-/** A source opened as chunks (not read batches). */
-interface OpenedChunks {
-  /** Columns. */
-  schema: Schema;
-  /** The chunks, in order; the first (the plan's sample) always carries its rows. */
-  chunks: AsyncIterable<ChunkUnit>;
-  /** Input file size, when the source is a file. */
-  bytes: number | null;
-  /** How a CSV file is read (absent for other sources). */
-  dialect?: CsvDialect | null;
-  /** How far into the file reading has got, for a share-done figure (see {@link FreezeProgress}). */
-  position?: () => number;
-  /** Rows in the source, when known before reading (Parquet). */
-  totalRows?: number;
-  /** The pool to encode in (0 threads: none, encode inline). */
-  pool: BlockPool | undefined;
-  /** Releases the source and stops the pool. */
-  close(): Promise<void>;
-}
-
-/**
- * Opens a source as chunks. A Parquet file with Worker threads and no primary key to
- * check is laid out into chunk windows from its row count, and a CSV file of more
- * than one chunk into byte ranges of a chunk's rows each (`_csv_chunks.ts`); only the
- * first chunk is read here: each Worker reads the rest itself (`_freeze_worker.ts`),
- * so decoding uses every core. Everything else streams through this thread
- * (`rechunk`).
- */
-async function openChunks(
-  source: FreezeSource,
-  options: FreezeOptions & { chunkRows: number; threads: number },
-): Promise<OpenedChunks> {
-  if (
-    typeof source === "string" && options.threads > 0 && options.primaryKey === undefined &&
-    parquetSource(source, options.format)
-  ) {
-    return await openParquetChunks(source, options);
-  }
-  if (
-    typeof source === "string" && options.threads > 0 && options.primaryKey === undefined &&
-    csvSource(source, options.format)
-  ) {
-    const chunks = await openCsvChunks(source, options);
-    if (chunks) return chunks;
-  }
-  const opened = await openAny(source, options);
-  const pool = options.threads > 0 ? new BlockPool(options.threads) : undefined;
-  return {
-    schema: opened.schema,
-    chunks: mapChunks(rechunk(opened.schema, opened.batches, options.chunkRows)),
-    bytes: opened.bytes,
-    dialect: opened.dialect ?? null,
-    ...(opened.position ? { position: opened.position } : {}),
-    pool,
-    close: async () => {
-      pool?.close();
-      await opened.close();
-    },
-  };
-}
-
-async function* mapChunks(batches: AsyncIterable<Batch>): AsyncGenerator<ChunkUnit> {
-  for await (const batch of batches) yield { batch };
-}
-
-function csvSource(path: string, format: SourceFormat | undefined): boolean {
-  try {
-    return (format ?? sourceFormatOf(path)) === "csv";
-  } catch {
-    return false; // an unknown extension: `openSource` reports it
-  }
-}
-
-/**
- * A CSV file cut into chunks for the Workers to parse; null for a file of one chunk or
- * less (cutting it would only read it twice).
- */
-async function openCsvChunks(
-  path: string,
-  options: FreezeOptions & { chunkRows: number; threads: number },
-): Promise<OpenedChunks | null> {
-  const { chunkRows } = options;
-  // The header, dialect and schema exactly as a read on this thread settles them.
-  const source = await openSource(path, {
-    format: "csv",
-    types: options.types,
-    delimiter: options.delimiter,
-    batchRows: freezeBatchRows(chunkRows),
-  });
-  await source.close();
-  const bytes = source.bytes ?? 0;
-  const delimiter = source.dialect?.delimiter ?? ",";
-  const cut = await csvRowBoundaries(path, chunkRows, { delimiter });
-  if (cut.rows <= chunkRows) return null;
-  const types = { ...options.types };
-  const chunkAt = (i: number): CsvChunk => ({
-    path,
-    range: { start: cut.offsets[i]!, end: cut.offsets[i + 1]! },
-    firstRow: i * chunkRows,
-    rows: Math.min(chunkRows, cut.rows - i * chunkRows),
-    delimiter,
-    types,
-  });
-  // Started before the first chunk is parsed, so the Workers load meanwhile.
-  const pool = new BlockPool(options.threads, {
-    script: new URL("./_freeze_worker.ts", import.meta.url),
-    revive: reviveIoError,
-  });
-  let first: Batch;
-  try {
-    first = await readCsvChunk(chunkAt(0), source.schema);
-  } catch (err) {
-    await pool.shutdown();
-    throw err;
-  }
-  async function* chunks(): AsyncGenerator<ChunkUnit> {
-    yield { batch: first };
-    for (let i = 1; i + 1 < cut.offsets.length; i++) yield { csv: chunkAt(i) };
-  }
-  return {
-    schema: source.schema,
-    chunks: chunks(),
-    bytes,
-    dialect: source.dialect ?? null,
-    totalRows: cut.rows,
-    pool,
-    close: () => pool.shutdown(),
-  };
-}
-
-function parquetSource(path: string, format: SourceFormat | undefined): boolean {
-  try {
-    return (format ?? sourceFormatOf(path)) === "parquet";
-  } catch {
-    return false; // an unknown extension: `openSource` reports it
-  }
-}
-
-async function openParquetChunks(
-  path: string,
-  options: FreezeOptions & { chunkRows: number; threads: number },
-): Promise<OpenedChunks> {
-  const file: ParquetFile = {
-    path,
-    types: { ...options.types },
-    batchRows: freezeBatchRows(options.chunkRows),
-  };
-  // Started first, so the Workers load and open the file while this thread reads
-  // and plans the first chunk.
-  const pool = new BlockPool(options.threads, {
-    script: new URL("./_freeze_worker.ts", import.meta.url),
-    revive: reviveIoError,
-  });
-  for (let i = 0; i < pool.threads; i++) {
-    const task: ParquetOpenTask = { kind: "parquet-open", file };
-    pool.run(task).catch(() => {}); // a failure shows again on the first chunk
-  }
-  let windows: ChunkWindow[];
-  let first: Batch | undefined;
-  let ranges: ParquetRanges | undefined;
-  try {
-    ranges = await openParquetRanges(path, { types: file.types, batchRows: file.batchRows });
-    windows = chunkWindows((await ranges.rowGroups()).rows, options.chunkRows, file.batchRows);
-    if (windows.length > 0) first = await readChunk(ranges, windows[0]!, path);
-  } catch (err) {
-    await pool.shutdown();
-    throw err;
-  } finally {
-    ranges?.close();
-  }
-  async function* chunks(): AsyncGenerator<ChunkUnit> {
-    if (first) yield { batch: first };
-    for (const window of windows.slice(1)) yield { window, file };
-  }
-  return {
-    schema: ranges.schema,
-    chunks: chunks(),
-    bytes: ranges.bytes,
-    totalRows: windows.reduce((n, w) => n + (w.end - w.start), 0),
-    pool,
-    close: () => pool.shutdown(),
-  };
 }
 
 async function freezeOnce(

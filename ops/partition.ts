@@ -55,8 +55,8 @@ import {
   freezeSettings,
   type FreezeSource,
   type FreezeSummary,
-  openFreezeSource,
 } from "./freeze.ts";
+import { openFreezeSource } from "./_freeze_source.ts";
 import { PrimaryKeyCheck } from "./primary_key.ts";
 import { chooseArchiveCodec, newArchiveHeader } from "../format/new_archive.ts";
 import { takeRows } from "./_scan.ts";
