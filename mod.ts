@@ -210,4 +210,8 @@ const _loadedByComputedSpecifiers = () => [
   import("./io/arrow_table.ts"),
   import("./io/arrow_schema.ts"),
   import("./ops/_pool_scan.ts"),
+  import("./format/_block_worker.ts"),
+  import("./ops/_freeze_worker.ts"),
+  import("./ops/_thaw_worker.ts"),
+  import("./worker/_task_thread.ts"),
 ];

@@ -58,8 +58,8 @@ const OPERATIONS = {
 
 /**
  * Modules that other folders load by a computed specifier for the same reason (the
- * remote stores, liblzma, aws4fetch, the Arrow and Parquet writers): listed here so
- * that `deno compile` includes them. `cli/start_graph_test.ts` fails when a computed
+ * remote stores, liblzma, aws4fetch, the Arrow and Parquet writers), and the Worker
+ * scripts: listed here so that `deno compile` includes them. `cli/start_graph_test.ts` fails when a computed
  * import elsewhere is missing here or from `mod.ts`'s graph.
  */
 const LOADED_ELSEWHERE = [
@@ -73,6 +73,11 @@ const LOADED_ELSEWHERE = [
   "../io/arrow_table.ts",
   "../io/arrow_schema.ts",
   "../ops/_pool_scan.ts",
+  // Worker scripts (`new Worker(url)`), which `deno compile` embeds only when told.
+  "../format/_block_worker.ts",
+  "../ops/_freeze_worker.ts",
+  "../ops/_thaw_worker.ts",
+  "../worker/_task_thread.ts",
 ] as const;
 
 /** Every lazily loaded module of the CLI: its name and its path relative to this file. */
