@@ -4,36 +4,42 @@
  *
  * Two implementations give the same digests: `node:crypto`'s native one, and a
  * TypeScript one (FIPS 180-4) that needs no module load. Loading Deno's `node:crypto`
- * costs ~20 ms of CPU, more than `audit` or `verify` of a small archive spend on
- * everything else, while Web Crypto's native digest is one-shot and asynchronous and
- * the reader's checks are synchronous. So a process hashes its first
- * {@link NATIVE_AFTER} bytes in TypeScript and, past that, asks for `node:crypto` in
- * the background; every hash after it has arrived is native (the reader awaits I/O
- * between blocks, so a thaw or verify of a big archive is native after its first
- * megabyte). An incremental hash started before then keeps its input (up to
- * {@link BUFFER_LIMIT}) and moves to native when it can.
+ * costs ~20 ms of CPU when no other Node module is loaded, more than `audit` or
+ * `verify` of a small archive spend on everything else, while Web Crypto's native
+ * digest is one-shot and asynchronous and the reader's checks are synchronous. But the
+ * TypeScript hash runs in V8's interpreter in a fresh process (~16 MB/s over its first
+ * 100 kB). So inputs under {@link NATIVE_FROM} bytes (a small archive's header, footer,
+ * chunks) are hashed in TypeScript, and the first larger one loads `node:crypto`
+ * synchronously (`process.getBuiltinModule`; by then `node:zlib` has usually
+ * bootstrapped Node compatibility, which makes the load cheap), which hashes everything
+ * after it. An incremental hash keeps its input until it reaches that size.
  *
  * @module
  */
 
 type NodeCrypto = typeof import("node:crypto");
+type NodeHash = ReturnType<NodeCrypto["createHash"]>;
 
-/** Bytes a process hashes in TypeScript before it loads `node:crypto`. */
-const NATIVE_AFTER = 1 << 20;
-/** Input an incremental hash keeps to move to `node:crypto` when it arrives. */
-const BUFFER_LIMIT = 8 << 20;
+/** Inputs (or an incremental hash's total) from this size on go to `node:crypto`. */
+const NATIVE_FROM = 16 << 10;
 
 let native: NodeCrypto | null = null;
-let loading = false;
-let hashedInScript = 0;
 
-/** Counts bytes hashed in TypeScript; past the threshold, starts loading `node:crypto`. */
-function countScriptBytes(n: number): void {
-  hashedInScript += n;
-  if (hashedInScript >= NATIVE_AFTER && !loading) {
-    loading = true;
-    import("node:crypto").then((m) => native = m, () => loading = false);
+/** `node:crypto`, loaded on first call; null where the runtime cannot load it synchronously. */
+function nativeCrypto(): NodeCrypto | null {
+  if (native === null) {
+    const process = (globalThis as {
+      process?: { getBuiltinModule?: (id: string) => unknown };
+    }).process;
+    native = (process?.getBuiltinModule?.("node:crypto") as NodeCrypto | undefined) ?? null;
   }
+  return native;
+}
+
+/** A native hash when `node:crypto` is loaded or `size` is worth loading it for. */
+function nativeHash(size: number): NodeHash | null {
+  const crypto = native ?? (size >= NATIVE_FROM ? nativeCrypto() : null);
+  return crypto === null ? null : crypto.createHash("sha256");
 }
 
 /** An incremental SHA-256. */
@@ -51,24 +57,18 @@ export function sha256(): Sha256 {
 
 /** SHA-256 of the concatenated `parts` as 64 lowercase hex digits. */
 export function sha256Hex(...parts: Uint8Array[]): string {
-  if (native) {
-    const h = native.createHash("sha256");
+  const h = nativeHash(parts.reduce((n, p) => n + p.length, 0));
+  if (h !== null) {
     for (const p of parts) h.update(p);
     return h.digest("hex");
   }
-  const h = new ScriptSha256();
-  for (const p of parts) {
-    h.update(p);
-    countScriptBytes(p.length);
-  }
-  return hex(h.digest());
+  return hex(sha256Script(...parts));
 }
 
 /** SHA-256 of `bytes` as 32 raw bytes. */
 export function sha256Bytes(bytes: Uint8Array): Uint8Array {
-  if (native) return new Uint8Array(native.createHash("sha256").update(bytes).digest());
-  countScriptBytes(bytes.length);
-  return new ScriptSha256().update(bytes).digest();
+  const h = nativeHash(bytes.length);
+  return h === null ? sha256Script(bytes) : new Uint8Array(h.update(bytes).digest());
 }
 
 /**
@@ -88,53 +88,41 @@ function bytesOf(data: Uint8Array | string): Uint8Array {
 }
 
 /**
- * `node:crypto` when loaded; until then, a copy of the input (to hand over when it
- * arrives), and past {@link BUFFER_LIMIT}, the TypeScript hash to the end.
+ * A copy of the input while it is small, then `node:crypto` (or, where the runtime
+ * cannot load it, the TypeScript hash) from the input kept on.
  */
 class IncrementalSha256 implements Sha256 {
-  #native: ReturnType<NodeCrypto["createHash"]> | null = null;
-  #script: ScriptSha256 | null = null;
+  #hash: NodeHash | ScriptSha256 | null;
   #kept: Uint8Array[] = [];
   #keptBytes = 0;
 
   constructor() {
-    if (native) this.#native = native.createHash("sha256");
+    this.#hash = nativeHash(0);
   }
 
   update(data: Uint8Array | string): Sha256 {
     const bytes = bytesOf(data);
-    if (this.#native === null && this.#script === null && native !== null) {
-      this.#native = native.createHash("sha256");
-      for (const kept of this.#kept) this.#native.update(kept);
-      this.#kept = [];
-    }
-    if (this.#native !== null) {
-      this.#native.update(bytes);
-      return this;
-    }
-    countScriptBytes(bytes.length);
-    if (this.#script === null && this.#keptBytes + bytes.length <= BUFFER_LIMIT) {
+    if (this.#hash === null && this.#keptBytes + bytes.length < NATIVE_FROM) {
       this.#kept.push(bytes.slice());
       this.#keptBytes += bytes.length;
       return this;
     }
-    if (this.#script === null) {
-      this.#script = new ScriptSha256();
-      for (const kept of this.#kept) this.#script.update(kept);
-      this.#kept = [];
-    }
-    this.#script.update(bytes);
+    this.#hash ??= this.#start(this.#keptBytes + bytes.length);
+    this.#hash.update(bytes);
     return this;
   }
 
   digest(_encoding: "hex"): string {
-    if (this.#native !== null) return this.#native.digest("hex");
-    if (this.#script === null) {
-      this.#script = new ScriptSha256();
-      for (const kept of this.#kept) this.#script.update(kept);
-      this.#kept = [];
-    }
-    return hex(this.#script.digest());
+    const h = this.#hash ?? this.#start(this.#keptBytes);
+    return h instanceof ScriptSha256 ? hex(h.digest()) : h.digest("hex");
+  }
+
+  /** The hash to go on with, fed what was kept. */
+  #start(size: number): NodeHash | ScriptSha256 {
+    const h = nativeHash(size) ?? new ScriptSha256();
+    for (const kept of this.#kept) h.update(kept);
+    this.#kept = [];
+    return h;
   }
 }
 
