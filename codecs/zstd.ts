@@ -53,10 +53,13 @@ async function loadZlib(): Promise<Zlib> {
 }
 
 /**
- * Raw bytes a process decodes with `_zstd_decompress.ts` before it loads libzstd: a
- * quick command's footer and first chunk fit, a thaw soon moves to native speed.
+ * Raw bytes a process decodes with `_zstd_decompress.ts` before it loads libzstd, in
+ * frames of at most {@link SMALL_FRAME} bytes: a small archive's footer and first chunk
+ * fit. The TypeScript decoder runs in V8's interpreter in a fresh process, so a larger
+ * frame, or more of them, is quicker to decode after loading `node:zlib`.
  */
 const DECODE_WITHOUT_ZLIB = 64 << 10;
+const SMALL_FRAME = 16 << 10;
 let decodedWithoutZlib = 0;
 
 /** Zstandard compression level: the highest that stays in the normal (non-ultra) range. */
@@ -164,7 +167,10 @@ export async function zstdDecode(data: Uint8Array, rawLength: number): Promise<U
     );
   }
   // Both decoders return the same bytes for every frame (`_zstd_decompress_test.ts`).
-  if (zlib === null && !hasChecksum && decodedWithoutZlib + rawLength <= DECODE_WITHOUT_ZLIB) {
+  if (
+    zlib === null && !hasChecksum && rawLength <= SMALL_FRAME &&
+    decodedWithoutZlib + rawLength <= DECODE_WITHOUT_ZLIB
+  ) {
     decodedWithoutZlib += rawLength;
     return zstdDecompress(data, rawLength);
   }
