@@ -331,7 +331,9 @@ export function readCsvRange(
           where: (r: number) => `data row ${origin.firstRow + r}`,
           why: typeOrigin(
             origin.types,
-            ` (the type was inferred from the first ${origin.sampleRows ?? DEFAULT_SAMPLE_ROWS} rows)`,
+            ` (the type was inferred from the first ${
+              origin.sampleRows ?? DEFAULT_SAMPLE_ROWS
+            } rows)`,
           ),
         }
         : {
