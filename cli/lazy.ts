@@ -59,8 +59,8 @@ const OPERATIONS = {
 /**
  * Modules that other folders load by a computed specifier for the same reason (the
  * remote stores, liblzma, aws4fetch, the Arrow and Parquet writers), and the Worker
- * scripts: listed here so that `deno compile` includes them. `cli/start_graph_test.ts` fails when a computed
- * import elsewhere is missing here or from `mod.ts`'s graph.
+ * scripts: listed here so that `deno compile` includes them. `cli/start_graph_test.ts`
+ * fails when a computed import elsewhere is missing here or from `mod.ts`'s graph.
  */
 const LOADED_ELSEWHERE = [
   "../storage/s3.ts",

@@ -2,9 +2,9 @@
  * A whole-range read of an archive (no `where`) decoded on a pool of Workers: this
  * thread reads each chunk's blocks, checks their hashes and decrypts them
  * (`ArchiveReader.chunkJobs`), and the Workers (`_thaw_worker.ts`) decode them and,
- * for a text or Arrow output, prepare the rows for it too. A few chunks per Worker are in flight at
- * once and come back in row order, so memory stays bounded by the pool's capacity
- * and the output is the same, byte for byte, as a read on this thread.
+ * for a text or Arrow output, prepare the rows for it too. A few chunks per Worker
+ * are in flight at once and come back in row order, so memory stays bounded by the
+ * pool's capacity and the output is the same, byte for byte, as a read on this thread.
  *
  * @module
  */

@@ -2,8 +2,9 @@
  * The body of one Worker of a thaw's pool: decodes a chunk job the reading thread
  * built (blocks already read, hash-checked and decrypted), keeps the rows of the
  * range, and either prepares them for the output (CSV, JSON lines or JSON array rows
- * rendered as text; Arrow's buffers for Arrow IPC) or hands the columns back, so that codecs, predictors and the text writer of
- * several chunks run on every core. See `_pool_scan.ts` for the other side.
+ * rendered as text; Arrow's buffers for Arrow IPC) or hands the columns back, so
+ * that codecs, predictors and the text writer of several chunks run on every core.
+ * See `_pool_scan.ts` for the other side.
  *
  * @module
  */
