@@ -135,18 +135,14 @@ export async function openChunks(
   source: FreezeSource,
   options: FreezeOptions & { chunkRows: number; threads: number },
 ): Promise<OpenedChunks> {
-  if (
-    typeof source === "string" && options.threads > 0 && options.primaryKey === undefined &&
-    parquetSource(source, options.format)
-  ) {
-    return await openParquetChunks(source, options);
-  }
-  if (
-    typeof source === "string" && options.threads > 0 && options.primaryKey === undefined &&
-    csvSource(source, options.format)
-  ) {
-    const chunks = await openCsvChunks(source, options);
-    if (chunks) return chunks;
+  if (typeof source === "string" && options.threads > 0 && options.primaryKey === undefined) {
+    // Read where they are encoded: a Parquet file by row windows, a CSV file by ranges.
+    const format = fileFormat(source, options.format);
+    if (format === "parquet") return await openParquetChunks(source, options);
+    if (format === "csv") {
+      const chunks = await openCsvChunks(source, options);
+      if (chunks) return chunks;
+    }
   }
   const opened = await openAny(source, options);
   const pool = options.threads > 0 ? new BlockPool(options.threads) : undefined;
@@ -168,11 +164,12 @@ async function* mapChunks(batches: AsyncIterable<Batch>): AsyncGenerator<ChunkUn
   for await (const batch of batches) yield { batch };
 }
 
-function csvSource(path: string, format: SourceFormat | undefined): boolean {
+/** A file's source format, given or by extension; null for an unknown extension. */
+function fileFormat(path: string, format: SourceFormat | undefined): SourceFormat | null {
   try {
-    return (format ?? sourceFormatOf(path)) === "csv";
+    return format ?? sourceFormatOf(path);
   } catch {
-    return false; // an unknown extension: `openSource` reports it
+    return null; // an unknown extension: `openSource` reports it
   }
 }
 
@@ -231,14 +228,6 @@ async function openCsvChunks(
     pool,
     close: () => pool.shutdown(),
   };
-}
-
-function parquetSource(path: string, format: SourceFormat | undefined): boolean {
-  try {
-    return (format ?? sourceFormatOf(path)) === "parquet";
-  } catch {
-    return false; // an unknown extension: `openSource` reports it
-  }
 }
 
 async function openParquetChunks(
