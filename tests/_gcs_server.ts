@@ -10,7 +10,9 @@
  * RS256 signature, issuer, audience and scope are checked against a service account
  * made here) and the metadata server's token endpoint. Every storage request must
  * carry a token it issued (unless started as an emulator). `failEvery` answers every
- * n-th request 503, to exercise retries.
+ * n-th request 503, to exercise retries; `stallAfterParts` leaves every upload chunk
+ * after the first n unanswered until the server stops, so a test can catch an upload
+ * in the middle however fast its client is.
  *
  * @module
  */
@@ -43,11 +45,11 @@ const QUANTUM = 256 * 1024;
 /**
  * Starts the server on a free port.
  *
- * @param options Buckets, `emulator` (no tokens needed), `failEvery`.
+ * @param options Buckets, `emulator` (no tokens needed), `failEvery`, `stallAfterParts`.
  * @returns The server.
  */
 export async function startGcsServer(
-  options: { buckets: string[]; emulator?: boolean; failEvery?: number },
+  options: { buckets: string[]; emulator?: boolean; failEvery?: number; stallAfterParts?: number },
 ): Promise<GcsServer> {
   const { publicKey, privateKey } = await generateKeyPair("RS256", { extractable: true });
   const publicPem = await exportSPKI(publicKey);
@@ -59,6 +61,9 @@ export async function startGcsServer(
     { bucket: string; name: string; storageClass: string; parts: Uint8Array[]; at: number }
   >();
   const tokens = new Set<string>();
+  /** Upload chunks received, and the requests held by `stallAfterParts`. */
+  let partsSeen = 0;
+  const stalled = new Set<() => void>();
   let count = 0;
   let generation = 1;
   const json = (body: unknown, status = 200, headers: Record<string, string> = {}) =>
@@ -113,6 +118,10 @@ export async function startGcsServer(
       );
       if (!range) return error(400, "Content-Range required");
       const body = new Uint8Array(await req.arrayBuffer());
+      if (options.stallAfterParts !== undefined && ++partsSeen > options.stallAfterParts) {
+        await new Promise<void>((resolve) => stalled.add(resolve));
+        return error(503, "The server is stopping");
+      }
       const total = range[3] === "*" ? null : Number(range[3]);
       if (range[1] !== undefined) {
         if (Number(range[1]) !== s.at || Number(range[2]) - Number(range[1]) + 1 !== body.length) {
@@ -238,6 +247,10 @@ export async function startGcsServer(
     objects,
     sessions: () => sessions.size,
     requests: () => count,
-    stop: () => server.shutdown(),
+    stop: () => {
+      for (const release of stalled) release();
+      stalled.clear();
+      return server.shutdown();
+    },
   };
 }

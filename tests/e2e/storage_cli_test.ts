@@ -72,7 +72,8 @@ Deno.test("CLI freezes to, inspects and thaws from s3:// URIs", async () => {
 });
 
 Deno.test("a freeze killed mid-upload leaves no object, and `storage gc` cancels its upload", async () => {
-  const gcs = await startGcsServer({ buckets: ["bkt"], emulator: true });
+  // The second upload chunk is never answered: the freeze stays mid-upload until killed.
+  const gcs = await startGcsServer({ buckets: ["bkt"], emulator: true, stallAfterParts: 1 });
   const state = join(dir, "state");
   const env = { STORAGE_EMULATOR_HOST: gcs.url, PERMAFROST_STATE_DIR: state };
   try {
@@ -102,18 +103,32 @@ Deno.test("a freeze killed mid-upload leaves no object, and `storage gc` cancels
       ],
       env: { ...server.env, ...env },
       stdout: "null",
-      stderr: "null",
+      stderr: "piped",
     }).spawn();
-    // Killed once its upload session is written down (a chunk is up).
+    // Its messages, kept to say why should it end before its upload is written down.
+    const stderr = new Response(child.stderr).text();
+    let exited: Deno.CommandStatus | null = null;
+    child.status.then((s) => exited = s);
+    // Killed once its upload session is written down (a chunk is up); a loaded machine
+    // may take a while to encode the 8 MiB before it.
     const journal = join(state, "uploads");
     let entries: Deno.DirEntry[] = [];
-    for (let i = 0; i < 2400 && entries.length === 0; i++) {
+    for (let i = 0; i < 4800 && entries.length === 0 && exited === null; i++) {
       await new Promise((r) => setTimeout(r, 50));
       entries = await Array.fromAsync(Deno.readDir(journal)).catch(() => []);
+    }
+    if (entries.length === 0) {
+      if (exited === null) child.kill("SIGKILL");
+      assert.fail(
+        `the upload was never written down: the freeze ${
+          exited ? `exited with code ${(exited as Deno.CommandStatus).code}` : "ran for 4 min"
+        }; its stderr: ${await stderr}`,
+      );
     }
     assert.equal(entries.length, 1, "the upload was written down");
     child.kill("SIGKILL");
     await child.status;
+    await stderr;
     assert.equal(gcs.sessions(), 1);
     assert.equal(gcs.objects.has("bkt/big.pf"), false, "nothing visible at the destination");
 
