@@ -41,3 +41,14 @@ export class CodecError extends PermafrostError<CodecErrorCode> {
   /** Always `"CodecError"`. */
   override name = "CodecError";
 }
+
+/**
+ * The message of anything thrown (an `Error`'s, else its text), for a codec error that
+ * quotes its cause.
+ *
+ * @param err What was thrown.
+ * @returns Its message.
+ */
+export function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

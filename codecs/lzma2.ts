@@ -49,7 +49,7 @@
 import { crc32 } from "node:zlib";
 import type { LZMAModule, WasmLzmaStream } from "node-liblzma/wasm";
 import { type Codec, levelFor } from "./codec.ts";
-import { CodecError } from "./errors.ts";
+import { CodecError, messageOf } from "./errors.ts";
 
 /** liblzma preset: level 6 with the extreme flag (`xz -6e`). */
 export const LZMA2_PRESET = (6 | 0x80000000) >>> 0;
@@ -389,10 +389,6 @@ function varint(value: number): number[] {
 
 function le32(value: number): number[] {
   return [value & 0xff, (value >>> 8) & 0xff, (value >>> 16) & 0xff, (value >>> 24) & 0xff];
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /**

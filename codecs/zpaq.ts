@@ -41,7 +41,7 @@
  * @module
  */
 import { type Codec, levelFor } from "./codec.ts";
-import { CodecError } from "./errors.ts";
+import { CodecError, messageOf } from "./errors.ts";
 
 /** Options of {@linkcode createZpaqCodec}. */
 export interface ZpaqOptions {
@@ -72,9 +72,10 @@ const ARCHIVE_NAME = "block.zpaq";
 const OUTPUT_NAME = "out";
 /**
  * How every unencrypted zpaq archive starts: the 13-byte block locator tag,
- * then `zPQ` (ZPAQ level 1/2 block header).
+ * then `zPQ` (ZPAQ level 1/2 block header). A bare ZPAQ block (`zpaqwasm`) starts
+ * the same way.
  */
-const ARCHIVE_PREFIX = Uint8Array.from([
+export const ARCHIVE_PREFIX: Uint8Array = Uint8Array.from([
   0x37,
   0x6b,
   0x53,
@@ -382,10 +383,6 @@ function excerpt(text: string): string {
   const lines = text.split(/\r?\n/).map((line) => line.trim()).filter((line) => line !== "");
   const joined = lines.join("; ");
   return joined.length > EXCERPT_CHARS ? `...${joined.slice(-EXCERPT_CHARS)}` : joined;
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /**

@@ -39,7 +39,7 @@
  * @module
  */
 import { type Codec, levelFor } from "./codec.ts";
-import { CodecError } from "./errors.ts";
+import { CodecError, messageOf } from "./errors.ts";
 
 /** Where the module is, beside this file. */
 const WASM_URL = new URL("./zpaq_wasm/zpaq.wasm", import.meta.url);
@@ -270,10 +270,6 @@ export async function zpaqWasmDecode(data: Uint8Array, rawLength: number): Promi
     );
   }
   return out;
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /**

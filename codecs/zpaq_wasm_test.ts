@@ -12,41 +12,8 @@
 import assert from "node:assert/strict";
 import { CodecError } from "./errors.ts";
 import { decodedLimit, memoryLimit, stepBudget, zpaqWasm } from "./zpaq_wasm.ts";
-
-/** The locator tag and `zPQ` every block starts with. */
-const BLOCK_START = [
-  0x37,
-  0x6b,
-  0x53,
-  0x74,
-  0xa0,
-  0x31,
-  0x83,
-  0xd3,
-  0x8c,
-  0xb2,
-  0x28,
-  0xb0,
-  0xd3,
-  0x7a,
-  0x50,
-  0x51,
-];
-
-/** Deterministic pseudo-random bytes (xorshift32). */
-function pseudoRandomBytes(length: number, seed: number): Uint8Array {
-  const out = new Uint8Array(length);
-  let x = seed >>> 0 || 1;
-  for (let i = 0; i < length; i++) {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    out[i] = x & 0xff;
-  }
-  return out;
-}
+import { ARCHIVE_PREFIX } from "./zpaq.ts";
+import { pseudoRandomBytes } from "../internal/_test_utils.ts";
 
 /** Blocks like the ones predictors hand the codec: text, float64 bits, small ints. */
 function columnLikeBlocks(): [string, Uint8Array][] {
@@ -88,7 +55,7 @@ function handMadeBlock(
   const hsize = 5 + comp.length + 1 + options.hcomp.length + 1;
   const comment = new TextEncoder().encode(String(options.rawLength));
   return Uint8Array.from([
-    ...BLOCK_START,
+    ...ARCHIVE_PREFIX,
     2, // ZPAQ level 2
     1, // ZPAQL type
     hsize & 0xff,
@@ -127,7 +94,11 @@ Deno.test("zpaqWasm.decode() returns the input at every level", async (t) => {
     for (let level = 1; level <= 5; level++) {
       await t.step(`${label}, level ${level}`, async () => {
         const packed = await zpaqWasm.encode(raw, level);
-        assert.deepEqual([...packed.subarray(0, 16)], BLOCK_START, "starts with a ZPAQ block");
+        assert.deepEqual(
+          [...packed.subarray(0, 16)],
+          [...ARCHIVE_PREFIX],
+          "starts with a ZPAQ block",
+        );
         assert.equal(packed[packed.length - 1], 0xff, "ends with the end-of-block byte");
         const out = await zpaqWasm.decode(packed, raw.length);
         assert.equal(out.length, raw.length);

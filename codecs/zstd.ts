@@ -35,7 +35,7 @@
  * @module
  */
 import { type Codec, levelFor } from "./codec.ts";
-import { CodecError } from "./errors.ts";
+import { CodecError, messageOf } from "./errors.ts";
 import { zstdDecompress } from "./_zstd_decompress.ts";
 
 type Zlib = typeof import("node:zlib");
@@ -262,10 +262,6 @@ function checkRawLength(rawLength: number): void {
   if (!Number.isSafeInteger(rawLength) || rawLength < 0) {
     throw new RangeError(`Cannot decode block: rawLength ${rawLength} is not a byte count`);
   }
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 /**

@@ -176,3 +176,24 @@ export async function renderPage(
     await Deno.remove(profile, { recursive: true }).catch(() => {});
   }
 }
+
+/**
+ * Deterministic pseudo-random bytes (xorshift32), so failures reproduce.
+ *
+ * @param length How many.
+ * @param seed Any 32-bit number (0 counts as 1).
+ * @returns The bytes.
+ */
+export function pseudoRandomBytes(length: number, seed: number): Uint8Array {
+  const out = new Uint8Array(length);
+  let x = seed >>> 0 || 1;
+  for (let i = 0; i < length; i++) {
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
+    out[i] = x & 0xff;
+  }
+  return out;
+}

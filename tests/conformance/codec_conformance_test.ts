@@ -15,22 +15,7 @@ import assert from "node:assert/strict";
 import type { Codec } from "../../codecs/codec.ts";
 import { CodecError } from "../../codecs/errors.ts";
 import { CODECS } from "../../codecs/registry.ts";
-import { requireTool } from "../../internal/_test_utils.ts";
-
-/** Deterministic pseudo-random bytes (xorshift32), so failures reproduce. */
-function pseudoRandomBytes(length: number, seed: number): Uint8Array {
-  const out = new Uint8Array(length);
-  let x = seed >>> 0 || 1;
-  for (let i = 0; i < length; i++) {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    out[i] = x & 0xff;
-  }
-  return out;
-}
+import { pseudoRandomBytes, requireTool } from "../../internal/_test_utils.ts";
 
 /** Column-like text: compressible, but not trivially. */
 function sampleText(rows: number): Uint8Array {
