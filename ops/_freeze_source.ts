@@ -14,7 +14,7 @@ import { reviveIoError } from "../io/errors.ts";
 import { openParquetRanges, type ParquetRanges } from "../io/parquet.ts";
 import { openSource, sourceFormatOf } from "../io/source.ts";
 import type { CsvDialect } from "../io/csv_dialect.ts";
-import type { SourceFormat } from "../io/types.ts";
+import type { Source, SourceFormat } from "../io/types.ts";
 import { tableToBatches } from "../io/arrow_table.ts";
 import { csvRowBoundaries } from "../io/csv.ts";
 import {
@@ -60,22 +60,7 @@ export function openFreezeSource(
 }
 
 async function openAny(source: FreezeSource, options: FreezeOptions): Promise<OpenedSource> {
-  if (typeof source === "string") {
-    const opened = await openSource(source, {
-      format: options.format,
-      types: options.types,
-      delimiter: options.delimiter,
-      batchRows: freezeBatchRows(options.chunkRows ?? DEFAULT_CHUNK_ROWS),
-    });
-    return {
-      schema: opened.schema,
-      batches: opened.batches(),
-      bytes: opened.bytes,
-      dialect: opened.dialect ?? null,
-      ...(opened.position ? { position: opened.position } : {}),
-      close: () => opened.close(),
-    };
-  }
+  if (typeof source === "string") return streaming(await openFile(source, options));
   if ("batches" in source && "schema" in source && !("numRows" in source)) {
     return {
       schema: source.schema,
@@ -86,6 +71,28 @@ async function openAny(source: FreezeSource, options: FreezeOptions): Promise<Op
   }
   const { schema, batches } = tableToBatches(source as arrow.Table, options.types);
   return { schema, batches, bytes: null, close: () => Promise.resolve() };
+}
+
+/** A source file opened as every freeze opens one: its header, dialect and schema settled. */
+function openFile(path: string, options: FreezeOptions): Promise<Source> {
+  return openSource(path, {
+    format: options.format,
+    types: options.types,
+    delimiter: options.delimiter,
+    batchRows: freezeBatchRows(options.chunkRows ?? DEFAULT_CHUNK_ROWS),
+  });
+}
+
+/** An opened file read as one stream of batches. */
+function streaming(opened: Source): OpenedSource {
+  return {
+    schema: opened.schema,
+    batches: opened.batches(),
+    bytes: opened.bytes,
+    dialect: opened.dialect ?? null,
+    ...(opened.position ? { position: opened.position } : {}),
+    close: () => opened.close(),
+  };
 }
 
 /** The share of a source read so far, from its byte position or its row count. */
@@ -140,11 +147,18 @@ export async function openChunks(
     const format = fileFormat(source, options.format);
     if (format === "parquet") return await openParquetChunks(source, options);
     if (format === "csv") {
-      const chunks = await openCsvChunks(source, options);
-      if (chunks) return chunks;
+      const file = await openFile(source, options);
+      return await openCsvChunks(source, file, options) ?? batchChunks(streaming(file), options);
     }
   }
-  const opened = await openAny(source, options);
+  return batchChunks(await openAny(source, options), options);
+}
+
+/** Chunks of a source read on this thread (`rechunk`), encoded in the pool when there is one. */
+function batchChunks(
+  opened: OpenedSource,
+  options: { chunkRows: number; threads: number },
+): OpenedChunks {
   const pool = options.threads > 0 ? new BlockPool(options.threads) : undefined;
   return {
     schema: opened.schema,
@@ -174,26 +188,28 @@ function fileFormat(path: string, format: SourceFormat | undefined): SourceForma
 }
 
 /**
- * A CSV file cut into chunks for the Workers to parse; null for a file of one chunk or
- * less (cutting it would only read it twice).
+ * A CSV file cut into chunks for the Workers to parse, with the header, dialect and
+ * schema `source` (the file, opened) settled; null for a file of one chunk or less,
+ * which the caller reads from `source` on this thread (cutting it would only read it
+ * twice).
  */
 async function openCsvChunks(
   path: string,
+  source: Source,
   options: FreezeOptions & { chunkRows: number; threads: number },
 ): Promise<OpenedChunks | null> {
   const { chunkRows } = options;
-  // The header, dialect and schema exactly as a read on this thread settles them.
-  const source = await openSource(path, {
-    format: "csv",
-    types: options.types,
-    delimiter: options.delimiter,
-    batchRows: freezeBatchRows(chunkRows),
-  });
-  await source.close();
   const bytes = source.bytes ?? 0;
   const delimiter = source.dialect?.delimiter ?? ",";
-  const cut = await csvRowBoundaries(path, chunkRows, { delimiter });
+  let cut: Awaited<ReturnType<typeof csvRowBoundaries>>;
+  try {
+    cut = await csvRowBoundaries(path, chunkRows, { delimiter });
+  } catch (err) {
+    await source.close();
+    throw err;
+  }
   if (cut.rows <= chunkRows) return null;
+  await source.close(); // the Workers read the file by ranges
   const types = { ...options.types };
   const chunkAt = (i: number): CsvChunk => ({
     path,
