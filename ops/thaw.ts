@@ -174,10 +174,9 @@ export async function thaw(
       if (format === "xlsx" && !options.splitSheets && options.where === undefined) {
         checkSheetRows(reader.index.footer.rows, options.rows);
       }
-      const pooled = !evolved && !where && chunksIn(reader, options.rows) >= 2 && threads > 0
-        ? await poolScan()
-        : null;
-      const pool = pooled?.thawPool(threads) ?? null;
+      const workers = readThreads(threads, reader, options, evolved);
+      const pooled = workers > 0 ? await poolScan() : null;
+      const pool = pooled?.thawPool(workers) ?? null;
       try {
         let scan: AsyncIterable<Prepared>;
         if (pool) {
@@ -255,12 +254,10 @@ export async function thawTable(archive: string, options: ThawOptions = {}): Pro
     checkEncrypted(archive, reader.index.header.encryption !== null, options);
     const evolved = evolution(reader.index.schema, options);
     const schema = evolved ? evolved.target : selectSchema(reader.index.schema, options.columns);
-    const threads = checkThreads(options.threads);
-    if (
-      !evolved && options.where === undefined && chunksIn(reader, options.rows) >= 2 && threads > 0
-    ) {
+    const workers = readThreads(checkThreads(options.threads), reader, options, evolved);
+    if (workers > 0) {
       const { scanInPool, thawPool } = await poolScan();
-      const pool = thawPool(threads);
+      const pool = thawPool(workers);
       try {
         const parts: Prepared[] = [];
         for await (const p of scanInPool(reader, options, pool, { arrow: true }, newCounters())) {
@@ -317,11 +314,22 @@ function poolScan(): Promise<typeof import("./_pool_scan.ts")> {
   return import(POOL_SCAN.href);
 }
 
-/** Chunks a read of `rows` touches. */
-function chunksIn(reader: ArchiveReader, rows: RowRange | undefined): number {
-  const start = rows?.start ?? 0;
-  const end = rows?.end ?? Infinity;
-  return reader.index.footer.chunks.filter((c) => c.row_end > start && c.row_start < end).length;
+/**
+ * The Worker threads a read decodes on (0: this thread). A `where` filter, a schema to
+ * give the rows and a read of one chunk (a slice: Workers would only add their start)
+ * stay here.
+ */
+function readThreads(
+  threads: number,
+  reader: ArchiveReader,
+  options: ThawOptions,
+  evolved: Evolution | null,
+): number {
+  if (threads === 0 || evolved !== null || options.where !== undefined) return 0;
+  const start = options.rows?.start ?? 0;
+  const end = options.rows?.end ?? Infinity;
+  const chunks = reader.index.footer.chunks.filter((c) => c.row_end > start && c.row_start < end);
+  return chunks.length >= 2 ? threads : 0;
 }
 
 /** What a pool's Workers prepare rows for: text and Arrow IPC there, other formats here. */
