@@ -82,8 +82,8 @@ export type PoolReply =
 interface Pending {
   message: { job: PostedJob } | { task: unknown };
   transfer: ArrayBuffer[];
-  // deno-lint-ignore no-explicit-any -- each caller knows what its own job answers
-  resolve: (value: any) => void;
+  /** Takes the Worker's answer, whose type the caller of `run`/`encode` named. */
+  resolve: (value: unknown) => void;
   reject: (reason: unknown) => void;
 }
 
@@ -179,8 +179,9 @@ export class BlockPool implements ChunkEncoder {
 
   #submit<T>(message: Pending["message"], transfer: ArrayBuffer[] = []): Promise<T> {
     if (this.#closed) return Promise.reject(new Error("Cannot encode: the block pool is closed"));
-    return new Promise((resolve, reject) => {
-      this.#queue.push({ id: this.#nextId++, pending: { message, transfer, resolve, reject } });
+    return new Promise<T>((resolve, reject) => {
+      const pending = { message, transfer, resolve: resolve as (value: unknown) => void, reject };
+      this.#queue.push({ id: this.#nextId++, pending });
       this.#pump();
     });
   }
