@@ -3,6 +3,10 @@
  * appended as data chunks into a staging table of a temporary on-disk database (so
  * memory stays bounded whatever the row count; DuckDB spills to that file), then one
  * `COPY … TO … (FORMAT parquet, COMPRESSION zstd)` writes the file, with rows in order.
+ * Rows come laid out in DuckDB's vector layout (`_duckdb_image.ts`: by the thaw
+ * Workers, or here from batches), and each vector of a chunk is filled by a bulk copy
+ * or two, not value by value: the staging table, hence the Parquet, holds the same
+ * values either way.
  *
  * Types: int64 → BIGINT, float64 → DOUBLE (bits kept), float32 → FLOAT (bits kept), float16
  * → FLOAT (its exact float32, restored as float16 from the schema metadata on read), bool → BOOLEAN, date → DATE,
@@ -25,27 +29,12 @@ import {
   DATE,
   DECIMAL,
   DOUBLE,
-  type DuckDBBigIntVector,
-  type DuckDBBooleanVector,
+  DuckDBBlobValue,
+  DuckDBBlobVector,
   type DuckDBConnection,
   DuckDBDataChunk,
-  DuckDBDateValue,
-  type DuckDBDateVector,
-  DuckDBDecimalValue,
-  type DuckDBDoubleVector,
-  type DuckDBFloatVector,
-  DuckDBTimeNSValue,
-  type DuckDBTimeNSVector,
-  DuckDBTimestampNanosecondsValue,
-  type DuckDBTimestampNanosecondsVector,
-  DuckDBTimestampTZValue,
-  type DuckDBTimestampTZVector,
-  DuckDBTimestampValue,
-  type DuckDBTimestampVector,
-  DuckDBTimeValue,
-  type DuckDBTimeVector,
   type DuckDBType,
-  type DuckDBVarCharVector,
+  DuckDBUTinyIntVector,
   FLOAT,
   TIME,
   TIME_NS,
@@ -54,15 +43,19 @@ import {
   TIMESTAMPTZ,
   VARCHAR,
 } from "@duckdb/node-api";
-import type { Batch, Column, Field, Schema } from "../format/column.ts";
-import { float16BitsToFloat32Bits } from "../format/float16.ts";
+import type { Batch, Field, Schema } from "../format/column.ts";
 import { openLockedDuckDB, PARQUET_SCHEMA_KEY, sqlIdent, sqlString } from "./_duckdb.ts";
 import { removeQuietly } from "./_file.ts";
-import { TICKS_PER_SECOND } from "./_parse.ts";
+import {
+  DUCK_VECTOR_ROWS,
+  type DuckColumnImage,
+  type DuckImage,
+  duckImageOf,
+  duckWidth,
+} from "./_duckdb_image.ts";
 import { checkBatch } from "./_write_text.ts";
 import { IoError } from "./errors.ts";
 
-const VECTOR_ROWS = 2048;
 /** DuckDB's memory cap while staging: beyond it, the staging table lives in its file. */
 const STAGING_MEMORY = "1GB";
 
@@ -104,171 +97,67 @@ function duckType(f: Field): DuckDBType {
   }
 }
 
-/** Fills one vector with rows `[at, at + n)` of a column. */
+/**
+ * The client's own vector classes, used only to reach its bulk copies
+ * (`copy_data_to_vector`, `copy_data_to_vector_validity`,
+ * `vector_assign_string_element_len`), which the package does not export: a
+ * UTINYINT vector's `flush()` copies its bytes into the raw vector it is given, and
+ * a BLOB vector's assigns the strings set on it; both then copy the validity.
+ */
+type RawVector = ConstructorParameters<typeof DuckDBUTinyIntVector>[2];
+type Validity = ConstructorParameters<typeof DuckDBUTinyIntVector>[1];
+
+/**
+ * The validity of a chunk's vector, set to `bits` from row `at` (left all present when
+ * null): the vector object's own (private field `data`, the words it flushes).
+ */
+function validityFor(vector: unknown, n: number, bits: Uint8Array | null, at: number): Validity {
+  const validity = (vector as { validity: Validity }).validity;
+  if (bits !== null) {
+    const words = new BigUint64Array(Math.ceil(n / 64));
+    new Uint8Array(words.buffer).set(bits.subarray(at >> 3, (at >> 3) + words.byteLength));
+    (validity as unknown as { data: BigUint64Array | null }).data = words;
+  }
+  return validity;
+}
+
+/** Fills one vector with rows `[at, at + n)` of a column image (`at` a multiple of 2048). */
 function fillVector(
   chunk: DuckDBDataChunk,
   c: number,
-  col: Column,
-  field: Field,
+  col: DuckColumnImage,
   at: number,
   n: number,
-): void {
-  const v = col.validity;
+) {
   const vector = chunk.getColumnVector(c);
-  const isNull = (i: number) => v !== null && v[at + i] === 0;
-  switch (col.type) {
-    case "int64":
-    case "duration": {
-      const vec = vector as DuckDBBigIntVector;
-      for (let i = 0; i < n; i++) vec.setItem(i, isNull(i) ? null : (col.values[at + i] as bigint));
-      break;
-    }
-    case "float64": {
-      const vec = vector as DuckDBDoubleVector;
-      for (let i = 0; i < n; i++) vec.setItem(i, isNull(i) ? null : (col.values[at + i] as number));
-      break;
-    }
-    case "float32":
-    case "float16": {
-      const vec = vector as DuckDBFloatVector;
-      for (let i = 0; i < n; i++) vec.setItem(i, isNull(i) ? null : 0);
-      // Then the bit patterns, in bulk into the client's own array (read and written
-      // one by one, a float32 loses a signalling NaN's bit): a half as the float32 of
-      // the same value, NaN payload kept, so the reader gets the very bits back.
-      const items = (vec as unknown as { items: Float32Array }).items;
-      const bits = new Uint32Array(items.buffer, items.byteOffset, n);
-      if (col.type === "float32") {
-        bits.set(new Uint32Array(col.values.buffer, col.values.byteOffset + 4 * at, n));
-      } else {
-        for (let i = 0; i < n; i++) bits[i] = float16BitsToFloat32Bits(col.values[at + i]!);
-      }
-      for (let i = 0; i < n; i++) if (isNull(i)) bits[i] = 0;
-      break;
-    }
-    case "bool": {
-      const vec = vector as DuckDBBooleanVector;
-      for (let i = 0; i < n; i++) vec.setItem(i, isNull(i) ? null : col.values[at + i] === 1);
-      break;
-    }
-    case "time": {
-      const unit = field.unit ?? "us";
-      if (unit === "ns") {
-        const vec = vector as DuckDBTimeNSVector;
-        for (let i = 0; i < n; i++) {
-          vec.setItem(i, isNull(i) ? null : new DuckDBTimeNSValue(col.values[at + i] as bigint));
-        }
-      } else {
-        const scale = BigInt(1e6 / TICKS_PER_SECOND[unit]);
-        const vec = vector as DuckDBTimeVector;
-        for (let i = 0; i < n; i++) {
-          vec.setItem(
-            i,
-            isNull(i) ? null : new DuckDBTimeValue((col.values[at + i] as bigint) * scale),
-          );
-        }
-      }
-      break;
-    }
-    case "decimal": {
-      const vec = vector as unknown as { setItem(i: number, v: DuckDBDecimalValue | null): void };
-      const width = field.precision ?? 18;
-      const scale = field.scale ?? 0;
-      for (let i = 0; i < n; i++) {
-        vec.setItem(
-          i,
-          isNull(i) ? null : new DuckDBDecimalValue(col.values[at + i] as bigint, width, scale),
-        );
-      }
-      break;
-    }
-    case "string":
-    case "json": {
-      const vec = vector as DuckDBVarCharVector;
-      for (let i = 0; i < n; i++) {
-        const s = col.values[at + i] as string;
-        if (!isNull(i) && !s.isWellFormed()) {
-          throw new IoError(
-            "WRITE_FAILED",
-            `Cannot write column '${field.name}' to Parquet: a string holds a lone surrogate, which UTF-8 cannot store`,
-            { column: field.name },
-          );
-        }
-        vec.setItem(i, isNull(i) ? null : s);
-      }
-      break;
-    }
-    case "date": {
-      const vec = vector as DuckDBDateVector;
-      for (let i = 0; i < n; i++) {
-        if (isNull(i)) {
-          vec.setItem(i, null);
-          continue;
-        }
-        const d = col.values[at + i] as bigint;
-        if (d < -2147483647n || d > 2147483646n) {
-          throw new IoError(
-            "WRITE_FAILED",
-            `Cannot write date ${d} (days) in column '${field.name}' to Parquet: out of range`,
-            { column: field.name },
-          );
-        }
-        vec.setItem(i, new DuckDBDateValue(Number(d)));
-      }
-      break;
-    }
-    case "timestamp": {
-      const unit = field.unit ?? "us";
-      // s and ms are stored as microseconds (exact: a multiple).
-      const scale = unit === "s" || unit === "ms" ? BigInt(1e6 / TICKS_PER_SECOND[unit]) : 1n;
-      if (unit === "ns") {
-        const vec = vector as DuckDBTimestampNanosecondsVector;
-        for (let i = 0; i < n; i++) {
-          vec.setItem(
-            i,
-            isNull(i) ? null : new DuckDBTimestampNanosecondsValue(col.values[at + i] as bigint),
-          );
-        }
-      } else if (field.timezone !== undefined) {
-        const vec = vector as DuckDBTimestampTZVector;
-        for (let i = 0; i < n; i++) {
-          vec.setItem(
-            i,
-            isNull(i)
-              ? null
-              : new DuckDBTimestampTZValue(micros(col.values[at + i] as bigint, scale, field)),
-          );
-        }
-      } else {
-        const vec = vector as DuckDBTimestampVector;
-        for (let i = 0; i < n; i++) {
-          vec.setItem(
-            i,
-            isNull(i)
-              ? null
-              : new DuckDBTimestampValue(micros(col.values[at + i] as bigint, scale, field)),
-          );
-        }
-      }
-      break;
-    }
+  const raw = (vector as unknown as { vector: RawVector }).vector;
+  const validity = validityFor(vector, n, col.validity, at);
+  const bytes = col.data.subarray(at * col.width, (at + n) * col.width);
+  new DuckDBUTinyIntVector(bytes, validity, raw).flush();
+  const long = col.long;
+  if (long === null) return;
+  // Strings past 12 bytes live in the vector's own heap: DuckDB copies each in.
+  const strings = new DuckDBBlobVector(new DataView(new ArrayBuffer(0)), validity, raw, 0, n);
+  let k = lowerBound(long.rows, at);
+  let any = false;
+  for (; k < long.rows.length && long.rows[k]! < at + n; k++) {
+    const bytes = long.bytes.subarray(long.offsets[k], long.offsets[k + 1]);
+    strings.setItem(long.rows[k]! - at, new DuckDBBlobValue(bytes));
+    any = true;
   }
-  vector.flush();
+  if (any) strings.flush();
 }
 
-const INT64_MIN = -(2n ** 63n);
-const INT64_MAX = 2n ** 63n - 1n;
-
-function micros(ticks: bigint, scale: bigint, field: Field): bigint {
-  if (scale === 1n) return ticks;
-  const v = ticks * scale;
-  if (v < INT64_MIN || v > INT64_MAX) {
-    throw new IoError(
-      "WRITE_FAILED",
-      `Cannot write timestamp ${ticks} (${field.unit}) in column '${field.name}' to Parquet: out of range in microseconds`,
-      { column: field.name },
-    );
+/** The first index of sorted `xs` whose value is at least `x`. */
+function lowerBound(xs: Int32Array, x: number): number {
+  let lo = 0;
+  let hi = xs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (xs[mid]! < x) lo = mid + 1;
+    else hi = mid;
   }
-  return v;
+  return lo;
 }
 
 /**
@@ -308,7 +197,7 @@ export async function appendTable(
   conn: DuckDBConnection,
   table: string,
   schema: Schema,
-  batches: AsyncIterable<Batch> | Iterable<Batch>,
+  batches: AsyncIterable<Batch | DuckImage> | Iterable<Batch | DuckImage>,
 ): Promise<number> {
   const types = schema.map(duckType);
   const cols = schema.map((f, i) => `${sqlIdent(f.name)} ${types[i]}`).join(", ");
@@ -316,23 +205,44 @@ export async function appendTable(
   const appender = await conn.createAppender(table);
   let rows = 0;
   try {
-    for await (const batch of batches) {
-      checkBatch(schema, batch);
-      for (let at = 0; at < batch.length; at += VECTOR_ROWS) {
-        const n = Math.min(VECTOR_ROWS, batch.length - at);
+    for await (const item of batches) {
+      const image = "duckImage" in item ? checkImage(schema, item) : imageOf(schema, item);
+      for (let at = 0; at < image.length; at += DUCK_VECTOR_ROWS) {
+        const n = Math.min(DUCK_VECTOR_ROWS, image.length - at);
         const chunk = DuckDBDataChunk.create(types, n);
         for (let c = 0; c < schema.length; c++) {
-          fillVector(chunk, c, batch.columns[c] as Column, schema[c] as Field, at, n);
+          fillVector(chunk, c, image.columns[c] as DuckColumnImage, at, n);
         }
         appender.appendDataChunk(chunk);
       }
-      rows += batch.length;
+      rows += image.length;
     }
     appender.flushSync();
   } finally {
     appender.closeSync();
   }
   return rows;
+}
+
+function imageOf(schema: Schema, batch: Batch): DuckImage {
+  checkBatch(schema, batch);
+  return duckImageOf(schema, batch);
+}
+
+/** Refuses an image a Worker laid out for another schema (a bug, never a user's error). */
+function checkImage(schema: Schema, image: DuckImage): DuckImage {
+  const fits = schema.every((f, c) => {
+    const col = image.columns[c];
+    return col !== undefined && col.width === duckWidth(f) &&
+      col.data.length === col.width * image.length;
+  });
+  if (image.columns.length !== schema.length || !fits) {
+    throw new IoError(
+      "SCHEMA_MISMATCH",
+      `Cannot write rows laid out for ${image.columns.length} DuckDB columns: the output schema has ${schema.length}`,
+    );
+  }
+  return image;
 }
 
 /**
@@ -346,7 +256,7 @@ export async function appendTable(
 export async function writeParquet(
   path: string,
   schema: Schema,
-  batches: AsyncIterable<Batch> | Iterable<Batch>,
+  batches: AsyncIterable<Batch | DuckImage> | Iterable<Batch | DuckImage>,
 ): Promise<number> {
   checkNames(schema, path);
   const dbPath = `${path}.duckdb`;

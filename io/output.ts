@@ -33,6 +33,7 @@ import {
   pathExists,
   renameTarget,
 } from "../internal/temp_files.ts";
+import type { DuckImage } from "./_duckdb_image.ts";
 import { type ByteWriter, readRange, removeQuietly, writeAll } from "./_file.ts";
 import { type RenderedRows, writeCsv, writeJsonl } from "./_write_text.ts";
 import type { ArrowParts } from "./arrow_table.ts";
@@ -133,7 +134,8 @@ function checkDelimiter(d: string): void {
  * followed and the file it names replaced), or `-` for stdout.
  * @param schema The schema of every batch.
  * @param batches The rows, sync or async: batches, or rows a Worker prepared for this
- * format ({@link Prepared}: `renderRows` for CSV and JSON, `batchToArrowParts` for Arrow).
+ * format ({@link Prepared}: `renderRows` for CSV and JSON, `batchToArrowParts` for Arrow,
+ * `duckImageOf` for Parquet).
  * @param options `format` (else by extension; CSV for `-`), `delimiter` (CSV), `arrowStream`.
  * @returns Rows and bytes written.
  * @throws {IoError} UNKNOWN_FORMAT, INVALID_OPTION, SCHEMA_MISMATCH (a batch that does
@@ -350,7 +352,7 @@ async function writeFile(
   try {
     try {
       rows = spec.format === "parquet"
-        ? await writeParquet(temp.path, spec.schema, batchesOnly(spec.input))
+        ? await writeParquet(temp.path, spec.schema, preparedFor(spec.input, "duckdb"))
         : await writeTo(temp.file, spec);
       await temp.file.sync();
     } finally {
@@ -405,7 +407,7 @@ async function stageParquet(sink: ByteWriter, spec: WriteSpec): Promise<number> 
   const dir = await Deno.makeTempDir({ prefix: "permafrost-parquet-" });
   try {
     const staged = join(dir, "out.parquet");
-    const rows = await writeParquet(staged, spec.schema, batchesOnly(spec.input));
+    const rows = await writeParquet(staged, spec.schema, preparedFor(spec.input, "duckdb"));
     const file = await Deno.open(staged, { read: true });
     try {
       for await (const chunk of readRange(file, staged, 0, Infinity)) await writeAll(sink, chunk);
@@ -420,32 +422,48 @@ async function stageParquet(sink: ByteWriter, spec: WriteSpec): Promise<number> 
 
 /**
  * Rows as `writeOutput` takes them: batches, or rows a Worker already prepared for one
- * format (rendered as CSV/JSON text, or converted to Arrow buffers).
+ * format (rendered as CSV/JSON text, converted to Arrow buffers, or laid out for
+ * DuckDB's vectors for Parquet).
  */
-export type Prepared = Batch | RenderedRows | ArrowParts;
+export type Prepared = Batch | RenderedRows | ArrowParts | DuckImage;
 
 /** The batches of an input, for a writer that takes nothing prepared. */
 function batchesOnly(input: AsyncIterable<Prepared>): AsyncGenerator<Batch> {
   return preparedFor(input, "none") as AsyncGenerator<Batch>;
 }
 
+/** Prepared item kinds, by the writer that takes them. */
+type PreparedKind = "text" | "arrow" | "duckdb" | "none";
+
+/** What a writer of `K` takes: batches, and rows prepared its own way. */
+type PreparedFor<K extends PreparedKind> = K extends "text" ? Batch | RenderedRows
+  : K extends "arrow" ? Batch | ArrowParts
+  : K extends "duckdb" ? Batch | DuckImage
+  : Batch;
+
 /**
  * An input checked for a writer that takes batches and rows prepared its own way:
  * rows prepared for another format cannot be turned back into values.
  */
-async function* preparedFor<K extends "text" | "arrow" | "none">(
+async function* preparedFor<K extends PreparedKind>(
   input: AsyncIterable<Prepared>,
   kind: K,
-): AsyncGenerator<K extends "text" ? Batch | RenderedRows : Batch | ArrowParts> {
+): AsyncGenerator<PreparedFor<K>> {
   for await (const item of input) {
-    const prepared = "rendered" in item ? "text" : "arrowParts" in item ? "arrow" : null;
+    const prepared = "rendered" in item
+      ? "text"
+      : "arrowParts" in item
+      ? "arrow"
+      : "duckImage" in item
+      ? "duckdb"
+      : null;
     if (prepared !== null && prepared !== kind) {
       throw new IoError(
         "SCHEMA_MISMATCH",
         `Cannot write rows prepared as ${prepared} into another format`,
       );
     }
-    yield item as K extends "text" ? Batch | RenderedRows : Batch | ArrowParts;
+    yield item as PreparedFor<K>;
   }
 }
 

@@ -2,7 +2,7 @@
  * A whole-range read of an archive (no `where`) decoded on a pool of Workers: this
  * thread reads each chunk's blocks, checks their hashes and decrypts them
  * (`ArchiveReader.chunkJobs`), and the Workers (`_thaw_worker.ts`) decode them and,
- * for a text or Arrow output, prepare the rows for it too. A few chunks per Worker
+ * for a text, Arrow or Parquet output, prepare the rows for it too. A few chunks per Worker
  * are in flight at once and come back in row order, so memory stays bounded by the
  * pool's capacity and the output is the same, byte for byte, as a read on this thread.
  *
@@ -13,6 +13,7 @@ import type { ChunkDecodeJob, PostedColumn } from "../format/chunk_decode.ts";
 import { unpackColumns } from "../format/chunk_decode.ts";
 import { BlockPool } from "../format/pool.ts";
 import { type ArchiveReader, namingArchive, type RowRange } from "../format/reader.ts";
+import type { DuckImage } from "../io/_duckdb_image.ts";
 import type { RenderedRows, TextRendering } from "../io/_write_text.ts";
 import type { ArrowParts } from "../io/arrow_table.ts";
 import type { Prepared } from "../io/output.ts";
@@ -30,14 +31,19 @@ export interface ThawChunkTask {
   /** The columns `job.wanted` decode to. */
   schema: Schema;
   /** What to hand back: the rows prepared for the output, or the columns (null). */
-  render: { rendering: TextRendering; firstRow: number } | { arrow: true } | null;
+  render:
+    | { rendering: TextRendering; firstRow: number }
+    | { arrow: true }
+    | { duckdb: true }
+    | null;
 }
 
 /**
  * What the Workers prepare rows for: a text output (rendered there), Arrow IPC
- * (converted to Arrow's buffers there), or anything else (columns handed back).
+ * (converted to Arrow's buffers there), Parquet (laid out for DuckDB's vectors
+ * there), or anything else (columns handed back).
  */
-export type PoolOutput = { text: TextRendering } | { arrow: true } | null;
+export type PoolOutput = { text: TextRendering } | { arrow: true } | { duckdb: true } | null;
 
 /** Starts a pool of thaw Workers; close it (`close()`) when the read ends. */
 export function thawPool(threads: number): BlockPool {
@@ -49,14 +55,14 @@ export function thawPool(threads: number): BlockPool {
 
 /**
  * Reads rows of an open archive on a pool, in row order: batches, or rows prepared
- * for the output (rendered text, Arrow buffers).
+ * for the output (rendered text, Arrow buffers, DuckDB vector images).
  *
  * @param reader An open archive.
  * @param options Rows and columns (a `where` is read on this thread: see `_scan.ts`).
  * @param pool Thaw Workers ({@link thawPool}).
  * @param output What the Workers prepare rows for.
  * @param counters Updated as chunks are read.
- * @returns Batches or rendered rows, one per chunk touched.
+ * @returns Batches or prepared rows, one per chunk touched.
  */
 export async function* scanInPool(
   reader: ArchiveReader,
@@ -92,7 +98,7 @@ export async function* scanInPool(
       };
       firstRow += read.to - read.from;
       const done = output !== null
-        ? pool.run<RenderedRows | ArrowParts>(task, transferOf(read.job))
+        ? pool.run<RenderedRows | ArrowParts | DuckImage>(task, transferOf(read.job))
         : pool.run<{ columns: PostedColumn[]; length: number }>(task, transferOf(read.job)).then(
           (r): Batch => ({
             schema: read.schema,

@@ -2,7 +2,8 @@
  * The body of one Worker of a thaw's pool: decodes a chunk job the reading thread
  * built (blocks already read, hash-checked and decrypted), keeps the rows of the
  * range, and either prepares them for the output (CSV, JSON lines or JSON array rows
- * rendered as text; Arrow's buffers for Arrow IPC) or hands the columns back, so
+ * rendered as text; Arrow's buffers for Arrow IPC; DuckDB's vector layout for
+ * Parquet) or hands the columns back, so
  * that codecs, predictors and the text writer of several chunks run on every core.
  * See `_pool_scan.ts` for the other side.
  *
@@ -12,6 +13,7 @@ import { decodeChunkJob, packColumns } from "../format/chunk_decode.ts";
 import { sliceBatch } from "../format/column.ts";
 import type { Batch } from "../format/column.ts";
 import { servePoolWorker } from "../format/pool.ts";
+import { duckImageOf, duckImageTransfer } from "../io/_duckdb_image.ts";
 import { renderRows } from "../io/_write_text.ts";
 import type { ThawChunkTask } from "./_pool_scan.ts";
 
@@ -54,6 +56,10 @@ servePoolWorker({
       if (arrowSchema?.key !== key) arrowSchema = { key, schema: schemaToArrow(t.schema) };
       const { parts, transfer } = batchToArrowParts(batch, arrowSchema.schema);
       return { value: parts, transfer };
+    }
+    if (t.render && "duckdb" in t.render) {
+      const image = duckImageOf(t.schema, batch);
+      return { value: image, transfer: duckImageTransfer(image) };
     }
     if (t.render) {
       const rendered = renderRows(t.schema, batch, t.render.rendering, t.render.firstRow);

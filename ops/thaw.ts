@@ -332,7 +332,7 @@ function readThreads(
   return chunks.length >= 2 ? threads : 0;
 }
 
-/** What a pool's Workers prepare rows for: text and Arrow IPC there, other formats here. */
+/** What a pool's Workers prepare rows for: text, Arrow IPC and Parquet there, other formats here. */
 function poolOutput(format: OutputFormat, delimiter = ","): PoolOutput {
   switch (format) {
     case "csv":
@@ -342,6 +342,8 @@ function poolOutput(format: OutputFormat, delimiter = ","): PoolOutput {
       return { text: { format } };
     case "arrow":
       return { arrow: true };
+    case "parquet":
+      return { duckdb: true };
     default:
       return null;
   }

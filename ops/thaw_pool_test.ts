@@ -83,7 +83,7 @@ Deno.test("an encrypted archive thaws the same on Worker threads", async () => {
     chunkRows: 128,
     encryption: { key: KEY },
   });
-  for (const format of ["csv", "arrow"]) {
+  for (const format of ["csv", "arrow", "parquet"]) {
     const [inline, pooled] = await both(archive, format, { keys: { key: KEY } });
     assert.deepEqual(pooled, inline);
   }
@@ -100,7 +100,7 @@ Deno.test("damaged bytes fail a Worker thaw with the typed error, and nothing is
   const out = `${TMP}/bad.csv`;
   const fails = async (code: string) => {
     await Deno.remove(out).catch(() => {});
-    for (const format of ["csv", "arrow"] as const) {
+    for (const format of ["csv", "arrow", "parquet"] as const) {
       await assert.rejects(
         thaw(bad, out, { threads: 2, format }),
         (err: Error & { code?: string; chunk?: number }) => {
@@ -125,6 +125,32 @@ Deno.test("damaged bytes fail a Worker thaw with the typed error, and nothing is
     await Deno.writeFile(bad, resealArchive(b));
     await fails("CORRUPT");
   });
+});
+
+Deno.test("a value Parquet cannot hold fails a Worker thaw as it fails one on this thread", async () => {
+  // A date past DuckDB's range, in a late chunk: the Worker laying out that chunk refuses it.
+  const schema: Schema = [{ name: "day", type: "date", nullable: false }];
+  const values = BigInt64Array.from({ length: 300 }, (_, i) => i === 250 ? 2n ** 40n : BigInt(i));
+  const archive = `${TMP}/far.pf`;
+  const batch = {
+    schema,
+    columns: [{ type: "date" as const, values, validity: null }],
+    length: 300,
+  };
+  await writeTestArchive(archive, batch, { chunkRows: 50 });
+  const out = `${TMP}/far.parquet`;
+  for (const threads of [0, 2]) {
+    await assert.rejects(
+      thaw(archive, out, { threads }),
+      (err: Error & { code?: string; column?: string }) => {
+        assert.equal(err.code, "WRITE_FAILED", err.message);
+        assert.equal(err.column, "day");
+        assert.match(err.message, /out of range/);
+        return true;
+      },
+    );
+    await assert.rejects(Deno.stat(out), Deno.errors.NotFound);
+  }
 });
 
 Deno.test("thaw refuses a thread count past the cap", async () => {
