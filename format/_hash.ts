@@ -14,6 +14,12 @@
  * bootstrapped Node compatibility, which makes the load cheap), which hashes everything
  * after it. An incremental hash keeps its input until it reaches that size.
  *
+ * A caller that can wait ({@link sha256HexAsync}: the reader's checks of a footer
+ * and of each block it reads) hashes a large input with Web Crypto instead, which is
+ * native and part of the runtime, so a process that checks a few large blocks (a
+ * 10-row slice of a big archive) loads `node:crypto` not at all; once `node:crypto`
+ * is loaded it hashes those too (synchronous, no copy).
+ *
  * @module
  */
 
@@ -63,6 +69,26 @@ export function sha256Hex(...parts: Uint8Array[]): string {
     return h.digest("hex");
   }
   return hex(sha256Script(...parts));
+}
+
+/**
+ * SHA-256 of `bytes` as 64 lowercase hex digits, the same as {@link sha256Hex}: an
+ * input of {@link NATIVE_FROM} bytes or more goes to Web Crypto's native digest
+ * unless `node:crypto` is already loaded, so that checking it loads nothing.
+ *
+ * @param bytes The input.
+ * @returns The digest.
+ */
+export async function sha256HexAsync(bytes: Uint8Array): Promise<string> {
+  const subtle = globalThis.crypto?.subtle;
+  if (native !== null || bytes.length < NATIVE_FROM || subtle === undefined) {
+    return sha256Hex(bytes);
+  }
+  // Web Crypto wants an ArrayBuffer-backed view (not a SharedArrayBuffer one).
+  const view = bytes.buffer instanceof ArrayBuffer
+    ? bytes as Uint8Array<ArrayBuffer>
+    : new Uint8Array(bytes);
+  return hex(new Uint8Array(await subtle.digest("SHA-256", view)));
 }
 
 /** SHA-256 of `bytes` as 32 raw bytes. */

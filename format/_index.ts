@@ -29,7 +29,7 @@ import {
 import { FormatError } from "./errors.ts";
 import type { ArchiveFooter, ArchiveHeader } from "./header.ts";
 import { archiveMinor, decodeFooter, decodeHeader, isEvolved, usesFloatTypes } from "./header.ts";
-import { sha256Hex } from "./_hash.ts";
+import { sha256Hex, sha256HexAsync } from "./_hash.ts";
 import { zstd } from "../codecs/zstd.ts";
 import { type ByteSource, readExact } from "./byte_source.ts";
 
@@ -163,7 +163,7 @@ export async function readIndex(source: ByteSource, path: string): Promise<Archi
   }
   const footerStart = size - TAIL_SIZE - footerLength;
   const footerStored = await readExact(source, footerStart, footerLength);
-  if (sha256Hex(footerStored) !== hexOf(tail.subarray(0, HASH_SIZE), "")) {
+  if (await sha256HexAsync(footerStored) !== hexOf(tail.subarray(0, HASH_SIZE), "")) {
     throw fail("HASH_MISMATCH", "the footer index does not match its SHA-256", footerStart);
   }
   let footerJson = footerStored;

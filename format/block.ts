@@ -15,7 +15,7 @@
  */
 import type { Codec } from "../codecs/codec.ts";
 import { CodecError } from "../codecs/errors.ts";
-import { type Column, type Field, isWideDecimal } from "./column.ts";
+import { type Column, type Field, isWideDecimal, sliceColumn } from "./column.ts";
 import { FormatError } from "./errors.ts";
 import { predictorById } from "./predictors/registry.ts";
 
@@ -35,8 +35,9 @@ export interface BlockLocation {
  * Decodes a stored block back into a column.
  *
  * @param stored The stored bytes (hash already checked by the caller).
- * @param options Row count, field, predictor id, codec, decoded deps, location.
- * @returns The column, with validity restored.
+ * @param options Row count, field, predictor id, codec, decoded deps, location; `prefix`
+ * when only rows `[0, prefix)` are wanted (the predictor may then decode only those).
+ * @returns The column, with validity restored: `prefix` rows when given, else `rows`.
  * @throws {FormatError} CORRUPT when the codec or predictor rejects the bytes; UNKNOWN_PREDICTOR.
  */
 export async function decodeBlock(
@@ -49,9 +50,11 @@ export async function decodeBlock(
     codec: Codec;
     deps: readonly Column[];
     at: BlockLocation;
+    prefix?: number;
   },
 ): Promise<Column> {
   const { rows, field, at } = options;
+  const wanted = options.prefix === undefined ? rows : Math.max(0, Math.min(rows, options.prefix));
   const predictor = await predictorById(options.predictor);
   if (!predictor.matches(field)) {
     throw new FormatError(
@@ -85,19 +88,25 @@ export async function decodeBlock(
           `validity bitmap needs ${bitmapLength} bytes, ${body.length} left`,
         );
       }
-      validity = new Uint8Array(rows);
-      for (let i = 0; i < rows; i++) validity[i] = (body[i >> 3]! >> (i & 7)) & 1;
+      validity = new Uint8Array(wanted);
+      for (let i = 0; i < wanted; i++) validity[i] = (body[i >> 3]! >> (i & 7)) & 1;
       body = body.subarray(bitmapLength);
     }
-    let column = predictor.decode(body, rows, { field, deps: options.deps });
-    if (isWideDecimal(field) && column.values instanceof BigInt64Array) {
-      column = { type: "decimal", values: Array.from(column.values), validity: null };
-    }
-    if (column.values.length !== rows) {
+    let column = predictor.decode(
+      body,
+      rows,
+      wanted < rows ? { field, deps: options.deps, prefix: wanted } : { field, deps: options.deps },
+    );
+    // A predictor asked for a prefix may return it, or every row (it need not honour it).
+    if (column.values.length !== rows && column.values.length !== wanted) {
       throw new FormatError(
         "CORRUPT",
-        `predictor returned ${column.values.length} rows, expected ${rows}`,
+        `predictor returned ${column.values.length} rows, expected ${wanted}`,
       );
+    }
+    if (column.values.length !== wanted) column = sliceColumn(column, 0, wanted);
+    if (isWideDecimal(field) && column.values instanceof BigInt64Array) {
+      column = { type: "decimal", values: Array.from(column.values), validity: null };
     }
     return validity ? ({ ...column, validity } as Column) : column;
   } catch (cause) {

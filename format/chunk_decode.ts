@@ -13,8 +13,9 @@
  */
 import { codecById } from "../codecs/registry.ts";
 import { decodeBlock } from "./block.ts";
+import { predictorById } from "./predictors/registry.ts";
 import type { Column, Field, StringColumn } from "./column.ts";
-import { emptyColumn } from "./column.ts";
+import { emptyColumn, sliceColumn } from "./column.ts";
 import { FormatError } from "./errors.ts";
 import { movable } from "../internal/transfer.ts";
 
@@ -48,14 +49,32 @@ export interface ChunkDecodeJob {
   wanted: number[];
 }
 
+/** Options of {@link decodeChunkJob}. */
+export interface ChunkDecodeOptions {
+  /**
+   * Decode only the chunk's rows `[0, prefix)` (a read that ends inside the chunk, e.g.
+   * a 10-row slice): predictors that can stop there do (`DecodeContext.prefix`), and
+   * every column returned has `prefix` rows. A column others are conditioned on is
+   * decoded that far only when each of them reads no further (`Predictor.prefixDeps`),
+   * else whole, as a predictor that ignores `prefix` needs its deps whole.
+   */
+  prefix?: number;
+}
+
 /**
  * Decodes a chunk job's wanted columns (each dependency once, before what needs it).
  *
  * @param job The job built by the reader.
+ * @param options `prefix`: the rows needed, from the chunk's first (default all).
  * @returns The wanted columns, in the job's order.
  * @throws {FormatError} CORRUPT for a dependency cycle or bytes a codec or predictor rejects.
  */
-export async function decodeChunkJob(job: ChunkDecodeJob): Promise<Column[]> {
+export async function decodeChunkJob(
+  job: ChunkDecodeJob,
+  options: ChunkDecodeOptions = {},
+): Promise<Column[]> {
+  const rows = options.prefix === undefined ? job.rows : Math.min(job.rows, options.prefix);
+  const whole = rows < job.rows ? await decodedWhole(job) : new Set<number>();
   const decoded = new Map<number, Promise<Column>>();
   const decode = (i: number, trail: readonly number[]): Promise<Column> => {
     const known = decoded.get(i);
@@ -68,21 +87,57 @@ export async function decodeChunkJob(job: ChunkDecodeJob): Promise<Column[]> {
       );
     }
     const block = job.blocks[i]!;
+    const prefix = rows < job.rows && !whole.has(i) ? rows : undefined;
     const promise = Promise.all(block.deps.map((d) => decode(d, [...trail, i]))).then((deps) =>
-      block.bytes === null ? nullColumn(block.field, job.rows) : decodeBlock(block.bytes, {
-        rows: job.rows,
-        rawLength: block.rawLength,
-        field: block.field,
-        predictor: block.predictor,
-        codec: codecById(block.codec),
-        deps,
-        at: { chunk: job.chunk, column: block.field.name, offset: block.offset },
-      })
+      block.bytes === null
+        ? nullColumn(block.field, prefix ?? job.rows)
+        : decodeBlock(block.bytes, {
+          rows: job.rows,
+          rawLength: block.rawLength,
+          field: block.field,
+          predictor: block.predictor,
+          codec: codecById(block.codec),
+          deps,
+          at: { chunk: job.chunk, column: block.field.name, offset: block.offset },
+          prefix,
+        })
     );
     decoded.set(i, promise);
     return promise;
   };
-  return await Promise.all(job.wanted.map((i) => decode(i, [])));
+  const columns = await Promise.all(job.wanted.map((i) => decode(i, [])));
+  return rows < job.rows
+    ? columns.map((c) => c.values.length > rows ? sliceColumn(c, 0, rows) : c)
+    : columns;
+}
+
+/**
+ * The blocks of a prefix decode that must still be decoded whole: those some block
+ * decoded whole, or one whose predictor does not declare `prefixDeps`, is
+ * conditioned on.
+ */
+async function decodedWhole(job: ChunkDecodeJob): Promise<Set<number>> {
+  const prefixDeps = await Promise.all(
+    job.blocks.map((b) =>
+      b.deps.length === 0 || b.bytes === null
+        ? true
+        : predictorById(b.predictor).then((p) => p.prefixDeps === true)
+    ),
+  );
+  const whole = new Set<number>();
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const [i, block] of job.blocks.entries()) {
+      if (prefixDeps[i] && !whole.has(i)) continue;
+      for (const d of block.deps) {
+        if (!whole.has(d)) {
+          whole.add(d);
+          grew = true;
+        }
+      }
+    }
+  }
+  return whole;
 }
 
 /** A column a chunk lacks, as it reads: every row null (the type's zero under validity 0). */

@@ -32,7 +32,7 @@ import { sliceBatch } from "./column.ts";
 import { FormatError } from "./errors.ts";
 import { type ErrorDetails, PermafrostError } from "../internal/errors.ts";
 import type { ChunkEntry } from "./header.ts";
-import { sha256, sha256Hex } from "./_hash.ts";
+import { sha256, sha256Hex, sha256HexAsync } from "./_hash.ts";
 import { type ArchiveIndex, readIndex } from "./_index.ts";
 import { type ByteSource, openFileSource, readExact } from "./byte_source.ts";
 
@@ -228,8 +228,9 @@ export class ArchiveReader {
 
   async *#read(options: ReadOptions): AsyncGenerator<Batch> {
     for await (const { job, from, to, schema } of this.#jobs(options)) {
-      const columns = await decodeChunkJob(job);
-      const batch: Batch = { schema, columns, length: job.rows };
+      // A read that ends inside the chunk decodes its rows up to there only.
+      const columns = await decodeChunkJob(job, to < job.rows ? { prefix: to } : {});
+      const batch: Batch = { schema, columns, length: to };
       yield from === 0 && to === job.rows ? batch : sliceBatch(batch, from, to);
     }
   }
@@ -360,7 +361,7 @@ export class ArchiveReader {
     if (block === null || block === undefined) return { ...job, bytes: null };
     const stored = await this.#readAt(block.offset, block.length);
     this.#bytesRead += block.length;
-    if (sha256Hex(stored) !== block.sha256) {
+    if (await sha256HexAsync(stored) !== block.sha256) {
       throw new FormatError(
         "HASH_MISMATCH",
         `Chunk ${c} column "${field.name}" does not match its SHA-256: the archive is damaged at bytes ${block.offset}..${

@@ -6,7 +6,9 @@
  * document we can produce row by row. Packages that write xlsx (exceljs,
  * SheetJS) keep the workbook, or at least shared strings, in memory, which
  * breaks thaw's bounded-memory promise on big outputs; this file is ~500 lines
- * on `node:zlib` alone. (`exceljs` reads our output back in the tests.)
+ * on `node:zlib` alone. (`exceljs` reads our output back in the tests.) `node:zlib` is
+ * imported when a workbook is written, not with this module: `thaw` imports this file
+ * for its row limit, and loading `node:zlib` costs a quick command ~20 ms of CPU.
  *
  * Zip layout: entries with a data descriptor (sizes after the data, so a sheet
  * streams); a sheet is compressed in 1 MiB pieces, each an independent raw
@@ -30,7 +32,6 @@
  *
  * @module
  */
-import zlib from "node:zlib";
 import { type Batch, cellValue, type Column, type Field, type Schema } from "../format/column.ts";
 import { cellText } from "./cell_text.ts";
 import { type ByteWriter, writeAll } from "./_file.ts";
@@ -38,6 +39,8 @@ import { formatDecimal, parseDecimal } from "../format/decimal_value.ts";
 import { formatDate, formatDuration, formatTime, TimestampFormatter } from "./_format.ts";
 import { TICKS_PER_SECOND } from "./_parse.ts";
 import { IoError } from "./errors.ts";
+
+type Zlib = typeof import("node:zlib");
 
 /** Data rows one sheet holds (Excel's 1,048,576 rows, less the header row). */
 export const XLSX_MAX_DATA_ROWS = 1_048_575;
@@ -93,7 +96,7 @@ export async function writeXlsx(
     );
   }
   const perSheet = Math.min(options.sheetRows ?? XLSX_MAX_DATA_ROWS, XLSX_MAX_DATA_ROWS);
-  const zip = new ZipWriter(file);
+  const zip = new ZipWriter(file, await import("node:zlib"));
   const cells = schema.map((f, i) => new CellWriter(f, columnLetters(i)));
   let sheets = 0;
   let inSheet = 0;
@@ -397,11 +400,13 @@ interface StreamEntry {
 
 class ZipWriter {
   readonly #file: ByteWriter;
+  readonly #zlib: Zlib;
   #offset = 0;
   readonly #entries: ZipEntry[] = [];
 
-  constructor(file: ByteWriter) {
+  constructor(file: ByteWriter, zlib: Zlib) {
     this.#file = file;
+    this.#zlib = zlib;
   }
 
   async #raw(bytes: Uint8Array): Promise<void> {
@@ -421,6 +426,7 @@ class ZipWriter {
     await this.#raw(localHeader(entry));
     let pending: string[] = [];
     let pendingChars = 0;
+    const zlib = this.#zlib;
     const flush = async (final: boolean) => {
       const bytes = encoder.encode(pending.join(""));
       pending = [];

@@ -84,6 +84,18 @@ export function openBlock(
 }
 
 /**
+ * The values a decoder must return: `context.prefix` when the caller reads only the
+ * first rows (see `DecodeContext.prefix`), else all `length`.
+ *
+ * @param length Rows of the block.
+ * @param prefix The context's `prefix`, if any.
+ * @returns A count from 0 to `length`.
+ */
+export function rowsToDecode(length: number, prefix: number | undefined): number {
+  return prefix === undefined || !(prefix >= 0) || prefix >= length ? length : Math.floor(prefix);
+}
+
+/**
  * Checks that a decoder was asked for a column type it handles.
  *
  * @param id Predictor id.

@@ -287,15 +287,18 @@ export function writePlanes(
 }
 
 /**
- * Reads `count` unsigned 64-bit values written by {@linkcode writePlanes}.
+ * Reads `count` unsigned 64-bit values written by {@linkcode writePlanes}, or only
+ * the first `keep` of them (a decoder asked for a prefix of its rows: the planes are
+ * read past either way, only `keep` values are put together).
  *
  * @param reader Positioned at the width byte.
  * @param count Number of values.
- * @returns The values as words (a new array).
+ * @param keep Values to return, from the first (default `count`; at most `count`).
+ * @returns The values as words (a new array of `2 * keep` words).
  * @throws {FormatError} `CORRUPT` if the width is not 0..8 (1..8 when `count > 0`)
  *   or fewer than `width * count` bytes are left.
  */
-export function readPlanes(reader: ByteReader, count: number): Uint32Array {
+export function readPlanes(reader: ByteReader, count: number, keep = count): Uint32Array {
   const at = reader.offset;
   const width = reader.u8("byte-plane width");
   if (width > 8 || (width === 0 && count > 0)) {
@@ -308,8 +311,18 @@ export function readPlanes(reader: ByteReader, count: number): Uint32Array {
     );
   }
   const src = reader.bytes(width * count, `${width} byte planes of ${count} values`);
-  const words = new Uint32Array(count * 2);
-  readPlaneRange(src, [0, width], words);
+  if (keep >= count) {
+    const words = new Uint32Array(count * 2);
+    readPlaneRange(src, [0, width], words);
+    return words;
+  }
+  const words = new Uint32Array(Math.max(0, keep) * 2);
+  for (let p = 0; p < width; p++) {
+    const w = p < 4 ? 0 : 1;
+    const shift = (p & 3) * 8;
+    const at = p * count;
+    for (let i = 0; i < keep; i++) words[2 * i + w]! |= src[at + i]! << shift;
+  }
   return words;
 }
 

@@ -15,7 +15,14 @@
  */
 import type { Column, Field, StringColumn } from "../column.ts";
 import { FormatError } from "../errors.ts";
-import { checkDecodeField, expectColumn, openBlock, TEXT_TYPES, textColumn } from "./_common.ts";
+import {
+  checkDecodeField,
+  expectColumn,
+  openBlock,
+  rowsToDecode,
+  TEXT_TYPES,
+  textColumn,
+} from "./_common.ts";
 import { varintSize, writeVarint } from "./_ints.ts";
 import { planTexts, readTexts, writeTexts } from "./_text.ts";
 import type { DecodeContext, EncodeContext, Predictor } from "./predictor.ts";
@@ -73,8 +80,10 @@ function decode(bytes: Uint8Array, length: number, context: DecodeContext): Colu
   const codesAt = reader.offset;
   const codes = reader.bytes(length, "codes");
   reader.end();
-  const values = new Array<string>(length);
-  for (let i = 0; i < length; i++) {
+  // A caller reading the first rows only gets those (their codes are checked alike).
+  const rows = rowsToDecode(length, context.prefix);
+  const values = new Array<string>(rows);
+  for (let i = 0; i < rows; i++) {
     const v = dictionary[codes[i]!];
     if (v === undefined) {
       throw new FormatError(

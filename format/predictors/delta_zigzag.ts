@@ -13,7 +13,14 @@
  * @module
  */
 import type { Column, Field } from "../column.ts";
-import { checkDecodeField, INT_TYPES, intColumn, intValues, openBlock } from "./_common.ts";
+import {
+  checkDecodeField,
+  INT_TYPES,
+  intColumn,
+  intValues,
+  openBlock,
+  rowsToDecode,
+} from "./_common.ts";
 import {
   bigIntsFromWords,
   deltasOf,
@@ -43,7 +50,7 @@ function encode(column: Column): Uint8Array | null {
 function decode(bytes: Uint8Array, length: number, context: DecodeContext): Column {
   checkDecodeField(ID, context.field, matches(context.field));
   const reader = openBlock(ID, bytes, length, context.field);
-  const words = readPlanes(reader, length);
+  const words = readPlanes(reader, length, rowsToDecode(length, context.prefix));
   reader.end();
   unzigzagInPlace(words);
   prefixSumInPlace(words);

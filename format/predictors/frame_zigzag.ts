@@ -17,7 +17,14 @@
  * @module
  */
 import type { Column, Field } from "../column.ts";
-import { checkDecodeField, INT_TYPES, intColumn, intValues, openBlock } from "./_common.ts";
+import {
+  checkDecodeField,
+  INT_TYPES,
+  intColumn,
+  intValues,
+  openBlock,
+  rowsToDecode,
+} from "./_common.ts";
 import { bigIntsFromWords, planesBlock, readPlanes, wordsOf } from "./_ints.ts";
 import type { DecodeContext, Predictor } from "./predictor.ts";
 
@@ -60,7 +67,7 @@ function decode(bytes: Uint8Array, length: number, context: DecodeContext): Colu
   checkDecodeField(ID, context.field, matches(context.field));
   const reader = openBlock(ID, bytes, length, context.field);
   const min = BigInt.asUintN(64, reader.i64("frame minimum"));
-  const words = readPlanes(reader, length);
+  const words = readPlanes(reader, length, rowsToDecode(length, context.prefix));
   reader.end();
   const minLo = Number(min & 0xffffffffn);
   const minHi = Number(min >> 32n);

@@ -43,7 +43,7 @@
 import type { ByteReader } from "../_bytes.ts";
 import type { BigIntColumn, Column, Field, StringColumn } from "../column.ts";
 import { FormatError } from "../errors.ts";
-import { checkDecodeField, expectColumn, openBlock } from "./_common.ts";
+import { checkDecodeField, expectColumn, openBlock, rowsToDecode } from "./_common.ts";
 import {
   planesSize,
   planeWidth,
@@ -170,23 +170,34 @@ function writeCapped(values: ArrayLike<number>, out: Uint8Array, at: number): nu
   return pos;
 }
 
-/** Reads what {@link writeCapped} wrote for `count` values. */
-function readCapped(reader: ByteReader, count: number, what: string, field: string): Uint32Array {
+/**
+ * Reads what {@link writeCapped} wrote for `count` values, or only the first `keep`
+ * of them (the bytes and every escape are read past either way; the count of escapes
+ * is then checked against those kept only).
+ */
+function readCapped(
+  reader: ByteReader,
+  count: number,
+  what: string,
+  field: string,
+  keep = count,
+): Uint32Array {
   const bytes = reader.bytes(count, what);
-  const values = Uint32Array.from(bytes);
+  const values = Uint32Array.from(keep < count ? bytes.subarray(0, keep) : bytes);
+  const kept = values.length;
   let escapes = 0;
-  for (let i = 0; i < count; i++) if (bytes[i] === ESCAPE) escapes++;
+  for (let i = 0; i < kept; i++) if (bytes[i] === ESCAPE) escapes++;
   const at = reader.offset;
   const stored = reader.varint(`${what} escapes`);
-  if (stored !== escapes) {
+  if (kept < count ? stored < escapes : stored !== escapes) {
     throw new FormatError(
       "CORRUPT",
       `Cannot decode ${what}: expected ${escapes} escaped values, found ${stored}`,
       { column: field, offset: at },
     );
   }
-  for (let i = 0; i < count; i++) {
-    if (bytes[i] !== ESCAPE) continue;
+  let i = 0;
+  for (let e = 0; e < stored; e++) {
     const excess = reader.varint(`${what} escape`);
     if (excess > 0xffffffff - ESCAPE) {
       throw new FormatError("CORRUPT", `Cannot decode ${what}: a rank past 2^32`, {
@@ -194,7 +205,9 @@ function readCapped(reader: ByteReader, count: number, what: string, field: stri
         offset: reader.offset,
       });
     }
-    values[i] = ESCAPE + excess;
+    if (e >= escapes) continue;
+    while (bytes[i] !== ESCAPE) i++;
+    values[i++] = ESCAPE + excess;
   }
   return values;
 }
@@ -301,24 +314,38 @@ function encode(
 }
 
 function decodeKeyed(bytes: Uint8Array, length: number, context: DecodeContext): Column {
-  return decode(ID, bytes, length, context.field, () => {
+  // Every row's key places the ranks (they are grouped by key): the keys of all rows
+  // are needed even for a prefix, which then only stops the last loop early.
+  const rows = rowsToDecode(length, context.prefix);
+  return decode(ID, bytes, length, rows, context.field, false, () => {
     const [a, b] = depKeys(ID, context.deps, length, context.field, false);
     return keyIds(a, b);
   });
 }
 
 function decodeOneKey(bytes: Uint8Array, length: number, context: DecodeContext): Column {
-  return decode(FREQ_RANK_ID, bytes, length, context.field, () => oneKey(length));
+  // One key: the ranks are in row order, so a prefix of the rows needs a prefix of them.
+  const rows = rowsToDecode(length, context.prefix);
+  return decode(FREQ_RANK_ID, bytes, length, rows, context.field, true, () => oneKey(rows));
 }
 
-/** Decodes a block of `id`; `keysOf` gives the rows' keys once the bytes are read. */
+/**
+ * Decodes the first `rows` rows of a block of `id` (all `length` of them, or a prefix
+ * a caller asked for: then only the dictionary values, new pairs and, when `inOrder`
+ * (one key), the ranks those rows use are put together, and the checks that need
+ * every row are skipped); `keysOf` gives the rows' keys once the bytes are read (at
+ * least `rows` of them; all `length` unless `inOrder`).
+ */
 function decode(
   id: string,
   bytes: Uint8Array,
   length: number,
+  rows: number,
   field: Field,
+  inOrder: boolean,
   keysOf: () => Keys,
 ): Column {
+  const prefix = rows < length;
   checkDecodeField(id, field, matches(field));
   const what = `${id} block of column '${field.name}'`;
   const reader = openBlock(id, bytes, length, field);
@@ -332,7 +359,10 @@ function decode(
   }
   const isString = field.type === "string";
   const texts = isString ? readTexts(reader, valueCount, `dictionary of ${what}`) : null;
-  const ints = isString ? null : readPlanes(reader, valueCount);
+  // The rows of a prefix use only the values that first appear in them.
+  const ints = isString
+    ? null
+    : readPlanes(reader, valueCount, prefix ? Math.min(valueCount, rows) : valueCount);
   if (ints !== null) unzigzagInPlace(ints);
   const newCount = reader.varint("new pair count");
   if (newCount > length) {
@@ -343,9 +373,21 @@ function decode(
     );
   }
   const idsAt = reader.offset;
-  const newRanks = readCapped(reader, newCount, `new pairs of ${what}`, field.name);
+  const newRanks = readCapped(
+    reader,
+    newCount,
+    `new pairs of ${what}`,
+    field.name,
+    prefix ? Math.min(newCount, rows) : newCount,
+  );
   const ranksAt = reader.offset;
-  const ranks = readCapped(reader, length, `ranks of ${what}`, field.name);
+  const ranks = readCapped(
+    reader,
+    length,
+    `ranks of ${what}`,
+    field.name,
+    prefix && inOrder ? rows : length,
+  );
   reader.end();
   const { ids: keys, count: keyCount } = keysOf();
   const starts = groupStarts(keys, keyCount);
@@ -353,10 +395,10 @@ function decode(
   const lists = new KeyLists();
   const all = new KeyLists();
   const allSlot = new Int32Array(valueCount).fill(-1);
-  const valueOfRow = new Uint32Array(length);
+  const valueOfRow = new Uint32Array(rows);
   let next = 0;
   let nextValue = 0;
-  for (let i = 0; i < length; i++) {
+  for (let i = 0; i < rows; i++) {
     const key = keys[i]!;
     const at = cursor[key]!++;
     const rank = ranks[at]!;
@@ -392,7 +434,7 @@ function decode(
     else all.hit(0, all.indexOf(allSlot[v]!));
     valueOfRow[i] = v;
   }
-  if (next !== newCount || nextValue !== valueCount) {
+  if (!prefix && (next !== newCount || nextValue !== valueCount)) {
     throw new FormatError(
       "CORRUPT",
       `Cannot decode ${what}: expected ${newCount} new pairs and ${valueCount} values, found ${next} and ${nextValue}`,

@@ -35,9 +35,16 @@
  *
  * @module
  */
-import type { BigIntColumn, Column, Field, StringColumn } from "../column.ts";
+import type { ByteReader } from "../_bytes.ts";
+import {
+  type BigIntColumn,
+  type Column,
+  type Field,
+  sliceColumn,
+  type StringColumn,
+} from "../column.ts";
 import { FormatError } from "../errors.ts";
-import { checkDecodeField, expectColumn, openBlock } from "./_common.ts";
+import { checkDecodeField, expectColumn, openBlock, rowsToDecode } from "./_common.ts";
 import {
   planesSize,
   planeWidth,
@@ -144,19 +151,39 @@ function decode(bytes: Uint8Array, length: number, context: DecodeContext): Colu
   const reader = openBlock(ID, bytes, length, field);
   const ranksAt = reader.offset;
   const ranks = reader.bytes(length, "ranks");
-  let literalCount = 0;
-  for (let i = 0; i < length; i++) if (ranks[i] === 0) literalCount++;
+  // A caller reading the first `rows` rows only: their ranks and keys, and the
+  // literals they take (the first ones, in row order), are all that is decoded.
+  const rows = rowsToDecode(length, context.prefix);
   const isString = field.type === "string";
+  let literalCount = 0;
+  let ints: Uint32Array | null = null;
+  if (rows < length && !isString) {
+    // The literal count follows from the planes' size: no pass over every rank.
+    let used = 0;
+    for (let i = 0; i < rows; i++) if (ranks[i] === 0) used++;
+    const stored = literalCountOfPlanes(bytes, reader, what, field.name);
+    if (used > stored) {
+      throw new FormatError(
+        "CORRUPT",
+        `Cannot decode ${what}: expected at least ${used} literals, found ${stored}`,
+        { column: field.name, offset: reader.offset },
+      );
+    }
+    ints = readPlanes(reader, stored, used);
+  } else {
+    for (let i = 0; i < length; i++) if (ranks[i] === 0) literalCount++;
+  }
   const texts = isString ? readTexts(reader, literalCount, `literals of ${what}`) : null;
-  const ints = isString ? null : readPlanes(reader, literalCount);
+  ints ??= isString ? null : readPlanes(reader, literalCount);
   reader.end();
   if (ints !== null) unzigzagInPlace(ints);
-  const [a, b] = depKeys(ID, context.deps, length, field, false);
+  const deps = rows < length ? context.deps.map((d) => sliceColumn(d, 0, rows)) : context.deps;
+  const [a, b] = depKeys(ID, deps, rows, field, false);
   const keys = keyIds(a, b).ids;
   const lists: number[][] = [];
-  const literalOfRow = new Uint32Array(length);
+  const literalOfRow = new Uint32Array(rows);
   let next = 0;
-  for (let i = 0; i < length; i++) {
+  for (let i = 0; i < rows; i++) {
     const list = lists[keys[i]!] ??= [];
     const r = ranks[i]!;
     let lit: number;
@@ -182,6 +209,28 @@ function decode(bytes: Uint8Array, length: number, context: DecodeContext): Colu
 }
 
 /**
+ * How many integer literals the byte planes at the reader hold (`[u8 width][width ×
+ * count bytes]`, the last field of `block`), without moving it.
+ */
+function literalCountOfPlanes(
+  block: Uint8Array,
+  reader: ByteReader,
+  what: string,
+  column: string,
+): number {
+  const rest = reader.remaining;
+  const width = rest > 0 ? block[reader.offset]! : 0;
+  if (rest < 1 || (width === 0 ? rest !== 1 : (rest - 1) % width !== 0)) {
+    throw new FormatError(
+      "CORRUPT",
+      `Cannot decode ${what}: ${rest} bytes of literals are not a byte-plane width and whole planes`,
+      { column, offset: reader.offset },
+    );
+  }
+  return width === 0 ? 0 : (rest - 1) / width;
+}
+
+/**
  * Per-key move-to-front ranks, for a column predicted by one or two others.
  *
  * @example A distance that depends on the route
@@ -197,5 +246,13 @@ function decode(bytes: Uint8Array, length: number, context: DecodeContext): Colu
  * ```
  */
 export const keyedRank: Predictor = Object.freeze(
-  { id: ID, lossy: false, usesDeps: true, matches, encode, decode } satisfies Predictor,
+  {
+    id: ID,
+    lossy: false,
+    usesDeps: true,
+    prefixDeps: true,
+    matches,
+    encode,
+    decode,
+  } satisfies Predictor,
 );

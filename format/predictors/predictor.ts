@@ -54,8 +54,20 @@ export interface EncodeContext {
 export interface DecodeContext {
   /** The column's field. */
   readonly field: Field;
-  /** The decoded dependency columns, as at encode time. */
+  /**
+   * The decoded dependency columns, as at encode time: all `length` rows, or at least
+   * `prefix` of them when `prefix` is given and the predictor declares `prefixDeps`.
+   */
   readonly deps: readonly Column[];
+  /**
+   * The rows the caller will read, from the first: set when it needs only values
+   * `[0, prefix)` (a slice or `peek` of a chunk's first rows; 0 ≤ prefix < length).
+   * A decoder may then return just those `prefix` values, the same as the first
+   * `prefix` of a whole decode, and skip the work and the checks of the rows after
+   * them; one that ignores it returns all `length` values, which is as correct.
+   * The bytes are those of all `length` rows either way. Optional: absent, decode all.
+   */
+  readonly prefix?: number;
 }
 
 /** A reversible (or, for quantizers, declared-lossy) column transform. */
@@ -66,6 +78,13 @@ export interface Predictor {
   readonly lossy: boolean;
   /** True when the predictor conditions on other columns (`deps`). */
   readonly usesDeps: boolean;
+  /**
+   * True when a decode given `context.prefix` reads only the first `prefix` rows of
+   * its `deps` (row `i` depends on rows up to `i` of them), so a reader may decode
+   * those columns that far only. Optional: absent, the deps of a prefix decode are
+   * decoded whole, as for any decode.
+   */
+  readonly prefixDeps?: boolean;
   /** Whether this predictor can encode columns of this field's type. */
   matches(field: Field): boolean;
   /**
@@ -75,7 +94,8 @@ export interface Predictor {
    */
   encode(column: Column, context: EncodeContext): Uint8Array | null;
   /**
-   * Decodes exactly `length` values. Throws `FormatError` (`CORRUPT`) naming the
+   * Decodes exactly `length` values (or `context.prefix` of them, when given and
+   * honoured). Throws `FormatError` (`CORRUPT`) naming the
    * expected and found counts when the bytes do not hold that; never returns wrong-length data.
    * The returned column has `validity: null`.
    */

@@ -21,7 +21,7 @@
  */
 import type { BigIntColumn, Column, Field } from "../column.ts";
 import { FormatError } from "../errors.ts";
-import { checkDecodeField, expectColumn, openBlock } from "./_common.ts";
+import { checkDecodeField, expectColumn, openBlock, rowsToDecode } from "./_common.ts";
 import {
   bigIntsFromWords,
   deltasOf,
@@ -147,7 +147,9 @@ function decode(bytes: Uint8Array, length: number, context: DecodeContext): Colu
   const scaleAt = reader.offset;
   const scale = BigInt.asUintN(64, reader.i64("delta scale"));
   const m = Math.max(0, length - 1);
-  const q = readPlanes(reader, m);
+  // The first `rows` values need the first `rows - 1` deltas only.
+  const rows = rowsToDecode(length, context.prefix);
+  const q = readPlanes(reader, m, Math.max(0, rows - 1));
   reader.end();
   if (scale === 0n) {
     throw new FormatError(
@@ -156,10 +158,10 @@ function decode(bytes: Uint8Array, length: number, context: DecodeContext): Colu
       { column: context.field.name, offset: scaleAt },
     );
   }
-  if (length === 0) return { type: "timestamp", values: new BigInt64Array(0), validity: null };
+  if (rows === 0) return { type: "timestamp", values: new BigInt64Array(0), validity: null };
   unzigzagInPlace(q);
   if (scale !== 1n) multiplyInPlace(q, scale);
-  const words = new Uint32Array(2 * length);
+  const words = new Uint32Array(2 * rows);
   const firstWords = wordsOf(BigInt64Array.of(first));
   words[0] = firstWords[0]!;
   words[1] = firstWords[1]!;
