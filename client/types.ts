@@ -345,6 +345,12 @@ export interface TaskSpec {
     uri?: string;
     /** The object's ETag when the master copied it (a different one is SOURCE_CHANGED). */
     etag?: string;
+    /**
+     * A CSV source's delimiter, told once by the master from the file's start: every
+     * window is read with it, without reading the file's start again (absent: the
+     * reader tells it from the file's start itself).
+     */
+    delimiter?: string;
   };
   /** What to read. */
   window: TaskWindow;

@@ -18,6 +18,7 @@ import { tempDir, writeCsv } from "../master/_test_utils.ts";
 import { layoutSource, readTaskRows, sourceSchema } from "./task_source.ts";
 import { freezeBatchRows } from "../io/chunk_window.ts";
 import { ParquetReaders } from "../io/parquet.ts";
+import { openedIdentity } from "../internal/file_identity.ts";
 
 /** The payload hash the cluster would produce, computed in one process. */
 async function clusterPayload(
@@ -220,6 +221,62 @@ Deno.test("readTaskRows() refuses a window the source no longer holds", async ()
       readTaskRows({ path, format: "csv", schema, types: {}, window }),
       { name: "JobError", code: "SOURCE_CHANGED" },
     );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("readTaskRows() reads a CSV window with the delimiter the task carries", async () => {
+  const dir = await tempDir("task-delimiter-");
+  try {
+    const path = join(dir, "semi.csv");
+    const lines = ["id;name"];
+    for (let i = 0; i < 50; i++) lines.push(`${i};n${i}`);
+    await Deno.writeTextFile(path, lines.join("\n") + "\n");
+    const layout = await layoutSource(path, { format: "csv", chunkRows: 20 });
+    const { schema } = await sourceSchema(path, { format: "csv", types: {}, batchRows: 20 });
+    const read = { path, format: "csv" as const, schema, types: {}, window: layout.windows[1]! };
+    const told = await readTaskRows(read);
+    assert.deepEqual(await readTaskRows({ ...read, delimiter: ";" }), told);
+    // Another delimiter than the file's: the rows split otherwise, so it was used.
+    await assert.rejects(readTaskRows({ ...read, delimiter: "," }), { name: "IoError" });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("readTaskRows() refuses a CSV source replaced or changed since the job was laid out", async (t) => {
+  const dir = await tempDir("task-identity-");
+  try {
+    const path = join(dir, "a.csv");
+    // 30,000 rows: the second layout's windows are over the size read synchronously.
+    await writeCsv(path, 30_000);
+    const identity = await openedIdentity(path);
+    assert.ok(identity);
+    const { schema } = await sourceSchema(path, { format: "csv", types: {}, batchRows: 100 });
+    for (const chunkRows of [100, 20_000]) {
+      const layout = await layoutSource(path, { format: "csv", chunkRows });
+      const window = layout.windows[0]!;
+      const read = { path, format: "csv" as const, schema, types: {}, window, identity };
+      await t.step(`windows of ${window.end - window.start} bytes`, async () => {
+        assert.equal((await readTaskRows(read)).length, window.rows);
+        const copy = join(dir, "copy.csv");
+        await Deno.copyFile(path, copy);
+        await Deno.rename(copy, join(dir, "b.csv"));
+        await assert.rejects(readTaskRows({ ...read, path: join(dir, "b.csv") }), {
+          name: "JobError",
+          code: "SOURCE_CHANGED",
+        });
+        await assert.rejects(readTaskRows({ ...read, path: join(dir, "gone.csv") }), {
+          name: "JobError",
+          code: "SOURCE_CHANGED",
+        });
+        await assert.rejects(readTaskRows({ ...read, identity: { ...identity, size: 1 } }), {
+          name: "JobError",
+          code: "SOURCE_CHANGED",
+        });
+      });
+    }
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { constants, zstdCompressSync } from "node:zlib";
 import { CodecError } from "./errors.ts";
-import { zstd, zstdDecode, zstdEncode } from "./zstd.ts";
+import { zstd, zstdCompressedSize, zstdDecode, zstdEncode } from "./zstd.ts";
 
 const TEXT = new TextEncoder().encode(
   Array.from({ length: 2000 }, (_, i) => `${i},reading-${i % 17},${(i * 0.25).toFixed(2)}\n`)
@@ -57,6 +57,59 @@ Deno.test("zstdEncode() writes exactly one frame for incompressible blocks near 
       assert.equal(frame.buffer.byteLength, frame.length, "not a view of a larger buffer");
       assert.deepEqual(await zstdDecode(frame, size), raw);
     });
+  }
+});
+
+/** Blocks of many sizes and kinds, around the kept context's size limit (8 KiB) too. */
+function sampleBlocks(): Uint8Array[] {
+  const blocks: Uint8Array[] = [];
+  let seed = 7;
+  const next = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 24;
+  for (const size of [0, 1, 63, 64, 200, 301, 1000, 4096, 8191, 8192, 8193, 12_000, 17_000]) {
+    blocks.push(Uint8Array.from({ length: size }, () => next()));
+    blocks.push(Uint8Array.from({ length: size }, (_, i) => (i % 7) + (next() & 1)));
+    blocks.push(TEXT.subarray(0, size));
+  }
+  return blocks;
+}
+
+Deno.test("zstdEncode() writes the frame zstdCompressSync writes with the same parameters", async () => {
+  for (const level of [1, 3, 19]) {
+    for (const raw of sampleBlocks()) {
+      const expected = zstdCompressSync(
+        raw,
+        {
+          params: {
+            [constants.ZSTD_c_compressionLevel]: level,
+            [constants.ZSTD_c_checksumFlag]: 0,
+            [constants.ZSTD_c_contentSizeFlag]: 1,
+          },
+          pledgedSrcSize: raw.length,
+          chunkSize: raw.length + 2048,
+        } as Parameters<typeof zstdCompressSync>[1],
+      );
+      const frame = await zstdEncode(raw, level);
+      assert.deepEqual(frame, new Uint8Array(expected), `level ${level}, ${raw.length} bytes`);
+    }
+  }
+});
+
+Deno.test("zstdCompressedSize() is the length of zstdCompressSync's frame at that level", () => {
+  for (const level of [1, 3, 19]) {
+    for (const raw of sampleBlocks()) {
+      const expected = zstdCompressSync(
+        raw,
+        {
+          params: { [constants.ZSTD_c_compressionLevel]: level },
+          pledgedSrcSize: raw.length,
+        } as Parameters<typeof zstdCompressSync>[1],
+      ).length;
+      assert.equal(
+        zstdCompressedSize(raw, level),
+        expected,
+        `level ${level}, ${raw.length} bytes`,
+      );
+    }
   }
 });
 

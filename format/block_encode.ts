@@ -16,8 +16,8 @@
  *
  * @module
  */
-import { constants, zstdCompressSync } from "node:zlib";
 import type { Codec } from "../codecs/codec.ts";
+import { zstdCompressedSize } from "../codecs/zstd.ts";
 import { FLAG_VALIDITY } from "./block.ts";
 import { type Column, type Field, isWideDecimal } from "./column.ts";
 import type { ColumnPlan } from "./header.ts";
@@ -160,13 +160,7 @@ export function trialSize(bytes: Uint8Array, level: number = TRIAL_LEVEL): numbe
   if (bytes.length < 64) return bytes.length;
   // The size pledged up front lets zstd size its tables to the input: without it
   // level 19 sets up its largest ones on every call (~200 ms), level 3 ~2 ms.
-  return zstdCompressSync(
-    bytes,
-    {
-      params: { [constants.ZSTD_c_compressionLevel]: level },
-      pledgedSrcSize: bytes.length,
-    } as Parameters<typeof zstdCompressSync>[1],
-  ).length;
+  return zstdCompressedSize(bytes, level);
 }
 
 /**

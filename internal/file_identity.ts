@@ -8,7 +8,10 @@
  * {@link openedIdentity} takes the identity from the file as opened (`fstat` on the
  * open handle), so a link is followed exactly as a reader would follow it.
  *
- * Limits: the readers open the path again by name (DuckDB for Parquet does so
+ * {@link handleIdentity} checks a file already open, for readers that then read from
+ * that handle (a CSV task window): nothing can be swapped in between.
+ *
+ * Limits: other readers open the path again by name (DuckDB for Parquet does so
  * itself), so a swap in between the check and the read, undone right after, is not
  * seen; the checks run before and after every read to keep that window small.
  *
@@ -64,6 +67,36 @@ export async function openedIdentity(path: string): Promise<FileIdentity | null>
     return null;
   } finally {
     file.close();
+  }
+}
+
+/**
+ * The identity of a file already open (`fstat` on the handle): a reader that checks
+ * it and then reads from the same handle reads exactly the file it checked.
+ *
+ * @param file An open file.
+ * @returns Its identity, or null when it cannot be read or is not a regular file.
+ */
+export async function handleIdentity(file: Deno.FsFile): Promise<FileIdentity | null> {
+  try {
+    return identity(await file.stat());
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * {@link handleIdentity} without waiting on the runtime's I/O threads, for a reader
+ * that reads a small file range synchronously.
+ *
+ * @param file An open file.
+ * @returns Its identity, or null when it cannot be read or is not a regular file.
+ */
+export function handleIdentitySync(file: Deno.FsFile): FileIdentity | null {
+  try {
+    return identity(file.statSync());
+  } catch {
+    return null;
   }
 }
 

@@ -306,8 +306,11 @@ export async function openCsv(path: string, options: OpenSourceOptions = {}): Pr
  * @param path The CSV file.
  * @param schema The schema of the whole file (one field per CSV column, in order).
  * @param range Byte range `[start, end)`; `start` must be a row boundary.
- * @param options Batch size and delimiter; `origin`, to name rows in errors as a read of
- * the whole file does (the range's first data row, and how the schema was made).
+ * @param options Batch size and delimiter (given: the file's head is not read to tell
+ * it); `origin`, to name rows in errors as a read of the whole file does (the range's
+ * first data row, and how the schema was made); `file`, the file already open, to read
+ * the range from (the caller closes it) instead of opening `path`; or `bytes`, the
+ * range's bytes already read (`path` then only names the file in errors).
  * @returns The range's rows, in batches of at most `batchRows`.
  * @throws {IoError} PARSE_FAILED, READ_FAILED or SCHEMA_MISMATCH while iterating.
  */
@@ -315,17 +318,25 @@ export function readCsvRange(
   path: string,
   schema: Schema,
   range: { start: number; end: number },
-  options: CsvOptions & { batchRows?: number; origin?: CsvRangeOrigin } = {},
+  options: CsvOptions & {
+    batchRows?: number;
+    origin?: CsvRangeOrigin;
+    file?: Deno.FsFile;
+    bytes?: Uint8Array;
+  } = {},
 ): AsyncIterable<Batch> {
-  if (options.delimiter !== undefined) delimiterCode(options.delimiter);
+  const given = options.delimiter === undefined ? null : delimiterCode(options.delimiter);
   const batchRows = positiveInt("batchRows", options.batchRows, DEFAULT_BATCH_ROWS);
   const origin = options.origin;
   return (async function* () {
-    // Every range of a job tells the dialect from the file's start, so all agree.
-    const delimiter = (await dialectOf(path, options)).code;
+    // Every range of a job reads with the same delimiter: the job's (told once from
+    // the file's start), else told from the file's start again here.
+    const delimiter = given ?? (await dialectOf(path, options)).code;
     yield* csvBatches(path, schema, range.start, range.end, {
       delimiter,
       batchRows,
+      file: options.file,
+      bytes: options.bytes,
       ...(origin
         ? {
           where: (r: number) => `data row ${origin.firstRow + r}`,
@@ -400,6 +411,10 @@ interface BatchOptions {
   why: (column: string) => string;
   /** Told the file offset read up to, as reading advances. */
   onPosition?: (offset: number) => void;
+  /** The file already open (left open); else `path` is opened and closed. */
+  file?: Deno.FsFile;
+  /** Bytes `[start, end)` already read (nothing is opened then). */
+  bytes?: Uint8Array;
 }
 
 /** Streams typed batches of bytes `[start, end)` of a CSV file. */
@@ -415,9 +430,12 @@ async function* csvBatches(
   const kinds = schema.map(kindOf);
   const units: TimeUnit[] = schema.map((f) => f.unit ?? "us");
   const parts = timestampParts();
-  const file = await openForRead(path);
+  const given = options.bytes;
+  const file = given ? null : options.file ?? await openForRead(path);
   try {
-    const chunks = tracked(readRange(file, path, start, end), start, options.onPosition);
+    const chunks = file === null
+      ? bytesOnce(given!)
+      : tracked(readRange(file, path, start, end), start, options.onPosition);
     const rr = new CsvRecordReader(chunks, {
       delimiter: options.delimiter,
       capacity: ncols + 1,
@@ -535,8 +553,13 @@ async function* csvBatches(
       yield b.finish();
     }
   } finally {
-    file.close();
+    if (file !== null && file !== options.file) file.close();
   }
+}
+
+/** Bytes already read, as the one chunk of a read. */
+async function* bytesOnce(bytes: Uint8Array): AsyncGenerator<Uint8Array> {
+  if (bytes.length > 0) yield bytes;
 }
 
 /**

@@ -128,6 +128,7 @@ export class Scheduler {
         ...(isRemote(job.source) && job.source_id?.etag
           ? { uri: job.source, etag: job.source_id.etag }
           : {}),
+        ...(prepared.delimiter === undefined ? {} : { delimiter: prepared.delimiter }),
       },
       window: task.window,
       schema: prepared.schema,
@@ -433,6 +434,7 @@ export class Scheduler {
       types: job.types,
       window: task.window,
       identity: job.source_id,
+      delimiter: prepared.delimiter,
     });
     return encodeBatchBody(batch);
   }

@@ -338,6 +338,7 @@ export class Master {
       plans: r.plans,
       codec: r.codec,
       auto_reason: r.autoReason,
+      ...(r.delimiter === undefined ? {} : { delimiter: r.delimiter }),
     };
     job.types = r.types;
     job.widened = [...job.widened, ...r.widened];

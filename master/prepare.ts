@@ -7,7 +7,9 @@
  * 2. the schema, opened as a local freeze opens it (inferred from the sample for CSV
  *    and JSON lines; columns widened to text forced);
  * 3. the plan and the codec, from the first chunk, exactly as `ops/freeze.ts` chooses
- *    them (`planColumns`, `autoCodec`).
+ *    them (`planColumns`, `autoCodec`);
+ * 4. for CSV, the delimiter, told once from the file's start, so no task reads the
+ *    start again to tell it.
  *
  * A value in the first chunk that does not fit its inferred type widens that column
  * to text and starts over, as the local freeze does.
@@ -23,6 +25,7 @@ import { ParquetReaders } from "../io/parquet.ts";
 import type { SourceFormat } from "../io/types.ts";
 import { chooseArchiveCodec } from "../format/new_archive.ts";
 import { freezeBatchRows } from "../io/chunk_window.ts";
+import { csvDialect } from "../io/csv_dialect.ts";
 import type { ColumnPlanJson, FieldJson, JobCodec, TaskWindow } from "../client/types.ts";
 import {
   checkSourceIdentity,
@@ -71,6 +74,8 @@ export interface PrepareResult {
   types: Record<string, TextFallback>;
   /** Columns widened here, in order. */
   widened: string[];
+  /** A CSV source's delimiter, told once here from its start for every task to read with. */
+  delimiter?: string;
 }
 
 /**
@@ -105,6 +110,8 @@ async function prepareWith(input: PrepareInput, readers: ParquetReaders): Promis
     bytes = (await Deno.stat(path)).size;
     rows = windows.reduce((n, w) => n + w.rows, 0);
   }
+  // Told as every read of the file tells it (`readCsvRange` without a delimiter).
+  const delimiter = format === "csv" ? (await csvDialect(path)).delimiter : undefined;
   const types = { ...input.types };
   const widened: string[] = [];
   for (;;) {
@@ -126,6 +133,7 @@ async function prepareWith(input: PrepareInput, readers: ParquetReaders): Promis
             types,
             window: windows[0]!,
             identity: input.identity,
+            delimiter,
           },
           readers,
         );
@@ -158,6 +166,7 @@ async function prepareWith(input: PrepareInput, readers: ParquetReaders): Promis
       autoReason,
       types,
       widened,
+      ...(delimiter === undefined ? {} : { delimiter }),
     };
   }
 }

@@ -56,6 +56,8 @@ export interface PreparedJob {
   codec: string;
   /** Why `auto` chose it. */
   auto_reason: string | null;
+  /** A CSV source's delimiter, told once from its start (absent for other formats). */
+  delimiter?: string;
 }
 
 /** One job as stored (and held in memory). Times are epoch milliseconds. */

@@ -28,6 +28,7 @@ export const TaskSpecSchema = z.object({
     mtime_ms: z.number().nullable(),
     uri: z.string().min(1).max(4096).optional(),
     etag: z.string().min(1).max(1024).optional(),
+    delimiter: z.string().length(1).optional(),
   }),
   window: z.object({
     unit: z.enum(["bytes", "rows"]),

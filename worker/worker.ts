@@ -551,6 +551,7 @@ export class WorkerNode {
         types: spec.types,
         window: spec.window,
         identity,
+        delimiter: spec.source.delimiter,
       };
       if (this.#readsOnThread && encoder.readAndEncode) {
         return (await encoder.readAndEncode(read, plans, spec.codec)).chunk;
