@@ -1,6 +1,6 @@
 /**
  * The per-archive prediction plan: which columns are conditioned on which
- * (`keyed_rank`, `keyed_freq`), and which floats are quantized. Chosen once from the first
+ * (`keyed_rank`, `keyed_freq`, `text_within`), and which floats are quantized. Chosen once from the first
  * chunk's rows and recorded in the header, so every chunk — local or from any
  * cluster worker — is encoded the same way.
  *
@@ -23,6 +23,9 @@ import type { Quantization } from "./predictors/predictor.ts";
 export const MAX_KEY_CARDINALITY = 1024;
 /** Most key columns considered (the trial grows with their pairs). */
 const MAX_KEY_CANDIDATES = 6;
+/** Most text columns considered as the source of another's words, whatever their cardinality. */
+const MAX_TEXT_SOURCES = 8;
+const TEXT_TYPES: ReadonlySet<string> = new Set(["string", "json"]);
 /** A conditioned encoding must be at most this fraction of the plain one to be kept. */
 const MIN_GAIN = 0.9;
 /** Below this fraction on the sample, a conditioning is tried again on more rows. */
@@ -73,6 +76,12 @@ export function planColumns(
     .sort((a, b) => a.distinct - b.distinct || a.i - b.i)
     .slice(0, MAX_KEY_CANDIDATES)
     .map((k) => k.i);
+  // Text columns of any cardinality may hold another's words (`text_within`).
+  const texts = schema
+    .map((f, i) => ({ f, i }))
+    .filter(({ f }) => TEXT_TYPES.has(f.type))
+    .slice(0, MAX_TEXT_SOURCES)
+    .map(({ i }) => i);
   const proposals: { target: number; deps: number[]; gain: number }[] = [];
   // Rows a near miss is tried again on (see below), at most the first chunk's.
   const confirm = firstChunk.length > sample.length
@@ -87,6 +96,9 @@ export function planColumns(
     const sets: number[][] = others.map((k) => [k]);
     for (let a = 0; a < others.length; a++) {
       for (let b = a + 1; b < others.length; b++) sets.push([others[a]!, others[b]!]);
+    }
+    if (TEXT_TYPES.has(field.type)) {
+      for (const s of texts) if (s !== t && !others.includes(s)) sets.push([s]);
     }
     for (const deps of sets) {
       const size = conditionedSize(sample, t, deps);

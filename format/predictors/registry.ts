@@ -63,6 +63,9 @@ const ENTRIES: readonly Entry[] = [
   { id: "float32_delta", load: async () => (await import("./float32_delta.ts")).float32Delta },
   { id: "float16_delta", load: async () => (await import("./float16_delta.ts")).float16Delta },
   { id: "json_schema_v2", load: async () => (await import("./json_shred.ts")).jsonSchemaV2 },
+  { id: "decimal_dms", load: async () => (await import("./decimal_dms.ts")).decimalDms },
+  { id: "text_lines", load: async () => (await import("./text_lines.ts")).textLines },
+  { id: "text_within", load: async () => (await import("./text_within.ts")).textWithin },
 ];
 
 /** The ids of every registered predictor, in trial order. Frozen. */

@@ -41,6 +41,9 @@ const PINNED_IDS = [
   "float32_delta",
   "float16_delta",
   "json_schema_v2",
+  "decimal_dms",
+  "text_lines",
+  "text_within",
 ];
 
 Deno.test("PREDICTORS lists every predictor once, with its pinned id", () => {
@@ -92,8 +95,19 @@ Deno.test("predictorsFor() returns the lossless, self-contained candidates of ea
   assert.deepEqual(ids("int64"), ["delta_zigzag", "lag1_zigzag", "frame_zigzag", "freq_rank"]);
   assert.deepEqual(ids("date"), ["delta_zigzag", "lag1_zigzag", "frame_zigzag", "freq_rank"]);
   assert.deepEqual(ids("timestamp"), ["delta_zigzag", "lag1_zigzag", "frame_zigzag", "ts_delta_s"]);
-  assert.deepEqual(ids("string"), ["category_u8", "raw_text", "freq_rank", "json_schema_v2"]);
-  assert.deepEqual(ids("float64"), ["float64_planes", "decimal_frame", "decimal_delta"]);
+  assert.deepEqual(ids("string"), [
+    "category_u8",
+    "raw_text",
+    "freq_rank",
+    "json_schema_v2",
+    "text_lines",
+  ]);
+  assert.deepEqual(ids("float64"), [
+    "float64_planes",
+    "decimal_frame",
+    "decimal_delta",
+    "decimal_dms",
+  ]);
   assert.deepEqual(ids("bool"), ["bool_bits"]);
   assert.deepEqual(ids("time"), ["delta_zigzag", "lag1_zigzag", "frame_zigzag"]);
   assert.deepEqual(ids("duration"), ["delta_zigzag", "lag1_zigzag", "frame_zigzag"]);
@@ -102,5 +116,5 @@ Deno.test("predictorsFor() returns the lossless, self-contained candidates of ea
     predictorsFor(fieldOf("decimal", 38)).map((p) => p.id),
     ["delta_zigzag", "lag1_zigzag", "frame_zigzag", "wide_zigzag"],
   );
-  assert.deepEqual(ids("json"), ["category_u8", "raw_text", "json_schema_v2"]);
+  assert.deepEqual(ids("json"), ["category_u8", "raw_text", "json_schema_v2", "text_lines"]);
 });

@@ -33,7 +33,7 @@ export const PREDICTORS: readonly Predictor[] = await loadPredictors();
  * import assert from "node:assert/strict";
  * import { predictorsFor } from "./trial.ts";
  * const ids = predictorsFor({ name: "s", type: "string", nullable: false }).map((p) => p.id);
- * assert.deepEqual(ids, ["category_u8", "raw_text", "freq_rank", "json_schema_v2"]);
+ * assert.deepEqual(ids, ["category_u8", "raw_text", "freq_rank", "json_schema_v2", "text_lines"]);
  * ```
  */
 export function predictorsFor(field: Field): Predictor[] {
@@ -53,7 +53,7 @@ export function predictorsFor(field: Field): Predictor[] {
  * import assert from "node:assert/strict";
  * import { conditionersFor } from "./trial.ts";
  * const ids = conditionersFor({ name: "s", type: "string", nullable: false }).map((p) => p.id);
- * assert.deepEqual(ids, ["keyed_rank", "keyed_freq"]);
+ * assert.deepEqual(ids, ["keyed_rank", "keyed_freq", "text_within"]);
  * ```
  */
 export function conditionersFor(field: Field): Predictor[] {

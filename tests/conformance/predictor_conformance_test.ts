@@ -15,7 +15,8 @@
  *   `length` values of the right type), never a `RangeError`, a `TypeError`
  *   or data of the wrong length.
  * Predictors that use dependency columns get random dependency columns of
- * every type, one or two of them.
+ * every type, one or two of them, or, for every other text case, a text column
+ * that holds the case's values among other words.
  *
  * The random generator is seeded (xorshift32), so failures reproduce.
  *
@@ -605,7 +606,13 @@ export async function runPredictorConformance(
     const field = fieldOf(type);
     const cases = columnsOf(type, 0x9e3779b9 ^ (ti * 7919) ^ predictor.id.length);
     const depsOf = (column: Column, salt: number): Column[] =>
-      predictor.usesDeps ? depsFor(column.values.length, 0x5eed + salt) : [];
+      !predictor.usesDeps
+        ? []
+        : salt % 2 === 1 && (column.type === "string" || column.type === "json")
+        // Every other text case also gets a dependency that holds its values among
+        // other words (as an airport's name holds its city), for text_within.
+        ? [{ type: "string", values: column.values.map((v) => `Port ${v} Field`), validity: null }]
+        : depsFor(column.values.length, 0x5eed + salt);
     const encodeOf = (column: Column, deps: readonly Column[]) =>
       predictor.encode(column, { field, deps, warn: () => {} });
 

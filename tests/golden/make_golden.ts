@@ -205,12 +205,86 @@ export async function writeTinyEvolved(
   return { bytes: s.archive_bytes, payload_sha256: s.payload_sha256 };
 }
 
+/** The columns of `tiny_v1_3_places.pf`: text inside other text, coordinates in DMS. */
+export const PLACES_SCHEMA: Schema = [
+  { name: "name", type: "string", nullable: false },
+  { name: "city", type: "string", nullable: true },
+  { name: "latitude", type: "float64", nullable: false },
+];
+
+/** Rows of `tiny_v1_3_places.pf`: six airports, cycled. */
+const PLACES_ROWS = 48;
+const PLACE_NAMES = [
+  "Perry-Warsaw",
+  "Livingston Municipal",
+  "Meadow Lake",
+  "Lambert-St Louis Intl",
+  "Thigpen",
+  "Zürich-Kloten",
+];
+const PLACE_CITIES = ["Perry", "Livingston", "Colorado Springs", "St Louis", "", "Zürich"];
+
+/**
+ * 48 airports: most cities are words of the name (one null), the latitudes thousandths
+ * of an arcsecond printed to 8 decimals, as the FAA's are.
+ */
+export function placesBatch(): Batch {
+  const at = (i: number) => i % PLACE_NAMES.length;
+  return {
+    schema: PLACES_SCHEMA,
+    columns: [
+      {
+        type: "string",
+        values: Array.from({ length: PLACES_ROWS }, (_, i) => PLACE_NAMES[at(i)]!),
+        validity: null,
+      },
+      {
+        type: "string",
+        values: Array.from({ length: PLACES_ROWS }, (_, i) => PLACE_CITIES[at(i)]!),
+        validity: Uint8Array.from({ length: PLACES_ROWS }, (_, i) => (at(i) === 4 ? 0 : 1)),
+      },
+      {
+        type: "float64",
+        values: Float64Array.from(
+          { length: PLACES_ROWS },
+          (_, i) =>
+            Number(
+              ((100_000_000 + (i * i * i * 7_919 + i * 104_729) % 200_000_000) / 3_600_000).toFixed(
+                8,
+              ),
+            ),
+        ),
+        validity: null,
+      },
+    ],
+    length: PLACES_ROWS,
+  };
+}
+
+/**
+ * Writes `tiny_v1_3_places.pf`: {@link placesBatch} in one zstd chunk with the plan the
+ * writer chooses (`city` given `name`), so its blocks use `text_within` and
+ * `decimal_dms`, predictors added within 1.3's format.
+ *
+ * @param path Destination.
+ * @returns What was written.
+ */
+export async function writeTinyPlaces(path: string): Promise<WrittenArchive> {
+  const batch = placesBatch();
+  return await writeTestArchive(path, batch, {
+    codec: "zstd",
+    chunkRows: PLACES_ROWS,
+    plans: planColumns(batch),
+  });
+}
+
 if (import.meta.main) {
   // `make_golden.ts` writes 1.3; `make_golden.ts 1.4` the encrypted 1.4 file;
   // `make_golden.ts 1.5` the 1.5 file of the types added in 1.5; `make_golden.ts 1.6`
   // the 1.6 file whose columns have codecs of their own; `make_golden.ts 1.7` the 1.7
   // file of float32/float16 columns and quantizers storing into them; `make_golden.ts 1.8` the 1.8
-  // file whose first chunks lack a column an append added.
+  // file whose first chunks lack a column an append added; `make_golden.ts places` the
+  // 1.3 file whose blocks use predictors added within the format (text_within, decimal_dms).
   const version = Deno.args[0] ?? "1.3";
   const file = {
     "1.3": "./tiny_v1_3.pf",
@@ -219,6 +293,7 @@ if (import.meta.main) {
     "1.6": "./tiny_v1_6_mixed.pf",
     "1.7": "./tiny_v1_7_float.pf",
     "1.8": "./tiny_v1_8_evolved.pf",
+    places: "./tiny_v1_3_places.pf",
   }[version];
   if (file === undefined) throw new Error(`no golden file of version ${version}`);
   const path = new URL(file, import.meta.url).pathname;
@@ -230,6 +305,8 @@ if (import.meta.main) {
     ? await writeTinyFloat(path)
     : version === "1.8"
     ? await writeTinyEvolved(path)
+    : version === "places"
+    ? await writeTinyPlaces(path)
     : await writeTestArchive(path, version === "1.5" ? typesBatch() : tinyBatch(), {
       codec: "zstd",
       chunkRows: 2,
