@@ -108,30 +108,34 @@ type RawVector = ConstructorParameters<typeof DuckDBUTinyIntVector>[2];
 type Validity = ConstructorParameters<typeof DuckDBUTinyIntVector>[1];
 
 /**
- * The validity of a chunk's vector, set to `bits` from row `at` (left all present when
- * null): the vector object's own (private field `data`, the words it flushes).
+ * One column's vector of the data chunk the writer reuses: the raw vector (stable for
+ * the chunk's life) and the vector object's validity, whose private field `data` (the
+ * words its flush copies) is set per fill.
  */
-function validityFor(vector: unknown, n: number, bits: Uint8Array | null, at: number): Validity {
-  const validity = (vector as { validity: Validity }).validity;
-  if (bits !== null) {
-    const words = new BigUint64Array(Math.ceil(n / 64));
-    new Uint8Array(words.buffer).set(bits.subarray(at >> 3, (at >> 3) + words.byteLength));
-    (validity as unknown as { data: BigUint64Array | null }).data = words;
-  }
-  return validity;
+interface VectorSlot {
+  raw: RawVector;
+  validity: Validity;
 }
 
-/** Fills one vector with rows `[at, at + n)` of a column image (`at` a multiple of 2048). */
-function fillVector(
-  chunk: DuckDBDataChunk,
-  c: number,
-  col: DuckColumnImage,
-  at: number,
-  n: number,
-) {
-  const vector = chunk.getColumnVector(c);
-  const raw = (vector as unknown as { vector: RawVector }).vector;
-  const validity = validityFor(vector, n, col.validity, at);
+function vectorSlot(chunk: DuckDBDataChunk, c: number): VectorSlot {
+  const vector = chunk.getColumnVector(c) as unknown as { vector: RawVector; validity: Validity };
+  return { raw: vector.vector, validity: vector.validity };
+}
+
+/**
+ * Fills one vector of a freshly reset chunk (every row present) with rows
+ * `[at, at + n)` of a column image (`at` a multiple of 2048).
+ */
+function fillVector(slot: VectorSlot, col: DuckColumnImage, at: number, n: number) {
+  const { raw, validity } = slot;
+  let words: BigUint64Array | null = null;
+  if (col.validity !== null) {
+    words = new BigUint64Array(Math.ceil(n / 64));
+    new Uint8Array(words.buffer).set(
+      col.validity.subarray(at >> 3, (at >> 3) + words.byteLength),
+    );
+  }
+  (validity as unknown as { data: BigUint64Array | null }).data = words;
   const bytes = col.data.subarray(at * col.width, (at + n) * col.width);
   new DuckDBUTinyIntVector(bytes, validity, raw).flush();
   const long = col.long;
@@ -203,15 +207,21 @@ export async function appendTable(
   const cols = schema.map((f, i) => `${sqlIdent(f.name)} ${types[i]}`).join(", ");
   await conn.run(`CREATE TABLE ${sqlIdent(table)} (${cols})`);
   const appender = await conn.createAppender(table);
+  // One chunk, reset before each fill (every row present again, its string heap
+  // dropped): the appender copies what it is given, and reused vectors spare a fresh
+  // allocation (and its page faults) per 2048 rows.
+  const chunk = DuckDBDataChunk.create(types, DUCK_VECTOR_ROWS);
+  const slots = schema.map((_, c) => vectorSlot(chunk, c));
   let rows = 0;
   try {
     for await (const item of batches) {
       const image = "duckImage" in item ? checkImage(schema, item) : imageOf(schema, item);
       for (let at = 0; at < image.length; at += DUCK_VECTOR_ROWS) {
         const n = Math.min(DUCK_VECTOR_ROWS, image.length - at);
-        const chunk = DuckDBDataChunk.create(types, n);
+        chunk.reset();
+        chunk.rowCount = n;
         for (let c = 0; c < schema.length; c++) {
-          fillVector(chunk, c, image.columns[c] as DuckColumnImage, at, n);
+          fillVector(slots[c]!, image.columns[c] as DuckColumnImage, at, n);
         }
         appender.appendDataChunk(chunk);
       }
