@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { isAbsolute, resolve } from "node:path";
+import { nodePath } from "../internal/node_path.ts";
 import { FormatError } from "./errors.ts";
 
 /** Random access to an archive's bytes. */
@@ -35,7 +35,9 @@ export async function openFileSource(path: string): Promise<ByteSource> {
     file = await Deno.open(path, { read: true });
   } catch (cause) {
     const why = cause instanceof Deno.errors.NotFound
-      ? `no such file${isAbsolute(path) ? "" : ` (looked for ${resolve(path)})`}`
+      ? `no such file${
+        nodePath().isAbsolute(path) ? "" : ` (looked for ${nodePath().resolve(path)})`
+      }`
       : String((cause as Error)?.message ?? cause);
     throw new FormatError("BAD_ARGUMENT", `Cannot open archive '${path}': ${why}`, { path, cause });
   }

@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { basename, join } from "node:path";
+import { nodePath } from "../internal/node_path.ts";
 import { ArchiveReader, type OpenOptions } from "../format/reader.ts";
 import type { ArchiveIndex } from "../format/reader.ts";
 import { openRangeReader } from "../storage/range_reader.ts";
@@ -96,7 +96,7 @@ export async function toDestination<T>(
   await checkNoObject(destination, options.overwrite);
   const dir = await Deno.makeTempDir({ prefix: "permafrost-upload-" });
   try {
-    const local = join(dir, basename(destination));
+    const local = nodePath().join(dir, nodePath().basename(destination));
     const result = await write(local);
     await uploadFile(local, destination, options.storageClass);
     return result;
@@ -131,7 +131,7 @@ export async function fromSource<T>(
   if (!isRemote(source)) return await read(source);
   const dir = await Deno.makeTempDir({ prefix: "permafrost-download-" });
   try {
-    const local = join(dir, basename(source));
+    const local = nodePath().join(dir, nodePath().basename(source));
     await downloadFile(source, local);
     return await read(local);
   } finally {

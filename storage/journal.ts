@@ -17,9 +17,14 @@
  *
  * @module
  */
-import { join } from "node:path";
+import { nodePath } from "../internal/node_path.ts";
 import { StorageError } from "./errors.ts";
 import type { ObjectStore, Upload } from "./store.ts";
+
+/** `node:path`'s `join`, loaded on first use (see `internal/node_path.ts`). */
+function join(...parts: string[]): string {
+  return nodePath().join(...parts);
+}
 
 /** One upload written down. */
 export interface JournalEntry {

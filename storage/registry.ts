@@ -8,9 +8,13 @@
  * Stores read their settings from the environment, or from the settings a caller
  * scopes its work with ({@link withStorageSettings}).
  *
+ * `node:async_hooks` (what keeps a scope across awaits) is loaded by the first scope,
+ * not with this module: loading a Node module costs a quick command that never scopes
+ * anything (the CLI) ~6 ms of CPU to bootstrap Node compatibility.
+ *
  * @module
  */
-import { AsyncLocalStorage } from "node:async_hooks";
+import type { AsyncLocalStorage } from "node:async_hooks";
 import { StorageError } from "./errors.ts";
 import { journaled } from "./journal.ts";
 import type { ObjectStore } from "./store.ts";
@@ -50,7 +54,19 @@ interface Scope {
   stores: Map<string, ObjectStore>;
 }
 
-const scopes = new AsyncLocalStorage<Scope>();
+/** The scopes, once a first one is made: until then, every call is outside any scope. */
+let scopes: AsyncLocalStorage<Scope> | null = null;
+
+function newScopes(): AsyncLocalStorage<Scope> {
+  const process = (globalThis as {
+    process?: { getBuiltinModule?: (id: string) => unknown };
+  }).process;
+  const hooks = process?.getBuiltinModule?.("node:async_hooks") as
+    | typeof import("node:async_hooks")
+    | undefined;
+  if (!hooks) throw new Error("node:async_hooks cannot be loaded synchronously in this runtime");
+  return new hooks.AsyncLocalStorage<Scope>();
+}
 
 /**
  * Runs `fn` with object stores configured by `settings` instead of the environment
@@ -66,6 +82,7 @@ export function withStorageSettings<T>(
   settings: StorageSettings,
   fn: () => Promise<T>,
 ): Promise<T> {
+  scopes ??= newScopes();
   return scopes.run({ settings: Object.freeze({ ...settings }), stores: new Map() }, fn);
 }
 
@@ -104,7 +121,7 @@ export function storeFor(uri: string): ObjectStore {
       { path: uri },
     );
   }
-  const scope = scopes.getStore();
+  const scope = scopes?.getStore();
   const cache = scope?.stores ?? stores;
   let store = cache.get(scheme);
   if (!store) {

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { basename, dirname, join } from "node:path";
+import { nodePath } from "../internal/node_path.ts";
 import { storeFor } from "./registry.ts";
 import type { ObjectInfo } from "./store.ts";
 
@@ -63,6 +63,7 @@ export async function uploadFile(
  */
 export async function downloadFile(uri: string, local: string): Promise<number> {
   const store = storeFor(uri);
+  const { basename, dirname, join } = nodePath();
   const temp = join(
     dirname(local),
     `.${basename(local)}.download-${crypto.randomUUID().slice(0, 8)}`,
