@@ -54,12 +54,15 @@ export function sqlIdent(s: string): string {
  * @param paths Files DuckDB may read or write (made absolute).
  * @param database Database file to open, `:memory:` by default.
  * @param memoryLimit DuckDB `memory_limit` (e.g. `1GB`), else DuckDB's default (80% of RAM).
+ * @param settings More DuckDB settings (names from our code, never a user's), set
+ * before the configuration is locked.
  * @returns The locked instance.
  */
 export async function openLockedDuckDB(
   paths: readonly string[],
   database = ":memory:",
   memoryLimit?: string,
+  settings: Readonly<Record<string, string>> = {},
 ): Promise<LockedDuckDB> {
   // Loaded on first use: the native addon needs --allow-ffi, which a process that never
   // opens DuckDB (the hosted catalog) does not have.
@@ -78,6 +81,9 @@ export async function openLockedDuckDB(
     if (database === ":memory:") await connection.run("SET threads = 1");
     if (memoryLimit !== undefined) {
       await connection.run(`SET memory_limit = ${sqlString(memoryLimit)}`);
+    }
+    for (const [name, value] of Object.entries(settings)) {
+      await connection.run(`SET ${sqlIdent(name)} = ${sqlString(value)}`);
     }
     await connection.run(`SET allowed_paths = [${list}]`);
     await connection.run("SET enable_external_access = false");
