@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { sha256, sha256Bytes, sha256Hex, sha256Script } from "./_hash.ts";
+import { sha256, sha256Bytes, sha256Hex, sha256HexAsync, sha256Script } from "./_hash.ts";
 
 function reference(...parts: (Uint8Array | string)[]): string {
   const h = createHash("sha256");
@@ -84,4 +84,14 @@ Deno.test("sha256() copies what it keeps: the caller may reuse its buffer", () =
     h.digest("hex"),
     reference(new Uint8Array(100).fill(1), new Uint8Array(100).fill(2)),
   );
+});
+
+Deno.test("sha256HexAsync gives node:crypto's digest for every size, and views of a larger buffer", async () => {
+  const big = new Uint8Array(70_000).map((_, i) => (i * 131 + (i >> 9)) & 255);
+  for (const n of [0, 1, 55, 56, 64, 1000, 16 << 10, (16 << 10) + 1, 70_000]) {
+    for (const bytes of [big.subarray(0, n), big.subarray(70_000 - n)]) {
+      const expected = createHash("sha256").update(bytes).digest("hex");
+      assert.equal(await sha256HexAsync(bytes), expected, `${n} bytes at ${bytes.byteOffset}`);
+    }
+  }
 });

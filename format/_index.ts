@@ -29,7 +29,7 @@ import {
 import { FormatError } from "./errors.ts";
 import type { ArchiveFooter, ArchiveHeader } from "./header.ts";
 import { archiveMinor, decodeFooter, decodeHeader, isEvolved, usesFloatTypes } from "./header.ts";
-import { sha256Hex, sha256HexAsync } from "./_hash.ts";
+import { sha256HexAsync } from "./_hash.ts";
 import { zstd } from "../codecs/zstd.ts";
 import { type ByteSource, readExact } from "./byte_source.ts";
 
@@ -157,7 +157,7 @@ export async function readIndex(source: ByteSource, path: string): Promise<Archi
   // 5. Hashes, then parse.
   const headerBytes = await readExact(source, PREAMBLE_SIZE, headerLength + HASH_SIZE);
   const headerJson = headerBytes.subarray(0, headerLength);
-  const headerSha = sha256Hex(headerJson);
+  const headerSha = await sha256HexAsync(headerJson);
   if (headerSha !== hexOf(headerBytes.subarray(headerLength), "")) {
     throw fail("HASH_MISMATCH", "the header does not match its SHA-256", PREAMBLE_SIZE);
   }
