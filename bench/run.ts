@@ -202,7 +202,7 @@ async function main(): Promise<void> {
         }
       }
       {
-        // The smallest profile: lzma2 or zpaqwasm per column, 500,000-row chunks.
+        // The smallest profile: zstd, lzma2 or zpaqwasm per column, 500,000-row chunks.
         const archive = join(work, `${ds.name}.max.pf`);
         say("  freeze --profile max_compression...");
         const { value: s, seconds } = await timeIt(() =>

@@ -47,6 +47,7 @@ import {
   type CodecProfile,
   type CodecSpec,
   type ColumnCodecChoice,
+  type ColumnCodecs,
   newArchiveHeader,
   parseCodecSpec,
 } from "../format/new_archive.ts";
@@ -397,7 +398,11 @@ async function freezeOnce(
         codec = choice.codec;
         autoReason = choice.reason;
       }
-      if (codecChoice) plans = await columnCodecsFor(first, plans, codec, codecChoice);
+      if (codecChoice) {
+        const chosen = await columnCodecsFor(first, plans, codec, codecChoice);
+        plans = chosen.plans;
+        autoReason = chosen.reason ?? autoReason;
+      }
       codecById(codec); // fails early (e.g. zpaq binary) before any work
       const enc = options.encryption ? await prepareEncryption(options.encryption) : null;
       const h = withEncryption(
@@ -527,14 +532,14 @@ function quantizationByColumn(
  * @param plans Its prediction plans.
  * @param codec The archive's codec.
  * @param choice Profile and per-column codecs.
- * @returns The plans with their codecs.
+ * @returns The plans with their codecs, and the archive's reason when a profile chose one codec.
  */
 export async function columnCodecsFor(
   first: Batch,
   plans: Record<string, ColumnPlan>,
   codec: string,
   choice: ColumnCodecChoice,
-): Promise<Record<string, ColumnPlan>> {
+): Promise<ColumnCodecs> {
   try {
     return await chooseColumnCodecs(first, plans, codec, choice);
   } catch (err) {

@@ -51,14 +51,43 @@ Deno.test("every profile thaws to the rows frozen, and audit says what each colu
       assert.equal(report.codec, "zstd");
       assert.deepEqual(report.columns.map((c) => c.level), [null, null, null, null]);
     }
-    if (profile === "auto" || profile === "max_compression") {
+    if (profile === "auto" || (profile === "max_compression" && report.codec === "mixed")) {
       for (const c of report.columns) {
         assert.match(c.auto_reason ?? "", new RegExp(`^${profile}: `));
       }
+    }
+    if (profile === "max_compression" && report.codec !== "mixed") {
+      // One codec for every column made the smaller archive: one reason, in the header.
+      assert.match(report.auto_reason ?? "", /^max_compression: \w+ for all, \d+ B vs \d+ B/);
+      for (const c of report.columns) assert.equal(c.auto_reason, null);
+    }
+    if (profile === "auto" || profile === "max_compression") {
       assert.equal(report.codec === "mixed", new Set(codecs).size > 1);
       assert.equal(report.format_version, report.codec === "mixed" ? "1.6" : "1.3");
     }
   }
+});
+
+Deno.test("max_compression gives a small table one codec when the per-column records cost more than they save", async () => {
+  const source = table(400);
+  const path = join(dir, "small-max.pf");
+  await freeze(source, path, { profile: "max_compression", threads: 0 });
+  const report = await audit(path);
+  assert.notEqual(report.codec, "mixed");
+  assert.equal(report.format_version, "1.3");
+  assert.match(report.auto_reason ?? "", new RegExp(`^max_compression: ${report.codec} for all`));
+  assert.deepEqual(
+    report.columns.map((c) => [c.codec, c.auto_reason]),
+    report.columns.map(() => [report.codec, null]),
+  );
+  // The same rows with each column's own codec, forced: larger, records and all.
+  const own = join(dir, "small-own.pf");
+  const columnCodecs = Object.fromEntries(
+    report.columns.map((c, i) => [c.name, i % 2 ? "lzma2" : "zstd"]),
+  );
+  await freeze(source, own, { columnCodecs, threads: 0 });
+  assert.equal(rowsOf(await thawTable(path)), rowsOf(source));
+  assert.ok(report.file_bytes < (await audit(own)).file_bytes);
 });
 
 Deno.test("--column-codec: each named column its codec and level; an append keeps them", async () => {

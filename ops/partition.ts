@@ -231,7 +231,9 @@ export async function freezePartitioned(
         part.autoReason = choice.reason;
       }
       if (codecChoice) {
-        part.plans = await columnCodecsFor(batch, part.plans, part.codec, codecChoice);
+        const chosen = await columnCodecsFor(batch, part.plans, part.codec, codecChoice);
+        part.plans = chosen.plans;
+        part.autoReason = chosen.reason ?? part.autoReason;
       }
       codecById(part.codec);
       const segments = part.entry.path.split("/").slice(0, -1);
