@@ -58,7 +58,7 @@ export const FREEZE_SETTINGS = Object.freeze({
     default: "",
     parse: enumParser(["", "max_speed", "balanced", "auto", "max_compression"]),
     description:
-      "Codec of each column by a rule instead of one --codec: max_speed (zstd level 3), balanced (zstd 19), auto (zstd or lzma2 per column), max_compression (lzma2 or zpaqwasm per column)",
+      "Codec of each column by a rule instead of one --codec: max_speed (zstd level 3), balanced (zstd 19), auto (zstd or lzma2 per column), max_compression (zstd, lzma2 or zpaqwasm per column)",
   }),
   chunkRows: setting({
     flag: "--chunk-rows",
