@@ -237,13 +237,17 @@ export async function checkSourceIdentity(
 
 /** Throws SOURCE_CHANGED unless `now` is the file `expected` was, unchanged. */
 function checkIdentity(path: string, expected: FileIdentity, now: FileIdentity | null): void {
-  if (unchanged(expected, now)) return;
+  if (!unchanged(expected, now)) throw sourceChanged(path, expected, now);
+}
+
+/** SOURCE_CHANGED saying how `now` differs from the file the job was accepted for. */
+function sourceChanged(path: string, expected: FileIdentity, now: FileIdentity | null): JobError {
   const what = now === null
     ? "it can no longer be opened as a regular file"
     : !sameFile(expected, now)
     ? "it is now another file (replaced, or a link to another file)"
     : `it changed since the job was accepted (size ${expected.size} -> ${now.size})`;
-  throw new JobError(
+  return new JobError(
     "SOURCE_CHANGED",
     `Cannot read source '${path}': ${what}; submit the job again`,
     { path },
@@ -280,13 +284,14 @@ export async function readTaskRows(read: TaskRead, readers?: ParquetReaders): Pr
  */
 async function readCsvWindow(read: TaskRead): Promise<Batch> {
   const { path, identity, window } = read;
-  if (window.end - window.start <= SYNC_WINDOW_BYTES) return await readSmallCsvWindow(read);
+  if (identity && window.end - window.start <= SYNC_WINDOW_BYTES) {
+    return await readSmallCsvWindow(read, identity);
+  }
   let file: Deno.FsFile;
   try {
     file = await openForRead(path);
   } catch (err) {
-    if (identity) checkIdentity(path, identity, null);
-    throw err;
+    throw identity ? sourceChanged(path, identity, null) : err;
   }
   try {
     if (identity) checkIdentity(path, identity, await handleIdentity(file));
@@ -304,28 +309,30 @@ async function readCsvWindow(read: TaskRead): Promise<Batch> {
 }
 
 /**
- * CSV windows up to this size are read synchronously: a small task's read is then one
- * open, two `fstat`s and one read without a round trip to the runtime's I/O threads
- * each (most of what reading 100 rows cost). The thread is held for no longer than
- * reading this much from the page cache takes, well under a millisecond.
+ * CSV windows up to this size, of a source whose identity is known, are read
+ * synchronously once open: a small task's two `fstat`s and its read then make no
+ * round trip to the runtime's I/O threads each (which cost more than reading 100
+ * rows). The thread is held for no longer than reading this much from the page cache
+ * takes, well under a millisecond. The open itself stays asynchronous: a path
+ * swapped for a FIFO would block it, and the `fstat` after it refuses anything but
+ * the regular file the job was accepted for before a byte is read.
  */
 const SYNC_WINDOW_BYTES = 256 << 10;
 
 /** {@link readCsvWindow} of a small window: its bytes read synchronously, then parsed. */
-async function readSmallCsvWindow(read: TaskRead): Promise<Batch> {
-  const { path, identity, window } = read;
+async function readSmallCsvWindow(read: TaskRead, identity: FileIdentity): Promise<Batch> {
+  const { path, window } = read;
   let file: Deno.FsFile;
   try {
-    file = Deno.openSync(path, { read: true });
-  } catch (cause) {
-    if (identity) checkIdentity(path, identity, null);
-    throw readFailed(path, cause);
+    file = await Deno.open(path, { read: true });
+  } catch {
+    throw sourceChanged(path, identity, null);
   }
   let bytes: Uint8Array;
   try {
-    if (identity) checkIdentity(path, identity, handleIdentitySync(file));
+    checkIdentity(path, identity, handleIdentitySync(file));
     bytes = readRangeSync(file, path, window.start, window.end);
-    if (identity) checkIdentity(path, identity, handleIdentitySync(file));
+    checkIdentity(path, identity, handleIdentitySync(file));
   } finally {
     file.close();
   }
