@@ -11,8 +11,12 @@
  * {@link thawFigures}; alone:
  *
  * ```
- * deno run -A bench/thaw_bench.ts ARCHIVE SHIPPED.parquet [--rounds 5] [--csv EXPECTED.csv]
+ * deno run -A bench/thaw_bench.ts ARCHIVE SHIPPED.parquet [--rounds 5] [--csv EXPECTED.csv] [--baseline DIR]
  * ```
+ *
+ * `--baseline DIR` (a checkout of an earlier commit, e.g. `git archive REV | tar -x -C DIR`)
+ * adds its CLI's three thaws to the same alternation, as `before → …` lines: a before/after
+ * comparison measured in the same minutes, with both outputs hashed.
  *
  * @module
  */
@@ -138,24 +142,24 @@ const min = (xs: number[]) => Math.min(...xs);
 export async function thawFigures(
   archive: string,
   shipped: string,
-  options: { rounds?: number; expectedCsv?: string; work: string },
+  options: { rounds?: number; expectedCsv?: string; work: string; baseline?: string },
 ): Promise<string[]> {
   const rounds = options.rounds ?? 5;
   const work = options.work;
   const duck = join(work, "duck_copy.ts");
   await Deno.writeTextFile(duck, DUCK_SCRIPT);
-  const ours = (ext: string): Case => ({
-    label: `ours → ${ext}`,
-    output: join(work, `thaw.${ext}`),
+  const ours = (ext: string, tree?: string): Case => ({
+    label: `${tree ? "before" : "ours"} → ${ext}`,
+    output: join(work, `${tree ? "before" : "thaw"}.${ext}`),
     command: [
       Deno.execPath(),
       "run",
       "-q",
       ...CLI_PERMISSIONS,
-      MAIN,
+      tree ? join(tree, "main.ts") : MAIN,
       "thaw",
       archive,
-      join(work, `thaw.${ext}`),
+      join(work, `${tree ? "before" : "thaw"}.${ext}`),
       "--force",
     ],
   });
@@ -178,10 +182,14 @@ export async function thawFigures(
       ext,
     ],
   });
+  const base = options.baseline;
   const cases: Case[] = [
+    ...(base ? [ours("csv", base)] : []),
     ours("csv"),
     theirs("csv"),
+    ...(base ? [ours("arrow", base)] : []),
     ours("arrow"),
+    ...(base ? [ours("parquet", base)] : []),
     ours("parquet"),
     theirs("parquet"),
   ];
@@ -216,7 +224,7 @@ export async function thawFigures(
     const xs = runs.get(c.label)!;
     const hashes = new Set(xs.map((x) => x.sha256));
     const ext = c.label.split("→ ")[1]!;
-    const anchor = c.label.startsWith("ours")
+    const anchor = !c.label.startsWith("DuckDB")
       ? ext === "csv" ? duckCsv : ext === "parquet" ? duckParquet : duckCsv
       : null;
     const ratio = anchor === null
@@ -232,6 +240,29 @@ export async function thawFigures(
         median(xs.map((x) => x.cpuSeconds)).toFixed(2)
       } s | ${peak} | ${ratio} | ${[...hashes][0]!.slice(0, 12)} | ${hashes.size === 1} |`,
     );
+  }
+  if (base) {
+    lines.push(
+      "",
+      `- Against the baseline \`${base}\`, in the same rounds (median wall, CPU, peak memory; output):`,
+    );
+    for (const ext of ["csv", "arrow", "parquet"]) {
+      const was = runs.get(`before → ${ext}`)!;
+      const now = runs.get(`ours → ${ext}`)!;
+      const cpu = (xs: Run[]) => median(xs.map((x) => x.cpuSeconds)).toFixed(2);
+      const peak = (xs: Run[]) =>
+        xs[0]!.peakKb === null
+          ? "n/a"
+          : `${(median(xs.map((x) => x.peakKb!)) / 1024).toFixed(0)} MB`;
+      const same = was.every((x) => now.every((y) => y.sha256 === x.sha256));
+      lines.push(
+        `  - ${ext}: ${median(was.map((x) => x.seconds)).toFixed(2)} s → ${
+          median(now.map((x) => x.seconds)).toFixed(2)
+        } s wall, ${cpu(was)} s → ${cpu(now)} s CPU, ${peak(was)} → ${
+          peak(now)
+        }; byte-identical: **${same}**`,
+      );
+    }
   }
   if (expected) {
     const csv = runs.get("ours → csv")!;
@@ -260,7 +291,7 @@ if (import.meta.main) {
   const flag = (name: string) => flags.get(name);
   if (!archive || !shipped) {
     throw new Error(
-      "usage: bench/thaw_bench.ts ARCHIVE SHIPPED.parquet [--rounds N] [--csv EXPECTED.csv]",
+      "usage: bench/thaw_bench.ts ARCHIVE SHIPPED.parquet [--rounds N] [--csv EXPECTED.csv] [--baseline DIR]",
     );
   }
   const work = await Deno.makeTempDir({ prefix: "permafrost-thaw-bench-" });
@@ -268,6 +299,7 @@ if (import.meta.main) {
     const lines = await thawFigures(archive, shipped, {
       rounds: Number(flag("--rounds") ?? 5),
       expectedCsv: flag("--csv"),
+      baseline: flag("--baseline"),
       work,
     });
     Deno.stdout.writeSync(new TextEncoder().encode(lines.join("\n") + "\n"));
