@@ -16,7 +16,9 @@
  * Rounds alternate the commands, so load on a shared machine hits each alike. The
  * minimum is the figure (what a command costs when nothing competes for the CPU);
  * the median is beside it. A 10-row slice's work beyond start is its minimum less
- * `permafrost --version`'s (the runtime and the router, no command).
+ * `permafrost --version`'s (the runtime and the router, no command). The slice's and
+ * `peek`'s output are hashed (and, with `--before`, compared with the other checkout's):
+ * speed never at the cost of other bytes.
  *
  * @module
  */
@@ -132,6 +134,22 @@ async function timeOnce(c: Case): Promise<Sample> {
   return { wall, cpu: childCpu() - cpu };
 }
 
+/** The SHA-256 (hex) of what a command writes to stdout. */
+async function outputHash(c: Case): Promise<string> {
+  const out = await new Deno.Command(c.cmd, {
+    args: c.args,
+    cwd: c.cwd,
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!out.success) {
+    throw new Error(`${c.label} failed: ${new TextDecoder().decode(out.stderr).trim()}`);
+  }
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", out.stdout));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
 /** Builds the standalone binary, or says why not (no runtime download here). */
 async function compiled(root: string, work: string): Promise<string | { why: string }> {
   const output = join(work, "permafrost-start-bench");
@@ -238,6 +256,14 @@ export async function startFigures(options: StartOptions): Promise<string[]> {
     cpu: Math.min(...samples[i]!.map((x) => x.cpu)),
   }));
   const timings = measured.slice(0, cases.length);
+  // The outputs whose bytes must not change: the slice's and peek's.
+  const hashed = (list: readonly Case[]) =>
+    Promise.all(
+      list.filter((c) => c.label.includes("--rows") || c.label.includes("peek"))
+        .map(async (c) => ({ label: c.label, sha: await outputHash(c) })),
+    );
+  const hashes = await hashed(cases);
+  const beforeHashes = await hashed(before);
   const beforeOf = (label: string) => measured.slice(cases.length).find((t) => t.label === label);
   const [anchor, version] = timings;
   const slice = timings.find((t) => t.label.includes("--rows"))!;
@@ -267,6 +293,17 @@ export async function startFigures(options: StartOptions): Promise<string[]> {
     } ms by CPU time; goal ≤ ${SLICE_WORK_GOAL_MS} ms: ${
       sliceWork <= SLICE_WORK_GOAL_MS ? "met" : "**not met**"
     }).`,
+    `- Outputs (SHA-256 of stdout): ${
+      hashes.map((h) => `${h.label} \`${h.sha.slice(0, 12)}\``).join(", ")
+    }${
+      options.before === undefined
+        ? ""
+        : `; the same as before's: ${
+          hashes.every((h) => beforeHashes.find((b) => b.label === h.label)?.sha === h.sha)
+            ? "yes"
+            : "**no**"
+        }`
+    }.`,
     "- CPU min: the least user + system time of a run (children's rusage): what a command " +
     "costs when it need not wait for a core, so it stays readable on a loaded machine.",
     typeof binary === "string"
