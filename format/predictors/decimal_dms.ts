@@ -58,28 +58,25 @@ function matches(field: Field): boolean {
 /** `round(s · 10^d / D)` for `s ≥ 0`, halves up, exact while the result is a safe integer. */
 function unitsToDecimal(s: number, d: number, divisor: number): number {
   const p = POW10[d]!;
-  let whole = Math.floor(s / divisor);
-  let rest = s - whole * divisor;
-  // The float quotient may round across an integer: bring the remainder into [0, D).
-  if (rest < 0) {
-    whole--;
-    rest += divisor;
-  } else if (rest >= divisor) {
-    whole++;
-    rest -= divisor;
-  }
+  const whole = divide(s, divisor);
   // rest < D ≤ 3.6e6 and p ≤ 1e9, so rest · p < 2^53: exact.
-  const scaled = rest * p;
-  let q = Math.floor(scaled / divisor);
-  let r = scaled - q * divisor;
-  if (r < 0) {
-    q--;
-    r += divisor;
-  } else if (r >= divisor) {
-    q++;
-    r -= divisor;
+  const part = divide(whole.rest * p, divisor);
+  return whole.quotient * p + part.quotient + (2 * part.rest >= divisor ? 1 : 0);
+}
+
+/** Exact floor division of safe integers `a ≥ 0` by `b > 0`. */
+function divide(a: number, b: number): { quotient: number; rest: number } {
+  let quotient = Math.floor(a / b);
+  let rest = a - quotient * b;
+  // The float quotient may round across an integer: bring the remainder into [0, b).
+  if (rest < 0) {
+    quotient--;
+    rest += b;
+  } else if (rest >= b) {
+    quotient++;
+    rest -= b;
   }
-  return whole * p + q + (2 * r >= divisor ? 1 : 0);
+  return { quotient, rest };
 }
 
 /** The fewest decimals of `x` and its integer at that scale, or null. */
