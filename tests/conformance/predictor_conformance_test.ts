@@ -4,7 +4,8 @@
  *
  * For each column type a predictor matches, it checks on seeded random and
  * edge-case columns (empty, one row, INT64_MIN/MAX, values beyond 2^53,
- * repeats, emoji and empty strings, NaN payloads, -0, subnormals) that:
+ * repeats, emoji and empty strings, NaN payloads, -0, subnormals, degrees computed
+ * from seconds) that:
  * - decode(encode(x)) is x exactly (bit for bit for floats), or, for a lossy
  *   predictor, within the bound `float_quant.ts` documents, with NaN, ±Infinity
  *   and ±0 kept bit for bit, and quantizing twice changes nothing;
@@ -269,6 +270,15 @@ function columnsOf(type: TypeCase, seed: number): [string, Column][] {
           ),
         ],
         ["repeated", col(Float64Array.from({ length: n }, () => 0.1))],
+        [
+          "degrees from seconds, 6 decimals",
+          col(
+            Float64Array.from(
+              { length: n },
+              () => Number(((rng.int(648_000) - 324_000) / 3600).toFixed(6)),
+            ),
+          ),
+        ],
         [
           "wide magnitudes",
           col(
