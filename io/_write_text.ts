@@ -40,17 +40,11 @@ class ByteSink {
   buf: Uint8Array;
   pos = 0;
   readonly #file: ByteWriter | null;
-  readonly #digits = new Uint8Array(24);
 
-  /** @param file Where {@link flush} writes; null to keep everything for {@link take}. */
+  /** @param file Where {@link flush} writes; null to keep everything in `buf`. */
   constructor(file: ByteWriter | null, capacity = FLUSH_BYTES * 2) {
     this.#file = file;
     this.buf = new Uint8Array(capacity);
-  }
-
-  /** Everything written, in a buffer of its own. */
-  take(): Uint8Array {
-    return this.buf.slice(0, this.pos);
   }
 
   ensure(n: number): void {
@@ -70,7 +64,15 @@ class ByteSink {
   /** Writes again the `length` bytes written at `at` (since the last flush). */
   repeat(at: number, length: number): void {
     this.ensure(length);
-    this.buf.copyWithin(this.pos, at, at + length);
+    const buf = this.buf;
+    if (length <= 32) {
+      // A date or a timestamp: a loop beats the call into copyWithin at this size.
+      let p = this.pos;
+      for (let i = at, end = at + length; i < end; i++) buf[p++] = buf[i]!;
+      this.pos = p;
+      return;
+    }
+    buf.copyWithin(this.pos, at, at + length);
     this.pos += length;
   }
 
@@ -113,14 +115,25 @@ class ByteSink {
   int(n: number): void {
     this.ensure(24);
     const buf = this.buf;
+    let p = this.pos;
     if (n < 0) {
-      buf[this.pos++] = 45;
+      buf[p++] = 45;
       n = -n;
     }
-    let p = this.pos;
-    if (n < 1000) {
+    if (n < 10000) {
       // Most integers in tables are small: their digits straight into place.
-      if (n >= 100) {
+      if (n >= 1000) {
+        const a = (n / 1000) | 0;
+        n -= a * 1000;
+        buf[p++] = 48 + a;
+        const h = (n / 100) | 0;
+        n -= h * 100;
+        buf[p++] = 48 + h;
+        const t = (n / 10) | 0;
+        buf[p] = 48 + t;
+        buf[p + 1] = 48 + n - t * 10;
+        this.pos = p + 2;
+      } else if (n >= 100) {
         const h = (n / 100) | 0;
         const t = ((n - h * 100) / 10) | 0;
         buf[p] = 48 + h;
@@ -138,17 +151,21 @@ class ByteSink {
       }
       return;
     }
-    const d = this.#digits;
+    const d = DIGITS;
     let k = 0;
     do {
       const q = Math.floor(n / 10);
-      d[k++] = 48 + n - q * 10;
+      // The digit first: 48 + n can pass 2 ** 53 and round.
+      d[k++] = 48 + (n - q * 10);
       n = q;
     } while (n > 0);
     while (k > 0) buf[p++] = d[--k] as number;
     this.pos = p;
   }
 }
+
+/** Scratch for {@link ByteSink.int}'s digits (a safe integer has at most 16). */
+const DIGITS = new Uint8Array(24);
 
 /** Checks that a batch matches the schema being written. */
 export function checkBatch(schema: Schema, batch: Batch): void {
@@ -288,8 +305,19 @@ function writeValue(sink: ByteSink, w: ColumnWriter, i: number, json: boolean): 
   }
 }
 
-/** Writes a CSV string cell, quoting it when needed. */
-function writeCsvString(sink: ByteSink, s: string, delim: number, special: RegExp): void {
+/**
+ * Writes a CSV string cell, quoting it when needed. With a `field` (a cell, not the
+ * header), a string that is not plain ASCII is first checked for lone surrogates
+ * (`row` names it then): an ASCII one cannot hold any, so most cells skip the check.
+ */
+function writeCsvString(
+  sink: ByteSink,
+  s: string,
+  delim: number,
+  special: RegExp,
+  field: Field | null = null,
+  row = 0,
+): void {
   const n = s.length;
   if (n === 0) {
     sink.byte(QUOTE);
@@ -313,6 +341,7 @@ function writeCsvString(sink: ByteSink, s: string, delim: number, special: RegEx
       return;
     }
   }
+  if (field !== null && !s.isWellFormed()) throw notWellFormed(field, row);
   sink.text(special.test(s) ? `"${s.replaceAll('"', '""')}"` : s);
 }
 
@@ -400,7 +429,8 @@ export function renderRows(
       firstRow,
     );
   }
-  return { rendered: rendering, bytes: sink.take(), length: batch.length };
+  // The sink's own buffer, not a copy: nothing else holds it (a Worker moves it whole).
+  return { rendered: rendering, bytes: sink.buf.subarray(0, sink.pos), length: batch.length };
 }
 
 /** Writes a batch's rows, or rows rendered with the same options, through a sink. */
@@ -474,9 +504,9 @@ class CsvRows {
         const v = w.col.validity;
         if (v !== null && v[r] === 0) continue;
         if (w.col.type === "string" || w.col.type === "json") {
-          const s = w.col.values[r] as string;
-          if (!s.isWellFormed()) throw notWellFormed(w.field, firstRow + r);
-          writeCsvString(sink, s, delim, special);
+          writeCsvString(sink, w.col.values[r] as string, delim, special, w.field, firstRow + r);
+        } else if (w.col.type === "int64") {
+          writeInt64(sink, w.col.values, w.halves, r);
         } else {
           writeValue(sink, w, r, false);
         }

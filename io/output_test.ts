@@ -140,6 +140,26 @@ Deno.test("writeOutput() writes CSV in the documented forms", async () => {
   }
 });
 
+Deno.test("writeOutput() writes int64 cells of every digit count as their decimal text", async () => {
+  const dir = await makeTempDir();
+  try {
+    const edges = [0n, 9n, 10n, 99n, 100n, 999n, 1000n, 9999n, 10000n, 65536n, 2n ** 31n];
+    const more = [2n ** 53n - 1n, 2n ** 53n, 2n ** 63n - 1n];
+    const values = [...edges, ...more].flatMap((v) => [v, -v]).concat([-(2n ** 63n)]);
+    const schema: Schema = [{ name: "i", type: "int64", nullable: false }];
+    const batch: Batch = {
+      schema,
+      length: values.length,
+      columns: [{ type: "int64", values: BigInt64Array.from(values), validity: null }],
+    };
+    const path = `${dir}/ints.csv`;
+    await writeOutput(path, schema, [batch]);
+    assert.equal(await Deno.readTextFile(path), `i\n${values.map(String).join("\n")}\n`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("writeOutput() never leaves a half-written file under the final name", async (t) => {
   const dir = await makeTempDir();
   try {
