@@ -26,6 +26,8 @@ const MAX_KEY_CANDIDATES = 6;
 /** Most text columns considered as the source of another's words, whatever their cardinality. */
 const MAX_TEXT_SOURCES = 8;
 const TEXT_TYPES: ReadonlySet<string> = new Set(["string", "json"]);
+/** The conditioner that takes a text column of any cardinality as its dependency. */
+const WORDS = "text_within";
 /** A conditioned encoding must be at most this fraction of the plain one to be kept. */
 const MIN_GAIN = 0.9;
 /** Below this fraction on the sample, a conditioning is tried again on more rows. */
@@ -97,11 +99,13 @@ export function planColumns(
     for (let a = 0; a < others.length; a++) {
       for (let b = a + 1; b < others.length; b++) sets.push([others[a]!, others[b]!]);
     }
-    if (TEXT_TYPES.has(field.type)) {
-      for (const s of texts) if (s !== t && !others.includes(s)) sets.push([s]);
-    }
-    for (const deps of sets) {
-      const size = conditionedSize(sample, t, deps);
+    // A text column of many values is tried as a source of words only: as a key it
+    // would give every row a list of its own.
+    const wordSources = TEXT_TYPES.has(field.type)
+      ? texts.filter((s) => s !== t && !others.includes(s)).map((s) => [s])
+      : [];
+    for (const deps of [...sets, ...wordSources]) {
+      const size = conditionedSize(sample, t, deps, others.includes(deps[0]!) ? null : WORDS);
       if (size !== null && (!best || size < best.size)) best = { deps, size };
     }
     if (best && best.size < plain * MIN_GAIN) {
@@ -111,7 +115,12 @@ export function planColumns(
       // gains more on a whole chunk than on the sample: judge a near miss on up to
       // the chunk the blocks will really be.
       const wholePlain = plainSize(confirm, t, plans[field.name]!);
-      const whole = conditionedSize(confirm, t, best.deps);
+      const whole = conditionedSize(
+        confirm,
+        t,
+        best.deps,
+        others.includes(best.deps[0]!) ? null : WORDS,
+      );
       if (whole !== null && whole < wholePlain * MIN_GAIN) {
         // Gains are compared across columns below: count this one per sample's rows.
         const gain = (wholePlain - whole) * sample.length / confirm.length;
@@ -139,12 +148,21 @@ function plainSize(batch: Batch, t: number, plan: ColumnPlan): number {
   return trialSize(predictBlock(batch.columns[t]!, { field, plan, deps: [] }).bytes);
 }
 
-/** Smallest trial size of column `t` conditioned on `deps`, over every conditioner. */
-function conditionedSize(batch: Batch, t: number, deps: readonly number[]): number | null {
+/**
+ * Smallest trial size of column `t` conditioned on `deps`, over every conditioner (or
+ * only the one named `only`).
+ */
+function conditionedSize(
+  batch: Batch,
+  t: number,
+  deps: readonly number[],
+  only: string | null = null,
+): number | null {
   const field = batch.schema[t]!;
   const context = { field, deps: deps.map((d) => batch.columns[d]!), warn: () => {} };
   let best: number | null = null;
   for (const conditioner of conditionersFor(field)) {
+    if (only !== null && conditioner.id !== only) continue;
     const bytes = conditioner.encode(batch.columns[t]!, context);
     if (!bytes) continue;
     const size = trialSize(bytes);
