@@ -13,14 +13,24 @@
  *
  * Run directly: `deno run <perms> bench/cluster_bench.ts [source]` (default
  * flights-3m.parquet from the vega-datasets cache); `--scheduler [rounds]` runs only
- * the scheduler figure, `rounds` times (default 3).
+ * the scheduler figure, `rounds` times (default 3); `--scheduler [rounds] --cpu-prof DIR`
+ * also writes each process's V8 CPU profile (`deno run --cpu-prof`) under
+ * `DIR/master` and `DIR/bench-N` when the cluster stops.
  *
  * @module
  */
 import { join } from "node:path";
 import { ClusterClient } from "../client/cluster_client.ts";
 import type { JobCodec, JobRecord } from "../client/types.ts";
-import { type ServerProcess, spawnLocalMaster, spawnLocalWorker } from "../cli/spawn.ts";
+import {
+  MAIN_ENTRY,
+  MASTER_PERMISSIONS,
+  type ServerProcess,
+  spawnLocalMaster,
+  spawnLocalWorker,
+  WORKER_PERMISSIONS,
+} from "../cli/spawn.ts";
+import { spawnChildServer } from "../internal/child_server.ts";
 
 const CACHE = new URL("./.cache/", import.meta.url).pathname;
 
@@ -49,6 +59,28 @@ async function cpuSecondsOf(pid: number): Promise<number | null> {
   }
 }
 
+/**
+ * A master or worker as `spawnLocalMaster`/`spawnLocalWorker` start it, run under
+ * `--cpu-prof` (its profile written to `profDir/<name>` when it exits).
+ */
+async function spawnProfiled(
+  role: "master" | "worker",
+  name: string,
+  args: string[],
+  profDir: string,
+): Promise<ServerProcess> {
+  const server = await spawnChildServer(MAIN_ENTRY, [role, "--host", "127.0.0.1", ...args], {
+    permissions: [
+      "--cpu-prof",
+      `--cpu-prof-dir=${join(profDir, name)}`,
+      ...(role === "master" ? MASTER_PERMISSIONS : WORKER_PERMISSIONS),
+    ],
+    ready: /(?:Master|Worker \S+) serving at (http:\/\/\S+)/,
+    name: role,
+  });
+  return { ...server, role };
+}
+
 async function withCluster<T>(
   workers: number,
   fn: (
@@ -56,17 +88,37 @@ async function withCluster<T>(
     dir: string,
     pids: { master: number; workers: number[] },
   ) => Promise<T>,
+  profDir?: string,
 ): Promise<T> {
   await Deno.mkdir(CACHE, { recursive: true });
   const dir = await Deno.makeTempDir({ dir: CACHE, prefix: "cluster-bench-" });
   const children: ServerProcess[] = [];
   try {
     const quiet = ["--log-level", "warn"];
-    const master = await spawnLocalMaster({ dataDir: join(dir, "master"), args: quiet });
+    const master = profDir
+      ? await spawnProfiled("master", "master", [
+        "--port",
+        "0",
+        "--data-dir",
+        join(dir, "master"),
+        ...quiet,
+      ], profDir)
+      : await spawnLocalMaster({ dataDir: join(dir, "master"), args: quiet });
     children.push(master);
     for (let i = 0; i < workers; i++) {
+      const id = `bench-${i + 1}`;
       children.push(
-        await spawnLocalWorker({ master: master.url, id: `bench-${i + 1}`, args: quiet }),
+        profDir
+          ? await spawnProfiled("worker", id, [
+            "--master",
+            master.url,
+            "--port",
+            "0",
+            "--worker-id",
+            id,
+            ...quiet,
+          ], profDir)
+          : await spawnLocalWorker({ master: master.url, id, args: quiet }),
       );
     }
     const client = new ClusterClient(master.url);
@@ -147,9 +199,13 @@ export interface SchedulerRun extends ClusterRun {
  * `rounds` jobs on one cluster (the first also pays for the processes' warm-up).
  *
  * @param rounds Jobs to run (default 1).
+ * @param profDir Where the processes write their CPU profiles (default: not profiled).
  * @returns Each job's tasks per second end to end, and its phases.
  */
-export async function schedulerThroughput(rounds = 1): Promise<SchedulerRun[]> {
+export async function schedulerThroughput(
+  rounds = 1,
+  profDir?: string,
+): Promise<SchedulerRun[]> {
   return await withCluster(2, async (client, dir, pids) => {
     const source = join(dir, "small.csv");
     const lines = ["id,v,label"];
@@ -183,7 +239,7 @@ export async function schedulerThroughput(rounds = 1): Promise<SchedulerRun[]> {
       });
     }
     return runs;
-  });
+  }, profDir);
 }
 
 /**
@@ -209,7 +265,11 @@ function out(line: string): void {
 }
 
 if (import.meta.main && Deno.args[0] === "--scheduler") {
-  const runs = await schedulerThroughput(Number(Deno.args[1] ?? 3));
+  const at = Deno.args.indexOf("--cpu-prof");
+  const profDir = at >= 0 ? Deno.args[at + 1] : undefined;
+  if (at >= 0 && !profDir) throw new Error("--cpu-prof needs a directory");
+  const rounds = Deno.args[1] && !Deno.args[1].startsWith("--") ? Number(Deno.args[1]) : 3;
+  const runs = await schedulerThroughput(rounds, profDir);
   out(`scheduler: 1000 tasks x 100 rows on 2 workers, ${runs.length} jobs on one cluster:`);
   for (const r of runs) out(`  ${schedulerLine(r)}`);
 } else if (import.meta.main) {
