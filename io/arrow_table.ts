@@ -55,8 +55,6 @@ import type { ForcedType } from "./types.ts";
 const MS_PER_DAY = 86400000n;
 const utf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const encoder = new TextEncoder();
-/** A code unit of 0x80 or above: text without one is ASCII. */
-const NON_ASCII = /[\u0080-\uffff]/;
 
 function unpackBits(bits: Uint8Array, off: number, len: number): Uint8Array {
   const out = new Uint8Array(len);
@@ -348,18 +346,11 @@ export function columnToArrow(col: Column, field: Field): arrow.Data {
       // UTF-8 cannot hold), then the whole column is encoded in one call: one call per
       // string cost more than the rest of the conversion.
       const offsets = new Int32Array(length + 1);
-      const joined = (col.values as string[]).join("");
-      if (joined.length <= 2147483647 && !NON_ASCII.test(joined)) {
-        // ASCII text (the common case) is one byte per code unit: the offsets are the
-        // JS lengths, without a pass over every character.
-        for (let i = 0, at = 0; i < length; i++) {
-          at += (col.values[i] as string).length;
-          offsets[i + 1] = at;
-        }
-        const buf = new Uint8Array(joined.length);
-        encoder.encodeInto(joined, buf);
-        return arrow.makeData({ ...props, valueOffsets: offsets, data: buf } as never);
+      const ascii = asciiColumn(col.values as string[], length, offsets);
+      if (ascii !== null) {
+        return arrow.makeData({ ...props, valueOffsets: offsets, data: ascii } as never);
       }
+      const joined = (col.values as string[]).join("");
       let total = 0;
       for (let i = 0; i < length; i++) {
         const s = col.values[i] as string;
@@ -398,6 +389,35 @@ export function columnToArrow(col: Column, field: Field): arrow.Data {
       return arrow.makeData({ ...props, valueOffsets: offsets, data: buf } as never);
     }
   }
+}
+
+/**
+ * The UTF-8 bytes of a column of ASCII strings (the common case: one byte per code
+ * unit), written in one pass with their offsets, or null at the first string that is
+ * not ASCII (the caller then counts and encodes the general way).
+ */
+function asciiColumn(values: string[], length: number, offsets: Int32Array): Uint8Array | null {
+  let buf = new Uint8Array(Math.max(64, length * 8));
+  let at = 0;
+  for (let i = 0; i < length; i++) {
+    const s = values[i] as string;
+    const n = s.length;
+    if (at + n > buf.length) {
+      if (at + n > 2147483647) return null;
+      const bigger = new Uint8Array(Math.min(2147483647, Math.max(buf.length * 2, at + n)));
+      bigger.set(buf.subarray(0, at));
+      buf = bigger;
+    }
+    for (let j = 0; j < n; j++) {
+      const c = s.charCodeAt(j);
+      if (c >= 0x80) return null;
+      buf[at + j] = c;
+    }
+    at += n;
+    offsets[i + 1] = at;
+  }
+  // A buffer of its own, the exact size: the one a Worker moves and Arrow writes.
+  return buf.slice(0, at);
 }
 
 function loneSurrogate(row: number, field: Field): IoError {

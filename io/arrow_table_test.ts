@@ -319,6 +319,27 @@ Deno.test("columnToArrow() encodes text of every width exactly, and refuses a lo
   }
 });
 
+Deno.test("columnToArrow() writes ASCII text in one pass, growing its buffer, and falls back at the first other string", () => {
+  const field = { name: "t", type: "string", nullable: false } as const;
+  const utf8 = new TextEncoder();
+  const cases = [
+    ["SEA", "LAX", ""], // short ASCII
+    Array.from({ length: 50 }, (_, i) => "y".repeat(i * 7)), // past the first buffer's guess
+    ["ab", "x".repeat(300), "cd", "é", "ef"], // ASCII first, then not
+    ["ASCII", "日本", "abc".repeat(40)],
+  ];
+  for (const values of cases) {
+    const data = columnToArrow({ type: "string", values, validity: null }, field);
+    assert.deepEqual(arrow.makeVector(data).toArray(), values);
+    const bytes = values.map((v) => utf8.encode(v));
+    assert.deepEqual(
+      [...data.valueOffsets],
+      [0, ...bytes.map((_, i) => bytes.slice(0, i + 1).reduce((n, b) => n + b.length, 0))],
+    );
+    assert.equal(data.values.length, data.valueOffsets.at(-1));
+  }
+});
+
 Deno.test("tableToBatches() keeps Float32 and Float16 bit for bit, and widens them when forced", async (t) => {
   const schema = [
     { name: "f32", type: "float32", nullable: true },
