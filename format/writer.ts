@@ -200,6 +200,9 @@ export class ArchiveWriter {
     await writer.#write(preamble);
     await writer.#write(headerBytes);
     await writer.#write(headerSha);
+    // The header goes to the file at once: a temp file is never empty once created
+    // (what a process killed mid-write leaves behind is recognisably an archive's start).
+    await writer.#flush();
     return writer;
   }
 
