@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { basename, dirname, extname, join } from "node:path";
+import { nodePath } from "../internal/node_path.ts";
 import { setting, urlParser } from "../internal/config.ts";
 import { tokenSetting } from "./cluster.ts";
 import { PermafrostError } from "../internal/errors.ts";
@@ -50,7 +50,7 @@ function formatOf(out: string, given: unknown): Format {
     return given as Format;
   }
   if (out === "-") return "csv";
-  const format = BY_EXTENSION[extname(out).toLowerCase()];
+  const format = BY_EXTENSION[nodePath().extname(out).toLowerCase()];
   if (!format) {
     throw new UsageError(
       `Cannot tell the format of '${out}': name it .csv, .jsonl or .arrow, or pass --format (the catalog serves ${
@@ -172,6 +172,7 @@ async function copy(
 
 /** Writes a body beside `out`, then renames it into place; nothing is left on failure. */
 async function toFile(body: ReadableStream<Uint8Array>, out: string): Promise<number> {
+  const { basename, dirname, join } = nodePath();
   const temp = join(dirname(out), `.${basename(out)}.catalog-${crypto.randomUUID().slice(0, 8)}`);
   const file = await Deno.open(temp, { write: true, createNew: true });
   try {

@@ -8,7 +8,6 @@
  * @module
  */
 import { STORAGE_ENV } from "../storage/env.ts";
-import { fileURLToPath } from "node:url";
 import {
   type ChildServer,
   type ChildServerOptions,
@@ -16,7 +15,18 @@ import {
 } from "../internal/child_server.ts";
 
 /** The entry the children run: the `permafrost` command. */
-export const MAIN_ENTRY = fileURLToPath(new URL("../main.ts", import.meta.url));
+export const MAIN_ENTRY = filePath(new URL("../main.ts", import.meta.url));
+
+/**
+ * The path of a `file:` URL, as `node:url`'s `fileURLToPath` gives it (percent-decoded;
+ * on Windows without the leading slash, with backslashes). Not `node:url` itself: the
+ * router loads this module for `--help`, and a Node module makes a process bootstrap
+ * Node compatibility, ~6 ms of CPU.
+ */
+function filePath(url: URL): string {
+  const path = decodeURIComponent(url.pathname);
+  return Deno.build.os === "windows" ? path.slice(1).replaceAll("/", "\\") : path;
+}
 
 /** Permissions of a master process. */
 export const MASTER_PERMISSIONS: readonly string[] = Object.freeze([

@@ -9,7 +9,7 @@
  * @module
  */
 import { STORAGE_ENV } from "../storage/env.ts";
-import { join, resolve } from "node:path";
+import { nodePath } from "../internal/node_path.ts";
 import { type ChildServer, spawnChildServer } from "../internal/child_server.ts";
 import { portParser } from "../internal/config.ts";
 import { textLine } from "../internal/log.ts";
@@ -71,7 +71,7 @@ export const startCommand = command({
     if (!Number.isInteger(workers) || workers < 0 || workers > 64) {
       throw new UsageError(`--workers must be an integer 0..64, got '${flags.workers}'`);
     }
-    const dataDir = resolve(String(flags["data-dir"] ?? ".permafrost"));
+    const dataDir = nodePath().resolve(String(flags["data-dir"] ?? ".permafrost"));
     const masterPort = portFlag("master-port", flags["master-port"]);
     const workerPort = portFlag("worker-port", flags["worker-port"]);
     const catalogPort = portFlag("catalog-port", flags["catalog-port"]);
@@ -89,6 +89,7 @@ interface LocalPlan {
 
 async function runLocal(plan: LocalPlan, io: CliIo): Promise<number> {
   const { dataDir } = plan;
+  const { join } = nodePath();
   const stop = stopSignal(io.signal);
   const servers: ChildServer[] = [];
   // The children log JSON (their output is a pipe); warnings and errors are shown

@@ -134,8 +134,9 @@ Deno.test("audit, peek and verify load neither node:zlib nor node:crypto up fron
 Deno.test("--help, audit, peek and verify load no Node module up front", async () => {
   // Any one of them makes the process bootstrap Node compatibility before its first
   // line runs, ~6 ms of CPU: they load where used (internal/node_path.ts, the storage
-  // registry's scopes, cli/command.ts's parseArgs for what its own parse leaves).
-  const graph = await runtimeGraph([MAIN, ARCHIVE_FAMILY, new URL("ops/inspect.ts", ROOT)], {
+  // registry's scopes, cli/command.ts's parseArgs for what its own parse leaves;
+  // cli/spawn.ts reads its file URL without node:url).
+  const graph = await runtimeGraph([MAIN, ...FAMILY_MODULES, new URL("ops/inspect.ts", ROOT)], {
     evaluated: true,
   });
   const node = [...graph].filter(([s]) => s.startsWith("node:"))
