@@ -6,7 +6,9 @@
  *
  * @module
  */
+import assert from "node:assert/strict";
 import { type Batch, type Schema, sliceBatch } from "../../format/column.ts";
+import { sha256Hex } from "../../format/_hash.ts";
 import type { ColumnPlan } from "../../format/header.ts";
 import { planColumns } from "../../format/plan.ts";
 import { localKeyProvider } from "../../format/local_key.ts";
@@ -276,6 +278,32 @@ export async function writeTinyPlaces(path: string): Promise<WrittenArchive> {
     chunkRows: PLACES_ROWS,
     plans: planColumns(batch),
   });
+}
+
+/**
+ * Asserts that a golden file still has its pinned SHA-256 and that `write`, today's
+ * writer, produces exactly its bytes again (into `.tmp/golden/`).
+ *
+ * @param golden The committed golden file.
+ * @param sha256 Its pinned SHA-256.
+ * @param write Writes the same archive to the path it is given.
+ * @param hint What a writer change means for this file, for the failure.
+ */
+export async function assertWriterReproduces(
+  golden: string,
+  sha256: string,
+  write: (path: string) => Promise<unknown>,
+  hint = "bump the minor version, update FORMAT.md and add a golden file",
+): Promise<void> {
+  assert.equal(sha256Hex(await Deno.readFile(golden)), sha256, "the committed golden file changed");
+  await Deno.mkdir(".tmp/golden", { recursive: true });
+  const again = `.tmp/golden/rewritten_${golden.split("/").pop()}`;
+  await write(again);
+  assert.equal(
+    sha256Hex(await Deno.readFile(again)),
+    sha256,
+    `the writer's bytes changed: ${hint}`,
+  );
 }
 
 if (import.meta.main) {
