@@ -162,6 +162,12 @@ export async function makeArchive(
  */
 export const UNINTERRUPTIBLE_SQL = "select list_reduce(range(3000000), (a, b) -> a + b) as n";
 
+/**
+ * {@link UNINTERRUPTIBLE_SQL} over 10,000,000 numbers (~10 s on an idle machine): for a
+ * time limit of seconds, which the shorter one can finish within (2.6 s seen in CI).
+ */
+export const LONG_UNINTERRUPTIBLE_SQL = "select list_reduce(range(10000000), (a, b) -> a + b) as n";
+
 /** A log sink that tests can wait on. */
 export interface LogWatch {
   /** The sink to give `createLogger`. */

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import { until } from "../../internal/_test_utils.ts";
 import { join } from "node:path";
-import { UNINTERRUPTIBLE_SQL } from "../../catalog/_test_utils.ts";
+import { LONG_UNINTERRUPTIBLE_SQL } from "../../catalog/_test_utils.ts";
 import {
   type CatalogProcess,
   E2E_CATALOG_TMP,
@@ -115,7 +115,7 @@ Deno.test("catalog serve answers 408 at the SQL time limit while another query g
       const sql = (query: string) =>
         request(`${server.url}/sql`, { method: "POST", body: JSON.stringify({ query }) });
       const order: string[] = [];
-      const long = sql(UNINTERRUPTIBLE_SQL).then((r) => {
+      const long = sql(LONG_UNINTERRUPTIBLE_SQL).then((r) => {
         order.push("long");
         return r;
       });
