@@ -233,14 +233,18 @@ export function writePlaneRange(
 /**
  * ORs planes `from` to `to - 1` back into values (the inverse of {@linkcode writePlaneRange}).
  *
- * @param src Plane bytes: exactly `(to - from) * (words.length / 2)` of them.
+ * @param src Plane bytes: `(to - from)` planes of `stride` bytes each.
  * @param range Planes held by `src`: `[from, to)`.
- * @param words Destination values as words, zero where no plane is read.
+ * @param words Destination values as words, zero where no plane is read; the first
+ *   `words.length / 2` values of each plane are read.
+ * @param stride Bytes of one plane in `src` (default `words.length / 2`; more when
+ *   only the first values of each plane are wanted).
  */
 export function readPlaneRange(
   src: Uint8Array,
   range: readonly [from: number, to: number],
   words: Uint32Array,
+  stride: number = words.length >>> 1,
 ): void {
   const n = words.length >>> 1;
   let at = 0;
@@ -252,7 +256,7 @@ export function readPlaneRange(
     } else {
       for (let i = 0; i < n; i++) words[2 * i + w]! |= src[at + i]! << shift;
     }
-    at += n;
+    at += stride;
   }
 }
 
@@ -311,18 +315,8 @@ export function readPlanes(reader: ByteReader, count: number, keep = count): Uin
     );
   }
   const src = reader.bytes(width * count, `${width} byte planes of ${count} values`);
-  if (keep >= count) {
-    const words = new Uint32Array(count * 2);
-    readPlaneRange(src, [0, width], words);
-    return words;
-  }
-  const words = new Uint32Array(Math.max(0, keep) * 2);
-  for (let p = 0; p < width; p++) {
-    const w = p < 4 ? 0 : 1;
-    const shift = (p & 3) * 8;
-    const at = p * count;
-    for (let i = 0; i < keep; i++) words[2 * i + w]! |= src[at + i]! << shift;
-  }
+  const words = new Uint32Array(Math.max(0, Math.min(keep, count)) * 2);
+  readPlaneRange(src, [0, width], words, count);
   return words;
 }
 
