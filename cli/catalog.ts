@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { nodePath } from "../internal/node_path.ts";
+import { nodePath } from "../internal/node_builtin.ts";
 import { setting, urlParser } from "../internal/config.ts";
 import { tokenSetting } from "./cluster.ts";
 import { PermafrostError } from "../internal/errors.ts";

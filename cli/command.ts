@@ -17,6 +17,7 @@
 import { type ConfigTable, loadConfig, processEnv } from "../internal/config.ts";
 import type { CliIo } from "./io.ts";
 import { UsageError } from "./errors.ts";
+import { requireNodeBuiltin } from "../internal/node_builtin.ts";
 
 /** A flag of a command that no `PERMAFROST_*` setting backs. */
 export interface Flag {
@@ -205,12 +206,7 @@ export function parseCommand<S extends ConfigTable>(
 
 /** `node:util`, loaded the first time a command line needs its `parseArgs`. */
 function nodeUtil(): typeof import("node:util") {
-  const process = (globalThis as {
-    process?: { getBuiltinModule?: (id: string) => unknown };
-  }).process;
-  const util = process?.getBuiltinModule?.("node:util") as typeof import("node:util") | undefined;
-  if (!util) throw new Error("node:util cannot be loaded synchronously in this runtime");
-  return util;
+  return requireNodeBuiltin<typeof import("node:util")>("node:util");
 }
 
 /**

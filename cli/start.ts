@@ -9,7 +9,7 @@
  * @module
  */
 import { STORAGE_ENV } from "../storage/env.ts";
-import { nodePath } from "../internal/node_path.ts";
+import { nodePath } from "../internal/node_builtin.ts";
 import { type ChildServer, spawnChildServer } from "../internal/child_server.ts";
 import { portParser } from "../internal/config.ts";
 import { textLine } from "../internal/log.ts";

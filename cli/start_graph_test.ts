@@ -133,7 +133,7 @@ Deno.test("audit, peek and verify load neither node:zlib nor node:crypto up fron
 
 Deno.test("--help, audit, peek and verify load no Node module up front", async () => {
   // Any one of them makes the process bootstrap Node compatibility before its first
-  // line runs, ~6 ms of CPU: they load where used (internal/node_path.ts, the storage
+  // line runs, ~6 ms of CPU: they load where used (internal/node_builtin.ts, the storage
   // registry's scopes, cli/command.ts's parseArgs for what its own parse leaves;
   // cli/spawn.ts reads its file URL without node:url).
   const graph = await runtimeGraph([MAIN, ...FAMILY_MODULES, new URL("ops/inspect.ts", ROOT)], {

@@ -47,6 +47,7 @@
 import { type Codec, levelFor } from "./codec.ts";
 import { CodecError, messageOf } from "./errors.ts";
 import { zstdDecompress } from "./_zstd_decompress.ts";
+import { requireNodeBuiltin } from "../internal/node_builtin.ts";
 
 type Zlib = typeof import("node:zlib");
 
@@ -67,13 +68,7 @@ async function loadZlib(): Promise<Zlib> {
  * trial is synchronous); `process.getBuiltinModule` gives the same module object.
  */
 function zlibSync(): Zlib {
-  if (zlib !== null) return zlib;
-  const process = (globalThis as {
-    process?: { getBuiltinModule?: (id: string) => unknown };
-  }).process;
-  const lib = process?.getBuiltinModule?.("node:zlib") as Zlib | undefined;
-  if (!lib) throw new Error("node:zlib cannot be loaded synchronously in this runtime");
-  return zlib = lib;
+  return zlib ??= requireNodeBuiltin<Zlib>("node:zlib");
 }
 
 /**

@@ -23,6 +23,7 @@
  *
  * @module
  */
+import { nodeBuiltin } from "../internal/node_builtin.ts";
 
 type NodeCrypto = typeof import("node:crypto");
 type NodeHash = ReturnType<NodeCrypto["createHash"]>;
@@ -34,13 +35,7 @@ let native: NodeCrypto | null = null;
 
 /** `node:crypto`, loaded on first call; null where the runtime cannot load it synchronously. */
 function nativeCrypto(): NodeCrypto | null {
-  if (native === null) {
-    const process = (globalThis as {
-      process?: { getBuiltinModule?: (id: string) => unknown };
-    }).process;
-    native = (process?.getBuiltinModule?.("node:crypto") as NodeCrypto | undefined) ?? null;
-  }
-  return native;
+  return native ??= nodeBuiltin<NodeCrypto>("node:crypto");
 }
 
 /** A native hash when `node:crypto` is loaded or `size` is worth loading it for. */

@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { nodePath } from "../internal/node_path.ts";
+import { nodePath } from "../internal/node_builtin.ts";
 import { FormatError } from "./errors.ts";
 
 /** Random access to an archive's bytes. */

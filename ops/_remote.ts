@@ -14,7 +14,7 @@
  *
  * @module
  */
-import { nodePath } from "../internal/node_path.ts";
+import { nodePath } from "../internal/node_builtin.ts";
 import { ArchiveReader, type OpenOptions } from "../format/reader.ts";
 import type { ArchiveIndex } from "../format/reader.ts";
 import { openRangeReader } from "../storage/range_reader.ts";

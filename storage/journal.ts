@@ -17,11 +17,11 @@
  *
  * @module
  */
-import { nodePath } from "../internal/node_path.ts";
+import { nodePath } from "../internal/node_builtin.ts";
 import { StorageError } from "./errors.ts";
 import type { ObjectStore, Upload } from "./store.ts";
 
-/** `node:path`'s `join`, loaded on first use (see `internal/node_path.ts`). */
+/** `node:path`'s `join`, loaded on first use (see `internal/node_builtin.ts`). */
 function join(...parts: string[]): string {
   return nodePath().join(...parts);
 }

@@ -19,6 +19,7 @@ import { StorageError } from "./errors.ts";
 import { journaled } from "./journal.ts";
 import type { ObjectStore } from "./store.ts";
 import { isRemote, parseUri } from "./uri.ts";
+import { requireNodeBuiltin } from "../internal/node_builtin.ts";
 
 /** Reads a setting by its variable's name. */
 type SettingReader = (name: string) => string | undefined;
@@ -58,13 +59,7 @@ interface Scope {
 let scopes: AsyncLocalStorage<Scope> | null = null;
 
 function newScopes(): AsyncLocalStorage<Scope> {
-  const process = (globalThis as {
-    process?: { getBuiltinModule?: (id: string) => unknown };
-  }).process;
-  const hooks = process?.getBuiltinModule?.("node:async_hooks") as
-    | typeof import("node:async_hooks")
-    | undefined;
-  if (!hooks) throw new Error("node:async_hooks cannot be loaded synchronously in this runtime");
+  const hooks = requireNodeBuiltin<typeof import("node:async_hooks")>("node:async_hooks");
   return new hooks.AsyncLocalStorage<Scope>();
 }
 

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { nodePath } from "../internal/node_path.ts";
+import { nodePath } from "../internal/node_builtin.ts";
 import { storeFor } from "./registry.ts";
 import type { ObjectInfo } from "./store.ts";
 
