@@ -48,3 +48,36 @@ export async function readerAt(
   assert.ok(tar.success, new TextDecoder().decode(tar.stderr));
   return await import(`${dir}/format/reader.ts`) as typeof import("../format/reader.ts");
 }
+
+/**
+ * Opens `path` with an older reader (from {@link readerAt}) and asserts that reading
+ * its rows fails with `code` (and a message matching `message`), never yields them all.
+ *
+ * @param old The older `format/reader.ts`.
+ * @param path The archive.
+ * @param code The expected error code, e.g. `UNKNOWN_PREDICTOR`.
+ * @param message A pattern its message must match, when given.
+ */
+export async function assertReadRefused(
+  old: typeof import("../format/reader.ts"),
+  path: string,
+  code: string,
+  message?: RegExp,
+): Promise<void> {
+  const reader = await old.ArchiveReader.open(path);
+  try {
+    await assert.rejects(
+      (async () => {
+        for await (const _ of reader.read()) { /* drain */ }
+      })(),
+      (err: unknown) => {
+        assert.ok(err instanceof Error && "code" in err, String(err));
+        assert.equal(err.code, code);
+        if (message) assert.match(err.message, message);
+        return true;
+      },
+    );
+  } finally {
+    reader.close();
+  }
+}

@@ -8,7 +8,7 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { historyHas, readerAt } from "../_history.ts";
+import { assertReadRefused, historyHas, readerAt } from "../_history.ts";
 import { type Batch, concatBatches } from "../../format/column.ts";
 import { ArchiveReader } from "../../format/reader.ts";
 import { assertColumnEqual } from "../../format/_test_utils.ts";
@@ -56,21 +56,11 @@ Deno.test({
   ignore: !history, // a shallow clone has no history to take it from
   fn: async () => {
     const old = await readerAt(BEFORE_PREDICTORS, `${Deno.cwd()}/${TMP}/reader_before_places`);
-    const reader = await old.ArchiveReader.open(GOLDEN);
-    try {
-      await assert.rejects(
-        (async () => {
-          for await (const _ of reader.read()) { /* drain */ }
-        })(),
-        (err: unknown) => {
-          assert.ok(err instanceof Error && "code" in err, String(err));
-          assert.equal(err.code, "UNKNOWN_PREDICTOR");
-          assert.match(err.message, /'text_lines'|'text_within'|'decimal_dms'/);
-          return true;
-        },
-      );
-    } finally {
-      reader.close();
-    }
+    await assertReadRefused(
+      old,
+      GOLDEN,
+      "UNKNOWN_PREDICTOR",
+      /'text_lines'|'text_within'|'decimal_dms'/,
+    );
   },
 });
