@@ -14,7 +14,7 @@
  * @module
  */
 import { predictBlock, trialSize } from "./block_encode.ts";
-import { type Batch, type Column, sliceBatch } from "./column.ts";
+import { type Batch, type Column, sliceBatch, TEXT_TYPES } from "./column.ts";
 import type { ColumnPlan } from "./header.ts";
 import { conditionersFor } from "./predictors/trial.ts";
 import type { Quantization } from "./predictors/predictor.ts";
@@ -25,7 +25,6 @@ export const MAX_KEY_CARDINALITY = 1024;
 const MAX_KEY_CANDIDATES = 6;
 /** Most text columns considered as the source of another's words, whatever their cardinality. */
 const MAX_TEXT_SOURCES = 8;
-const TEXT_TYPES: ReadonlySet<string> = new Set(["string", "json"]);
 /** The conditioner that takes a text column of any cardinality as its dependency. */
 const WORDS = "text_within";
 /** A conditioned encoding must be at most this fraction of the plain one to be kept. */

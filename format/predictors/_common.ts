@@ -28,8 +28,8 @@ export const INT_TYPES: ReadonlySet<ColumnType> = new Set([
   "decimal",
 ]);
 
-/** Column types held as `string[]`, which the text predictors encode. */
-export const TEXT_TYPES: ReadonlySet<ColumnType> = new Set(["string", "json"]);
+/** Column types held as `string[]`, which the text predictors encode (the column model's set). */
+export { TEXT_TYPES } from "../column.ts";
 
 /**
  * The 64-bit values of a column an integer predictor encodes, or null when they are
