@@ -27,6 +27,7 @@ import type { Column, Field, StringColumn } from "../column.ts";
 import { FormatError } from "../errors.ts";
 import { checkDecodeField, expectColumn, openBlock, TEXT_TYPES, textColumn } from "./_common.ts";
 import { varintSize, writeVarint } from "./_ints.ts";
+import { depTokens } from "./_keys.ts";
 import { planTexts, readTexts, writeTexts } from "./_text.ts";
 import type { DecodeContext, EncodeContext, Predictor } from "./predictor.ts";
 
@@ -61,13 +62,11 @@ function wordsOf(s: string, starts: number[], ends: number[]): number {
   return count;
 }
 
-/** The dependency's value at each row, a null slot as "". */
+/** The one text dependency's value at each row, a null slot as "" (its key token). */
 function depStrings(deps: readonly Column[]): readonly string[] | null {
   const dep = deps[0];
   if (deps.length !== 1 || dep === undefined || !TEXT_TYPES.has(dep.type)) return null;
-  const values = dep.values as readonly string[];
-  const { validity } = dep;
-  return validity === null ? values : values.map((v, i) => (validity[i] === 0 ? "" : v));
+  return depTokens(dep) as readonly string[];
 }
 
 function encode(column: Column, context: EncodeContext): Uint8Array | null {
