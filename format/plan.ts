@@ -92,20 +92,27 @@ export function planColumns(
     const conditioners = conditionersFor(field);
     if (conditioners.length === 0) return;
     const plain = plainSize(sample, t, plans[field.name]!);
-    let best: { deps: number[]; size: number } | null = null;
+    let best: { deps: number[]; only: string | null; size: number } | null = null;
     const others = keys.filter((k) => k !== t);
-    const sets: number[][] = others.map((k) => [k]);
+    const sets: { deps: number[]; only: string | null }[] = others.map((k) => ({
+      deps: [k],
+      only: null,
+    }));
     for (let a = 0; a < others.length; a++) {
-      for (let b = a + 1; b < others.length; b++) sets.push([others[a]!, others[b]!]);
+      for (let b = a + 1; b < others.length; b++) {
+        sets.push({ deps: [others[a]!, others[b]!], only: null });
+      }
     }
     // A text column of many values is tried as a source of words only: as a key it
     // would give every row a list of its own.
-    const wordSources = TEXT_TYPES.has(field.type)
-      ? texts.filter((s) => s !== t && !others.includes(s)).map((s) => [s])
-      : [];
-    for (const deps of [...sets, ...wordSources]) {
-      const size = conditionedSize(sample, t, deps, others.includes(deps[0]!) ? null : WORDS);
-      if (size !== null && (!best || size < best.size)) best = { deps, size };
+    if (TEXT_TYPES.has(field.type)) {
+      for (const s of texts) {
+        if (s !== t && !others.includes(s)) sets.push({ deps: [s], only: WORDS });
+      }
+    }
+    for (const { deps, only } of sets) {
+      const size = conditionedSize(sample, t, deps, only);
+      if (size !== null && (!best || size < best.size)) best = { deps, only, size };
     }
     if (best && best.size < plain * MIN_GAIN) {
       proposals.push({ target: t, deps: best.deps, gain: plain - best.size });
@@ -114,12 +121,7 @@ export function planColumns(
       // gains more on a whole chunk than on the sample: judge a near miss on up to
       // the chunk the blocks will really be.
       const wholePlain = plainSize(confirm, t, plans[field.name]!);
-      const whole = conditionedSize(
-        confirm,
-        t,
-        best.deps,
-        others.includes(best.deps[0]!) ? null : WORDS,
-      );
+      const whole = conditionedSize(confirm, t, best.deps, best.only);
       if (whole !== null && whole < wholePlain * MIN_GAIN) {
         // Gains are compared across columns below: count this one per sample's rows.
         const gain = (wholePlain - whole) * sample.length / confirm.length;
