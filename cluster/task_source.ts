@@ -284,9 +284,6 @@ export async function readTaskRows(read: TaskRead, readers?: ParquetReaders): Pr
  */
 async function readCsvWindow(read: TaskRead): Promise<Batch> {
   const { path, identity, window } = read;
-  if (identity && window.end - window.start <= SYNC_WINDOW_BYTES) {
-    return await readSmallCsvWindow(read, identity);
-  }
   let file: Deno.FsFile;
   try {
     file = await openForRead(path);
@@ -294,13 +291,19 @@ async function readCsvWindow(read: TaskRead): Promise<Batch> {
     throw identity ? sourceChanged(path, identity, null) : err;
   }
   try {
+    const range = { start: window.start, end: window.end };
+    const options = { batchRows: window.batch_rows, delimiter: read.delimiter };
+    if (identity && window.end - window.start <= SYNC_WINDOW_BYTES) {
+      checkIdentity(path, identity, handleIdentitySync(file));
+      const bytes = readRangeSync(file, path, window.start, window.end);
+      checkIdentity(path, identity, handleIdentitySync(file));
+      return await cutWindow(read, readCsvRange(path, read.schema, range, { ...options, bytes }));
+    }
     if (identity) checkIdentity(path, identity, await handleIdentity(file));
-    const batches = readCsvRange(path, read.schema, { start: window.start, end: window.end }, {
-      batchRows: window.batch_rows,
-      delimiter: read.delimiter,
-      file,
-    });
-    const chunk = await cutWindow(read, batches);
+    const chunk = await cutWindow(
+      read,
+      readCsvRange(path, read.schema, range, { ...options, file }),
+    );
     if (identity) checkIdentity(path, identity, await handleIdentity(file));
     return chunk;
   } finally {
@@ -318,31 +321,6 @@ async function readCsvWindow(read: TaskRead): Promise<Batch> {
  * the regular file the job was accepted for before a byte is read.
  */
 const SYNC_WINDOW_BYTES = 256 << 10;
-
-/** {@link readCsvWindow} of a small window: its bytes read synchronously, then parsed. */
-async function readSmallCsvWindow(read: TaskRead, identity: FileIdentity): Promise<Batch> {
-  const { path, window } = read;
-  let file: Deno.FsFile;
-  try {
-    file = await Deno.open(path, { read: true });
-  } catch {
-    throw sourceChanged(path, identity, null);
-  }
-  let bytes: Uint8Array;
-  try {
-    checkIdentity(path, identity, handleIdentitySync(file));
-    bytes = readRangeSync(file, path, window.start, window.end);
-    checkIdentity(path, identity, handleIdentitySync(file));
-  } finally {
-    file.close();
-  }
-  const batches = readCsvRange(path, read.schema, { start: window.start, end: window.end }, {
-    batchRows: window.batch_rows,
-    delimiter: read.delimiter,
-    bytes,
-  });
-  return await cutWindow(read, batches);
-}
 
 /** Bytes `[start, end)` of an open file, fewer when the file ends first. */
 function readRangeSync(file: Deno.FsFile, path: string, start: number, end: number): Uint8Array {
