@@ -16,6 +16,7 @@
  *
  * @module
  */
+import { codesOf, withCodes } from "../coded_strings.ts";
 import type { Column, Field } from "../column.ts";
 import { FormatError } from "../errors.ts";
 import { intColumn } from "./_common.ts";
@@ -104,6 +105,80 @@ export function depKeys(
   field: Field,
   encoding: boolean,
 ): [readonly Token[], readonly Token[] | null] {
+  checkDeps(id, deps, length, field, encoding);
+  return [depTokens(deps[0]!), deps[1] === undefined ? null : depTokens(deps[1])];
+}
+
+/**
+ * Checks the dependencies and returns the rows' key ids: what `keyIds(...depKeys(...))`
+ * returns, but a string dependency a dictionary decoder built (`coded_strings.ts`) is
+ * numbered from its codes, with no hashing of its strings per row.
+ */
+export function depKeyIds(
+  id: string,
+  deps: readonly Column[],
+  length: number,
+  field: Field,
+  encoding: boolean,
+): { ids: Int32Array; count: number } {
+  checkDeps(id, deps, length, field, encoding);
+  const first = depIds(deps[0]!);
+  return deps[1] === undefined ? first : pairIds(first, depIds(deps[1]), length);
+}
+
+/** A dependency's dense ids (see {@link denseIds}): from its codes when it has them. */
+function depIds(dep: Column): { ids: Int32Array; count: number } {
+  if ((dep.type === "string" || dep.type === "json") && dep.validity === null) {
+    const coded = codesOf(dep.values);
+    if (coded !== undefined) return codedIds(dep.values, coded.codes, coded.dictionary);
+  }
+  return denseIds(depTokens(dep));
+}
+
+/**
+ * {@link denseIds} of strings known as codes into a dictionary: an id per code on its
+ * first row, through the text (so two codes of equal texts share one id), the same ids
+ * as the strings would get. A row whose value is not its code's entry is numbered
+ * through its text too.
+ */
+function codedIds(
+  values: readonly string[],
+  codes: Uint8Array | Uint16Array | Uint32Array,
+  dictionary: readonly string[],
+): { ids: Int32Array; count: number } {
+  const idOf = new Map<Token, number>();
+  const idOfCode = new Int32Array(dictionary.length).fill(-1);
+  const n = values.length;
+  const ids = new Int32Array(n);
+  const byText = (t: string): number => {
+    let id = idOf.get(t);
+    if (id === undefined) {
+      id = idOf.size;
+      idOf.set(t, id);
+    }
+    return id;
+  };
+  for (let i = 0; i < n; i++) {
+    const c = codes[i]!;
+    const v = values[i]!;
+    if (v !== dictionary[c]) {
+      ids[i] = byText(v);
+      continue;
+    }
+    let id = idOfCode[c]!;
+    if (id < 0) id = idOfCode[c] = byText(v);
+    ids[i] = id;
+  }
+  return { ids, count: idOf.size };
+}
+
+function checkDeps(
+  id: string,
+  deps: readonly Column[],
+  length: number,
+  field: Field,
+  encoding: boolean,
+): void {
   const code = encoding ? "BAD_ARGUMENT" : "CORRUPT";
   const action = encoding ? "encode" : "decode";
   if (deps.length !== 1 && deps.length !== 2) {
@@ -122,7 +197,6 @@ export function depKeys(
       );
     }
   }
-  return [depTokens(deps[0]!), deps[1] === undefined ? null : depTokens(deps[1])];
 }
 
 /** Numbers each distinct token from 0, in order of first appearance. */
@@ -154,8 +228,15 @@ export function keyIds(
 ): { ids: Int32Array; count: number } {
   const first = denseIds(a);
   if (b === null) return first;
-  const second = denseIds(b);
-  const n = a.length;
+  return pairIds(first, denseIds(b), a.length);
+}
+
+/** Key ids of the pairs of two dependencies' dense ids (see {@link keyIds}). */
+function pairIds(
+  first: { ids: Int32Array; count: number },
+  second: { ids: Int32Array; count: number },
+  n: number,
+): { ids: Int32Array; count: number } {
   const wide = second.count;
   const ids = new Int32Array(n);
   let count = 0;
@@ -204,7 +285,7 @@ export function columnOfEntries(
   if (!(dictionary instanceof Uint32Array)) {
     const values = new Array<string>(length);
     for (let i = 0; i < length; i++) values[i] = dictionary[indexOf[i]!]!;
-    return { type: "string", values, validity: null };
+    return { type: "string", values: withCodes(values, indexOf, dictionary), validity: null };
   }
   const words = new Uint32Array(2 * length);
   for (let i = 0; i < length; i++) {

@@ -14,6 +14,7 @@
  * @module
  */
 import type { Column, Field, StringColumn } from "../column.ts";
+import { withCodes } from "../coded_strings.ts";
 import { FormatError } from "../errors.ts";
 import {
   checkDecodeField,
@@ -82,7 +83,7 @@ function decode(bytes: Uint8Array, length: number, context: DecodeContext): Colu
   reader.end();
   // A caller reading the first rows only gets those (their codes are checked alike).
   const rows = rowsToDecode(length, context.prefix);
-  const values = new Array<string>(rows);
+  const values = withCodes(new Array<string>(rows), codes.subarray(0, rows), dictionary);
   for (let i = 0; i < rows; i++) {
     const v = dictionary[codes[i]!];
     if (v === undefined) {

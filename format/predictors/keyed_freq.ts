@@ -55,7 +55,7 @@ import {
   writeVarint,
   zigzagInPlace,
 } from "./_ints.ts";
-import { columnOfEntries, denseIds, depKeys, intTokens, keyIds } from "./_keys.ts";
+import { columnOfEntries, denseIds, depKeyIds, depKeys, intTokens, keyIds } from "./_keys.ts";
 import { planTexts, readTexts, writeTexts } from "./_text.ts";
 import type { DecodeContext, EncodeContext, Predictor } from "./predictor.ts";
 
@@ -318,8 +318,7 @@ function decodeKeyed(bytes: Uint8Array, length: number, context: DecodeContext):
   // are needed even for a prefix, which then only stops the last loop early.
   const rows = rowsToDecode(length, context.prefix);
   return decode(ID, bytes, length, rows, context.field, false, () => {
-    const [a, b] = depKeys(ID, context.deps, length, context.field, false);
-    return keyIds(a, b);
+    return depKeyIds(ID, context.deps, length, context.field, false);
   });
 }
 
@@ -327,6 +326,62 @@ function decodeOneKey(bytes: Uint8Array, length: number, context: DecodeContext)
   // One key: the ranks are in row order, so a prefix of the rows needs a prefix of them.
   const rows = rowsToDecode(length, context.prefix);
   return decode(FREQ_RANK_ID, bytes, length, rows, context.field, true, () => oneKey(rows));
+}
+
+/**
+ * The rows' values under one key (`freq_rank`), on typed arrays: the key's list and
+ * the whole block's are then the same list, so one is kept. Null when the ranks do
+ * anything but what an encoder writes (a rank past the list, a new pair naming a
+ * value already listed, more new values than the dictionary holds): the general loop
+ * then decodes the block again and reports the problem as it always has.
+ *
+ * Returns the value of each row and the count of new pairs read (each new pair is a
+ * new value here, so it is also the count of values used).
+ */
+function oneKeyValues(
+  ranks: Uint32Array,
+  newRanks: Uint32Array,
+  newCount: number,
+  valueCount: number,
+  rows: number,
+): { valueOfRow: Uint32Array; next: number } | null {
+  // The list by position: its value and that value's count (never increasing down it).
+  const valueAt = new Uint32Array(valueCount);
+  const countAt = new Uint32Array(valueCount);
+  const valueOfRow = new Uint32Array(rows);
+  let listed = 0;
+  for (let i = 0; i < rows; i++) {
+    const rank = ranks[i]!;
+    if (rank === 0) {
+      if (listed >= newCount || listed >= valueCount || newRanks[listed] !== 0) return null;
+      valueAt[listed] = listed;
+      countAt[listed] = 1;
+      valueOfRow[i] = listed++;
+      continue;
+    }
+    if (rank > listed) return null;
+    // A hit: the value's count grows by one and it swaps places with the first value
+    // of the list that had its old count (as `KeyLists.hit`).
+    const index = rank - 1;
+    const v = valueAt[index]!;
+    const count = countAt[index]!;
+    countAt[index] = count + 1;
+    valueOfRow[i] = v;
+    if (index === 0 || countAt[index - 1]! > count) continue;
+    let lo = 0;
+    let hi = index;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (countAt[mid]! > count) lo = mid + 1;
+      else hi = mid;
+    }
+    const other = valueAt[lo]!;
+    valueAt[lo] = v;
+    countAt[lo] = count + 1;
+    valueAt[index] = other;
+    countAt[index] = count;
+  }
+  return { valueOfRow, next: listed };
 }
 
 /**
@@ -389,6 +444,19 @@ function decode(
     prefix && inOrder ? rows : length,
   );
   reader.end();
+  if (inOrder) {
+    const fast = oneKeyValues(ranks, newRanks, newCount, valueCount, rows);
+    if (fast !== null) {
+      if (!prefix && (fast.next !== newCount || fast.next !== valueCount)) {
+        throw new FormatError(
+          "CORRUPT",
+          `Cannot decode ${what}: expected ${newCount} new pairs and ${valueCount} values, found ${fast.next} and ${fast.next}`,
+          { column: field.name, offset: idsAt },
+        );
+      }
+      return columnOfEntries(field, texts ?? ints!, fast.valueOfRow);
+    }
+  }
   const { ids: keys, count: keyCount } = keysOf();
   const starts = groupStarts(keys, keyCount);
   const cursor = starts.slice(0, keyCount);

@@ -9,7 +9,7 @@ import type { Column } from "../column.ts";
 import { FormatError } from "../errors.ts";
 import { prng } from "../_test_utils.ts";
 import { trialSize } from "../block_encode.ts";
-import { keyedFreq } from "./keyed_freq.ts";
+import { freqRank, keyedFreq } from "./keyed_freq.ts";
 import { keyedRank } from "./keyed_rank.ts";
 import {
   assertFormatError,
@@ -187,4 +187,67 @@ Deno.test("keyedFreq writes ranks of 255 and more as the byte 255 and a varint",
   assert.deepEqual(decoded, values);
   const escapes = [...bytes.subarray(0, bytes.length)].filter((b) => b === 255).length;
   assert.ok(escapes > 100, `${escapes} escape bytes`);
+});
+
+Deno.test("freqRank writes the dictionary, new values and count-sorted ranks (worked example)", () => {
+  const values = strings(["a", "b", "a", "c", "b", "a"]);
+  const { bytes, decoded } = roundTrip(freqRank, values, []);
+  assert.deepEqual(decoded, values);
+  // Rows: a new, b new, a rank 1 (a, count 2, stays first), c new, b rank 2 (b, count
+  // 2, swaps ahead of c but not of a), a rank 1.
+  // deno-fmt-ignore
+  assert.deepEqual([...bytes], [
+    6, // n
+    3, // dictionary size
+    1, 1, 1, 0x61, 0x62, 0x63, // "a", "b", "c"
+    3, // new pairs
+    0, 0, 0, // each a new value
+    0, // no escapes
+    0, 0, 1, 0, 2, 1, // ranks
+    0, // no escapes
+  ]);
+});
+
+Deno.test("freqRank round-trips random columns, whole and as prefixes", async (t) => {
+  for (let seed = 1; seed <= 30; seed++) {
+    await t.step(`seed ${seed}`, () => {
+      const next = prng(seed);
+      const n = 1 + Math.floor(next() * 4000);
+      const valueCount = 1 + Math.floor(next() * (seed % 3 === 0 ? 900 : 40));
+      const pick = () => Math.floor(next() * next() * valueCount);
+      const target = seed % 2 === 0
+        ? strings(Array.from({ length: n }, () => `v${pick()}`))
+        : ints(Array.from({ length: n }, () => BigInt(pick()) * -(2n ** 37n)));
+      const bytes = encodeWith(freqRank, target, []).bytes;
+      if (bytes === null) return; // over half the rows distinct: declined
+      const field = fieldOf(target.type);
+      assert.deepEqual(freqRank.decode(bytes, n, { field, deps: [] }), target);
+      const rows = Math.floor(next() * n);
+      const prefix = freqRank.decode(bytes, n, { field, deps: [], prefix: rows });
+      assert.deepEqual([...prefix.values], [...target.values].slice(0, rows));
+    });
+  }
+});
+
+Deno.test("freqRank.decode() reads damaged ranks as the general loop does", async (t) => {
+  const field = fieldOf("string");
+  const good = [6, 3, 1, 1, 1, 0x61, 0x62, 0x63, 3, 0, 0, 0, 0, 0, 0, 1, 0, 2, 1, 0];
+  const decode = (bytes: number[], prefix?: number) =>
+    freqRank.decode(Uint8Array.from(bytes), 6, { field, deps: [], prefix });
+  const damaged = (at: number, byte: number) => good.map((b, i) => (i === at ? byte : b));
+  await t.step("a new pair naming a value already listed", () => {
+    // The second new pair is block rank 1 ("a"): "a" is listed twice from then on,
+    // and one dictionary value is never used.
+    assertFormatError(() => decode(damaged(10, 1)), "CORRUPT", /3 values, found 3 and 2/);
+    assert.deepEqual(decode(damaged(10, 1), 5).values, ["a", "a", "a", "b", "a"]);
+  });
+  await t.step("a block rank past the values seen", () => {
+    assertFormatError(() => decode(damaged(10, 2)), "CORRUPT", /value rank of at most 1/);
+  });
+  await t.step("a rank past the list", () => {
+    assertFormatError(() => decode(damaged(16, 3)), "CORRUPT", /rank of at most 2 at row 3/);
+  });
+  await t.step("fewer new pairs than new ranks", () => {
+    assertFormatError(() => decode(damaged(8, 2)), "CORRUPT", /escaped values/);
+  });
 });

@@ -56,7 +56,7 @@ import {
   writeVarint,
   zigzagInPlace,
 } from "./_ints.ts";
-import { columnOfEntries, denseIds, depKeys, intTokens, keyIds } from "./_keys.ts";
+import { columnOfEntries, denseIds, depKeyIds, depKeys, intTokens, keyIds } from "./_keys.ts";
 import { planTexts, readTexts, writeTexts } from "./_text.ts";
 import type { DecodeContext, EncodeContext, Predictor } from "./predictor.ts";
 
@@ -178,8 +178,7 @@ function decode(bytes: Uint8Array, length: number, context: DecodeContext): Colu
   reader.end();
   if (ints !== null) unzigzagInPlace(ints);
   const deps = rows < length ? context.deps.map((d) => sliceColumn(d, 0, rows)) : context.deps;
-  const [a, b] = depKeys(ID, deps, rows, field, false);
-  const keys = keyIds(a, b).ids;
+  const keys = depKeyIds(ID, deps, rows, field, false).ids;
   const lists: number[][] = [];
   const literalOfRow = new Uint32Array(rows);
   let next = 0;

@@ -5,6 +5,9 @@
  */
 import assert from "node:assert/strict";
 import type { Column } from "../column.ts";
+import { codesOf } from "../coded_strings.ts";
+import { categoryU8 } from "./category_u8.ts";
+import { keyedFreq } from "./keyed_freq.ts";
 import { keyedRank } from "./keyed_rank.ts";
 import {
   assertFormatError,
@@ -178,4 +181,30 @@ Deno.test("keyedRank.decode() throws CORRUPT when literals are missing", () => {
     "CORRUPT",
     /need 2 bytes .* 1 left/,
   );
+});
+
+Deno.test("keyed decoders key dependencies a dictionary decoder built as their strings", () => {
+  const { origin, dest, distance } = flights(3000);
+  // The dependencies as a thaw has them: decoded by category_u8, with codes.
+  const decoded = (column: Column): Column => {
+    const field = { name: "d", type: "string", nullable: false } as const;
+    const bytes = categoryU8.encode(column, { field, deps: [], warn: () => {} })!;
+    const back = categoryU8.decode(bytes, 3000, { field, deps: [] });
+    assert.ok(codesOf(back.values as string[]) !== undefined);
+    return back;
+  };
+  const [o, d] = [decoded(origin), decoded(dest)];
+  const field = fieldOf("int64");
+  for (const predictor of [keyedRank, keyedFreq]) {
+    const bytes = encodeWith(predictor, distance, [origin, dest]).bytes!;
+    assert.deepEqual(predictor.decode(bytes, 3000, { field, deps: [o, d] }), distance);
+    assert.deepEqual(predictor.decode(bytes, 3000, { field, deps: [d] }).values.length, 3000);
+    // A values array changed after decoding: its codes no longer hold for that row,
+    // and the keys follow the strings.
+    const changed = decoded(origin);
+    (changed.values as string[])[17] = "ZZZ";
+    const plain = strings([...(changed.values as string[])]);
+    const other = encodeWith(predictor, distance, [plain, dest]).bytes!;
+    assert.deepEqual(predictor.decode(other, 3000, { field, deps: [changed, d] }), distance);
+  }
 });
