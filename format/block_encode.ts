@@ -24,7 +24,7 @@ import type { ColumnPlan } from "./header.ts";
 import { QUANTIZER_FOR } from "./predictors/float_quant.ts";
 import { NARROW_QUANTIZER_FOR } from "./predictors/float_quant_narrow.ts";
 import type { EncodeContext, FormatWarning, Predictor } from "./predictors/predictor.ts";
-import { conditionersFor, predictorsFor } from "./predictors/trial.ts";
+import { conditionersFor, PREDICTORS, predictorsFor } from "./predictors/trial.ts";
 
 /** A block after predictor and codec. */
 export interface EncodedBlock {
@@ -38,10 +38,24 @@ export interface EncodedBlock {
   sealed?: boolean;
 }
 
+/**
+ * A column's plan as the block encoder takes it: the header's, and optionally a
+ * predictor chosen once for every block (`freeze --profile max_speed`, see
+ * `plan.ts`'s `planPredictors`). It is never stored: each block names its own
+ * predictor, so an archive reads the same whichever way its blocks were chosen.
+ */
+export interface BlockPlan extends ColumnPlan {
+  /**
+   * Predictor id every block of the column is encoded with, without a trial; a block
+   * it declines (e.g. more values than `category_u8` holds) goes through the trial.
+   */
+  predictor?: string;
+}
+
 /** What `encodeBlock` needs besides the column. */
 export interface EncodeBlockOptions {
   field: Field;
-  plan: ColumnPlan;
+  plan: BlockPlan;
   /** Dependency columns named by `plan.deps`, same length. */
   deps: readonly Column[];
   codec: Codec;
@@ -71,6 +85,16 @@ export const STRONG_TRIAL_LEVEL = 19;
 const STRONG_CODECS: ReadonlySet<string> = new Set(["lzma2", "zpaq", "zpaqwasm"]);
 
 /**
+ * The zstd level the trial sizes candidates with for a block of this codec.
+ *
+ * @param codec The block's codec id.
+ * @returns {@link STRONG_TRIAL_LEVEL} for a strong codec, else {@link TRIAL_LEVEL}.
+ */
+export function trialLevelFor(codec: string): number {
+  return STRONG_CODECS.has(codec) ? STRONG_TRIAL_LEVEL : TRIAL_LEVEL;
+}
+
+/**
  * Encodes one column into a stored block.
  *
  * @param column The column's values for one chunk.
@@ -81,8 +105,7 @@ export async function encodeBlock(
   column: Column,
   options: EncodeBlockOptions,
 ): Promise<EncodedBlock> {
-  const trialLevel = options.trialLevel ??
-    (STRONG_CODECS.has(options.codec.id) ? STRONG_TRIAL_LEVEL : TRIAL_LEVEL);
+  const trialLevel = options.trialLevel ?? trialLevelFor(options.codec.id);
   const { predictor, bytes } = predictBlock(column, { ...options, trialLevel });
   const raw = frameRaw(column, bytes);
   const stored = await options.codec.encode(raw, options.level);
@@ -104,6 +127,20 @@ export function predictBlock(
   const warn = options.warn ?? (() => {});
   const level = options.trialLevel ?? TRIAL_LEVEL;
   const values = narrowDecimal(field, column.validity ? zeroNulls(column) : column);
+  // A warning is about the data (e.g. timestamps going backwards), so it is
+  // issued whichever predictor wins the trial — once per code.
+  const warned = new Set<string>();
+  const onWarning = (w: FormatWarning) => {
+    if (warned.has(w.code)) return;
+    warned.add(w.code);
+    warn(w);
+  };
+  const fixed = plan.predictor === undefined ? undefined : predictorById(plan.predictor);
+  if (fixed && (!fixed.usesDeps || deps.length > 0)) {
+    const context = { field, deps: fixed.usesDeps ? deps : [], warn: onWarning };
+    const only = smallest([fixed], values, context, level);
+    if (only) return only;
+  }
   if (plan.deps.length > 0) {
     const conditioned = smallest(conditionersFor(field), values, { field, deps, warn }, level);
     if (conditioned) return conditioned;
@@ -117,14 +154,6 @@ export function predictBlock(
     const quantized = smallest(quantizers, values, { field, deps: [], warn }, level);
     if (quantized) return quantized;
   }
-  // A warning is about the data (e.g. timestamps going backwards), so it is
-  // issued whichever predictor wins the trial — once per code.
-  const warned = new Set<string>();
-  const onWarning = (w: FormatWarning) => {
-    if (warned.has(w.code)) return;
-    warned.add(w.code);
-    warn(w);
-  };
   const best = smallest(
     predictorsFor(field),
     values,
@@ -133,6 +162,11 @@ export function predictBlock(
   );
   if (!best) throw new Error(`No predictor encodes column "${field.name}" of type ${field.type}`);
   return best;
+}
+
+/** The predictor of an id, among those the trial knows; undefined for any other. */
+function predictorById(id: string): Predictor | undefined {
+  return PREDICTORS.find((p) => p.id === id && !p.lossy);
 }
 
 /**

@@ -13,7 +13,7 @@
  *
  * @module
  */
-import { predictBlock, trialSize } from "./block_encode.ts";
+import { type BlockPlan, predictBlock, trialLevelFor, trialSize } from "./block_encode.ts";
 import { type Batch, type Column, sliceBatch, TEXT_TYPES } from "./column.ts";
 import type { ColumnPlan } from "./header.ts";
 import { conditionersFor } from "./predictors/trial.ts";
@@ -142,6 +142,46 @@ export function planColumns(
   }
   return plans;
 }
+
+/**
+ * Each column's plan with the predictor the per-block trial picks on the sample (the
+ * first {@link PLAN_SAMPLE_ROWS} rows), to encode every later block with it and no
+ * trial (`freeze --profile max_speed`: the trial sizes every candidate with zstd, most
+ * of a block's encoding time). Left to the trial per block: a quantized column (its
+ * quantizers are chosen by their own trial), and a timestamp column unless
+ * `ts_delta_s` wins, the one predictor whose check warns of timestamps going
+ * backwards (each block's trial runs it, so every block still warns).
+ *
+ * @param firstChunk The first chunk's rows.
+ * @param plans Every column's plan (from {@link planColumns}).
+ * @param codec The archive's codec (a column's plan may name its own).
+ * @returns The plans, each with `predictor` where one was fixed.
+ */
+export function planPredictors(
+  firstChunk: Batch,
+  plans: Readonly<Record<string, ColumnPlan>>,
+  codec: string,
+): Record<string, BlockPlan> {
+  const sample = firstChunk.length > PLAN_SAMPLE_ROWS
+    ? sliceBatch(firstChunk, 0, PLAN_SAMPLE_ROWS)
+    : firstChunk;
+  const { schema } = sample;
+  const out: Record<string, BlockPlan> = {};
+  schema.forEach((field, i) => {
+    const plan = plans[field.name]!;
+    out[field.name] = plan;
+    if (plan.quantization !== "QUANT_NONE" || sample.length === 0) return;
+    const deps = plan.deps.map((d) => sample.columns[schema.findIndex((f) => f.name === d)]!);
+    const trialLevel = trialLevelFor(plan.codec ?? codec);
+    const { predictor } = predictBlock(sample.columns[i]!, { field, plan, deps, trialLevel });
+    if (field.type === "timestamp" && predictor.id !== TIMESTAMP_WARNER) return;
+    out[field.name] = { ...plan, predictor: predictor.id };
+  });
+  return out;
+}
+
+/** The predictor that warns when a timestamp column goes backwards (see {@link planPredictors}). */
+const TIMESTAMP_WARNER = "ts_delta_s";
 
 /** Trial size of column `t` of `batch` under its plan, unconditioned. */
 function plainSize(batch: Batch, t: number, plan: ColumnPlan): number {

@@ -10,7 +10,7 @@
 import type { Batch, Schema } from "../format/column.ts";
 import { concatBatches } from "../format/column.ts";
 import type { ChunkEncryption } from "../format/crypto.ts";
-import type { ColumnPlan } from "../format/header.ts";
+import type { BlockPlan } from "../format/block_encode.ts";
 import { readCsvRange } from "../io/csv.ts";
 import { IoError } from "../io/errors.ts";
 import type { ForcedType } from "../io/types.ts";
@@ -39,8 +39,8 @@ export interface CsvChunkTask {
   chunk: CsvChunk;
   /** The schema the freeze planned. */
   schema: Schema;
-  /** Per-column plans by name. */
-  plans: Record<string, ColumnPlan>;
+  /** Per-column plans by name (with a fixed predictor under `max_speed`). */
+  plans: Record<string, BlockPlan>;
   /** Codec id. */
   codec: string;
   /** Block encryption, with the chunk's first row. */

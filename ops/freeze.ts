@@ -24,7 +24,8 @@ import { encodeChunk } from "../format/chunk.ts";
 import type { Batch, Schema } from "../format/column.ts";
 import { DEFAULT_CHUNK_ROWS, MAX_CHUNK_ROWS } from "../format/constants.ts";
 import type { ColumnPlan } from "../format/header.ts";
-import { planColumns } from "../format/plan.ts";
+import type { BlockPlan } from "../format/block_encode.ts";
+import { planColumns, planPredictors } from "../format/plan.ts";
 import type { FormatWarning, Quantization } from "../format/predictors/predictor.ts";
 import { QUANTIZATIONS } from "../format/predictors/predictor.ts";
 import { ArchiveWriter, type ByteSink } from "../format/writer.ts";
@@ -369,6 +370,9 @@ async function freezeOnce(
       ? null
       : new PrimaryKeyCheck(schema, options.primaryKey);
     let plans: Record<string, ColumnPlan> | undefined;
+    // What the blocks are encoded with: the header's plans, under `max_speed` each with
+    // the predictor its first chunk's trial chose (`planPredictors`).
+    let blockPlans: Record<string, BlockPlan> | undefined;
     let codec = options.codec === "auto" ? "zstd" : options.codec;
     let autoReason: string | null = null;
     const inflight: Promise<Awaited<ReturnType<typeof encodeChunk>>>[] = [];
@@ -412,6 +416,9 @@ async function freezeOnce(
       // Blocks are encoded as the header says (one codec, or each column's own).
       plans = h.columns;
       codec = h.codec;
+      blockPlans = codecChoice?.profile === "max_speed"
+        ? planPredictors(first, plans, codec)
+        : plans;
       writer = await ArchiveWriter.create(archive, h, {
         replace: options.overwrite ?? true,
         mirror: options.mirror?.(),
@@ -427,14 +434,14 @@ async function freezeOnce(
         file: unit.file,
         schema,
         window: unit.window,
-        plans: plans!,
+        plans: blockPlans!,
         codec,
       };
       if (encryption) task.encryption = encryption;
       return task;
     };
     const csvTask = (chunk: CsvChunk, encryption: ChunkEncryption | undefined) => {
-      const task: CsvChunkTask = { kind: "csv-chunk", chunk, schema, plans: plans!, codec };
+      const task: CsvChunkTask = { kind: "csv-chunk", chunk, schema, plans: blockPlans!, codec };
       if (encryption) task.encryption = encryption;
       return task;
     };
@@ -451,7 +458,7 @@ async function freezeOnce(
       const encryption = sealing && { ...sealing, rowStart: rowsSeen };
       rowsSeen += rows;
       const pending = "batch" in unit
-        ? encodeChunk(unit.batch, { plans: plans!, codec, encoder: pool, warn, encryption })
+        ? encodeChunk(unit.batch, { plans: blockPlans!, codec, encoder: pool, warn, encryption })
         : pool!.run("csv" in unit ? csvTask(unit.csv, encryption) : parquetTask(unit, encryption))
           .then(({ chunk, warnings }) => {
             for (const w of warnings) warn(w);

@@ -12,7 +12,7 @@ import { tableFromArrays } from "apache-arrow";
 import { freeze } from "./freeze.ts";
 import { append } from "./append.ts";
 import { audit } from "./inspect.ts";
-import { thawTable } from "./thaw.ts";
+import { thaw, thawTable } from "./thaw.ts";
 import { OpsError } from "./errors.ts";
 
 const dir = await Deno.makeTempDir({ prefix: "permafrost-profiles-" });
@@ -184,6 +184,46 @@ Deno.test("balanced and max_compression take 500,000-row chunks unless chunkRows
   for (const profile of [undefined, "max_speed", "auto"] as const) {
     await freeze(source, path, { ...(profile ? { profile } : {}), threads: 0, overwrite: true });
     assert.equal((await audit(path)).chunk_rows, 50_000, String(profile));
+  }
+});
+
+Deno.test("max_speed encodes every block with the predictor its first chunk's trial chose, and the trial takes a block that predictor declines", async () => {
+  // `seq` counts up in the first chunk (a delta predictor wins), then jumps at random;
+  // `city` has 200 codes in the first chunk (category_u8 wins), then 700 (more than
+  // category_u8 holds).
+  let x = 9;
+  const next = () => (x = (x * 1103515245 + 12345) % 2147483648);
+  const lines = ["seq,city,ts"];
+  for (let i = 0; i < 5000; i++) {
+    const seq = i < 1000 ? i * 7 : next() % 1_000_000;
+    const stop = i < 1000 ? (next() >> 12) % 16 : (i * 7919) % 700;
+    const city = [stop % 26, (stop / 26) % 26, stop / 676].map((c) => String.fromCharCode(65 + c))
+      .join("");
+    const ts = new Date(Date.UTC(2024, 0, 1) + i * 60_000).toISOString().slice(0, 19);
+    lines.push(`${seq},${city},${ts.replace("T", " ")}`);
+  }
+  const csv = join(dir, "drift.csv");
+  await Deno.writeTextFile(csv, lines.join("\n") + "\n");
+  const reference = join(dir, "drift-balanced.pf");
+  await freeze(csv, reference, { profile: "balanced", chunkRows: 1000, threads: 0 });
+  const csvOf = async (archive: string) => {
+    await thaw(archive, `${archive}.csv`, { overwrite: true });
+    return await Deno.readTextFile(`${archive}.csv`);
+  };
+  const expected = await csvOf(reference);
+  assert.equal(expected, lines.join("\n") + "\n", "the reference thaws to the file");
+  const trial = (await audit(reference)).columns;
+  assert.ok(Object.keys(trial[0]!.predictors).length > 1, "per block, the trial changes its mind");
+  for (const threads of [0, 2]) {
+    const path = join(dir, `drift-fast-${threads}.pf`);
+    await freeze(csv, path, { profile: "max_speed", chunkRows: 1000, threads });
+    assert.equal(await csvOf(path), expected, `threads ${threads}`);
+    const [seq, city, ts] = (await audit(path)).columns;
+    assert.deepEqual(Object.values(seq!.predictors), [5], "one predictor for every block");
+    assert.deepEqual(ts!.predictors, { ts_delta_s: 5 });
+    assert.equal(city!.predictors["category_u8"], 1, "the first chunk's choice");
+    assert.equal(Object.values(city!.predictors).reduce((a, b) => a + b), 5);
+    assert.ok(Object.keys(city!.predictors).length > 1, "later blocks went through the trial");
   }
 });
 
