@@ -261,14 +261,20 @@ function sourceChanged(path: string, expected: FileIdentity, now: FileIdentity |
  * @param read Source, schema and window.
  * @param readers Open Parquet files to reuse (a worker keeps one set); without, each
  * read opens and closes its file.
+ * @param kept A CSV source kept open between small tasks (see {@link KeptSource});
+ * without, each read opens and closes its file.
  * @returns The chunk's rows.
  * @throws {import("../io/errors.ts").IoError} from the reader (PARSE_FAILED,
  * SCHEMA_MISMATCH with `column`...); {JobError} SOURCE_CHANGED when the window does
  * not hold the rows or schema the master planned.
  */
-export async function readTaskRows(read: TaskRead, readers?: ParquetReaders): Promise<Batch> {
+export async function readTaskRows(
+  read: TaskRead,
+  readers?: ParquetReaders,
+  kept?: KeptSource,
+): Promise<Batch> {
   const { path } = read;
-  if (read.format === "csv") return await readCsvWindow(read);
+  if (read.format === "csv") return await readCsvWindow(read, kept);
   await checkSourceIdentity(path, read.identity);
   const chunk = await readWindow(read, readers);
   // Again after reading: a file swapped in for the read and back is seen here too.
@@ -277,13 +283,79 @@ export async function readTaskRows(read: TaskRead, readers?: ParquetReaders): Pr
 }
 
 /**
- * A CSV window is read from the very handle whose identity is checked, so the file
- * is opened once per task: a path swapped for another file before the open is seen
- * by the check, and a swap after it cannot change what this handle reads. The
- * handle is checked again after the read, for a file changed in place meanwhile.
+ * One CSV source kept open between the small tasks of a job, which a worker runs one
+ * after another from the same file: each then costs no open (a round trip to the
+ * runtime's I/O threads) and no close. Only small windows read synchronously use it
+ * (see {@link SYNC_WINDOW_BYTES}), so two reads never share its position. Every read
+ * still checks the handle's identity before and after (`fstat`): a file changed in
+ * place fails the task with SOURCE_CHANGED; a path swapped for another file since
+ * the open cannot change what the handle reads, the file the job was accepted for.
+ * The owner closes it when it has no task left (a deleted source's space is then
+ * freed), and it is closed after any failed read.
  */
-async function readCsvWindow(read: TaskRead): Promise<Batch> {
+export class KeptSource {
+  #key: string | null = null;
+  #file: Deno.FsFile | null = null;
+
+  /** The open handle of `path` as the file `identity` names, opened if it is not. */
+  async open(path: string, identity: FileIdentity): Promise<Deno.FsFile> {
+    const key = `${identity.dev}:${identity.ino}:${path}`;
+    if (this.#file && this.#key === key) return this.#file;
+    const file = await openForRead(path);
+    this.close();
+    this.#file = file;
+    this.#key = key;
+    return file;
+  }
+
+  /** Closes the handle, if one is open. */
+  close(): void {
+    const file = this.#file;
+    this.#file = null;
+    this.#key = null;
+    try {
+      file?.close();
+    } catch {
+      // already closed
+    }
+  }
+}
+
+/**
+ * A CSV window is read from the very handle whose identity is checked, so the file
+ * is opened once per task (or once for many, `kept`): a path swapped for another
+ * file before the open is seen by the check, and a swap after it cannot change what
+ * this handle reads. The handle is checked again after the read, for a file changed
+ * in place meanwhile.
+ */
+async function readCsvWindow(read: TaskRead, kept?: KeptSource): Promise<Batch> {
   const { path, identity, window } = read;
+  const small = window.end - window.start <= SYNC_WINDOW_BYTES;
+  if (identity && small && kept) {
+    let file: Deno.FsFile;
+    try {
+      file = await kept.open(path, identity);
+    } catch {
+      throw sourceChanged(path, identity, null);
+    }
+    let bytes: Uint8Array;
+    try {
+      checkIdentity(path, identity, handleIdentitySync(file));
+      bytes = readRangeSync(file, path, window.start, window.end);
+      checkIdentity(path, identity, handleIdentitySync(file));
+    } catch (err) {
+      kept.close();
+      throw err;
+    }
+    return await cutWindow(
+      read,
+      readCsvRange(path, read.schema, { start: window.start, end: window.end }, {
+        batchRows: window.batch_rows,
+        delimiter: read.delimiter,
+        bytes,
+      }),
+    );
+  }
   let file: Deno.FsFile;
   try {
     file = await openForRead(path);
@@ -293,7 +365,7 @@ async function readCsvWindow(read: TaskRead): Promise<Batch> {
   try {
     const range = { start: window.start, end: window.end };
     const options = { batchRows: window.batch_rows, delimiter: read.delimiter };
-    if (identity && window.end - window.start <= SYNC_WINDOW_BYTES) {
+    if (identity && small) {
       checkIdentity(path, identity, handleIdentitySync(file));
       const bytes = readRangeSync(file, path, window.start, window.end);
       checkIdentity(path, identity, handleIdentitySync(file));

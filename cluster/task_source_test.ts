@@ -15,7 +15,8 @@ import type { SourceFormat } from "../io/types.ts";
 import { freeze } from "../ops/freeze.ts";
 import { thaw } from "../ops/thaw.ts";
 import { tempDir, writeCsv } from "../master/_test_utils.ts";
-import { layoutSource, readTaskRows, sourceSchema } from "./task_source.ts";
+import { KeptSource, layoutSource, readTaskRows, sourceSchema } from "./task_source.ts";
+import type { TaskWindow } from "../client/types.ts";
 import { freezeBatchRows } from "../io/chunk_window.ts";
 import { ParquetReaders } from "../io/parquet.ts";
 import { openedIdentity } from "../internal/file_identity.ts";
@@ -278,6 +279,50 @@ Deno.test("readTaskRows() refuses a CSV source replaced or changed since the job
       });
     }
   } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("readTaskRows() with a KeptSource reads the same rows from one open handle, and refuses a file changed in place", async () => {
+  const dir = await tempDir("task-kept-");
+  const kept = new KeptSource();
+  try {
+    const path = join(dir, "a.csv");
+    await writeCsv(path, 1_000);
+    const identity = await openedIdentity(path);
+    assert.ok(identity);
+    const { schema } = await sourceSchema(path, { format: "csv", types: {}, batchRows: 100 });
+    const layout = await layoutSource(path, { format: "csv", chunkRows: 100 });
+    const read = (window: TaskWindow) => ({
+      path,
+      format: "csv" as const,
+      schema,
+      types: {},
+      window,
+      identity,
+    });
+    for (const window of layout.windows) {
+      assert.deepEqual(
+        await readTaskRows(read(window), undefined, kept),
+        await readTaskRows(read(window)),
+      );
+    }
+    // Changed in place (size and mtime): the kept handle sees it, and lets it go.
+    await Deno.writeTextFile(path, "a,b\n1,2\n", { append: true });
+    await assert.rejects(readTaskRows(read(layout.windows[0]!), undefined, kept), {
+      name: "JobError",
+      code: "SOURCE_CHANGED",
+    });
+    const now = await openedIdentity(path);
+    assert.ok(now);
+    const again = await readTaskRows(
+      { ...read(layout.windows[0]!), identity: now },
+      undefined,
+      kept,
+    );
+    assert.equal(again.length, 100);
+  } finally {
+    kept.close();
     await Deno.remove(dir, { recursive: true });
   }
 });
