@@ -213,6 +213,10 @@ export interface RegisterRequest {
   url: string;
   /** The task it is still running (after a master restart), if any. */
   running?: RunningTask | null;
+  /** Every task it holds (a worker with several slots); when given, `running` is ignored. */
+  tasks?: RunningTask[];
+  /** Tasks it may hold at once (default 1): small tasks queue on it while it reports. */
+  slots?: number;
 }
 
 /** `POST /workers/register` answer. */
@@ -231,6 +235,8 @@ export interface RegisterResponse {
 export interface HeartbeatRequest {
   /** The task it runs, or null when idle. */
   running?: RunningTask | null;
+  /** Every task it holds (a worker with several slots); when given, `running` is ignored. */
+  tasks?: RunningTask[];
 }
 
 /** `POST /workers/{id}/heartbeat` answer. */

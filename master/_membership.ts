@@ -1,9 +1,10 @@
 /**
- * The master's membership: workers register, send heartbeats, and go offline when
- * silent for {@link MISSED_HEARTBEATS} heartbeat intervals (their task re-queued
- * without counting the attempt). What the master and a worker believe the worker runs
- * is reconciled on every register and heartbeat: a task the worker should not run is
- * dropped there, a task it does not run is re-queued here. After a restart, a task
+ * The master's membership: workers register (saying how many tasks they may hold at
+ * once, `slots`, default 1), send heartbeats, and go offline when silent for
+ * {@link MISSED_HEARTBEATS} heartbeat intervals (every task they held re-queued
+ * without counting the attempt). What the master and a worker believe the worker
+ * holds is reconciled on every register and heartbeat: a task the worker should not
+ * hold is dropped there, a task it does not hold is re-queued here. After a restart, a task
  * still RUNNING waits 3 heartbeat intervals for its worker to re-register.
  *
  * @module
@@ -19,6 +20,15 @@ import type {
 } from "../client/types.ts";
 import { workerUrl } from "./transport.ts";
 import { iso, type MasterState, WorkerState } from "./_state.ts";
+
+/**
+ * The tasks a register or heartbeat says the worker holds: `tasks` (a worker with
+ * several slots), else `running` (one task, or none).
+ */
+function heldTasks(req: { running?: RunningTask | null; tasks?: RunningTask[] }): RunningTask[] {
+  if (req.tasks) return req.tasks;
+  return req.running ? [req.running] : [];
+}
 
 /** Heartbeat intervals of silence after which a worker is offline. */
 export const MISSED_HEARTBEATS = 3;
@@ -43,21 +53,25 @@ export class Membership {
     const now = this.#s.now();
     const url = workerUrl(req.url, remoteHost);
     const old = this.#s.workers.get(req.worker_id);
-    const worker = old ?? new WorkerState(req.worker_id, url, now, this.#s.idle);
+    const worker = old ?? new WorkerState(req.worker_id, url, now, this.#s);
     worker.url = url;
     worker.last_heartbeat = now;
+    worker.slots = req.slots ?? 1;
     if (!old) this.#s.workers.set(req.worker_id, worker);
+    const held = heldTasks(req);
     // Tasks the master believes this worker runs, but it does not: re-queue them.
+    const claimed = new Set(held.map((r) => r.task_id));
     for (const t of [...this.#s.running]) {
-      if (t.worker_id === worker.worker_id && t.task_id !== req.running?.task_id) {
-        if (worker.task_id === t.task_id) worker.task_id = null;
+      if (t.worker_id === worker.worker_id && !claimed.has(t.task_id)) {
+        worker.release(t.task_id);
         this.#s.requeue(t, `worker ${worker.worker_id} re-registered without it`);
       }
     }
-    const drop = this.#reconcile(worker, req.running ?? null, true);
+    const drop = this.#reconcile(worker, held, true);
     this.#s.log.info(old ? "worker re-registered" : "worker registered", {
       worker_id: worker.worker_id,
       url,
+      slots: worker.slots,
       status: worker.status,
     });
     this.#s.hooks.schedule();
@@ -68,7 +82,7 @@ export class Membership {
    * Records a heartbeat.
    *
    * @param workerId The worker.
-   * @param req The task it runs, if any.
+   * @param req The tasks it holds, if any.
    * @returns Tasks to drop.
    * @throws {JobError} WORKER_NOT_FOUND when the worker never registered (it should register).
    */
@@ -81,53 +95,51 @@ export class Membership {
       );
     }
     worker.last_heartbeat = this.#s.now();
-    const drop = this.#reconcile(worker, req.running ?? null, false);
+    const drop = this.#reconcile(worker, heldTasks(req), false);
     this.#s.hooks.schedule();
     return { ok: true, drop };
   }
 
-  /** Aligns what the master and a worker believe the worker runs; returns tasks to drop. */
-  #reconcile(worker: WorkerState, running: RunningTask | null, registering: boolean): string[] {
+  /**
+   * Aligns what the master and a worker believe the worker holds; returns the tasks
+   * it must drop. A task it holds under the current lease stays (and is adopted, after
+   * a restart); one it should not hold (cancelled, re-queued elsewhere, already done)
+   * is dropped there; one the master gave it but it does not hold is re-queued, unless
+   * it was given moments ago (the hand-out may still be on its way).
+   */
+  #reconcile(worker: WorkerState, held: RunningTask[], registering: boolean): string[] {
     const drop: string[] = [];
-    if (worker.status === "offline") {
+    if (worker.offline) {
       this.#s.log.info("worker back online", { worker_id: worker.worker_id });
-      worker.status = "idle";
-      worker.task_id = null;
+      worker.offline = false;
     }
-    if (running) {
+    worker.sure();
+    const kept = new Set<string>();
+    for (const running of held) {
       const t = this.#s.taskById.get(running.task_id);
       if (
         t && t.status === "RUNNING" && t.lease === running.lease &&
         t.worker_id === worker.worker_id
       ) {
-        worker.status = "busy";
-        worker.task_id = t.task_id;
-        return drop;
+        if (!worker.holds(t.task_id)) worker.hold(t.task_id);
+        kept.add(t.task_id);
+        continue;
       }
-      // A task it should not run (cancelled, re-queued elsewhere, already done): it
-      // drops it at once, so its state here stands.
+      // It drops it at once, so its state here stands.
       drop.push(running.task_id);
-      if (worker.task_id !== running.task_id) return drop;
-      worker.task_id = null;
-      worker.status = "idle";
-      return drop;
+      worker.release(running.task_id);
     }
-    if (worker.task_id !== null) {
-      const t = this.#s.taskById.get(worker.task_id);
+    const now = this.#s.now();
+    for (const id of [...worker.tasks]) {
+      if (kept.has(id)) continue;
+      const t = this.#s.taskById.get(id);
+      const mine = t !== undefined && t.status === "RUNNING" && t.worker_id === worker.worker_id;
       // Not yet started on the worker (the assignment is in flight): give it time.
-      const young = t?.started_at != null &&
-        this.#s.now() - t.started_at < 2 * this.#s.heartbeatMs;
-      if (
-        t && t.status === "RUNNING" && t.worker_id === worker.worker_id && (young && !registering)
-      ) {
-        return drop;
-      }
-      if (t && t.status === "RUNNING" && t.worker_id === worker.worker_id) {
-        this.#s.requeue(t, `worker ${worker.worker_id} does not run it`);
-      }
-      worker.task_id = null;
+      const young = t?.started_at != null && now - t.started_at < 2 * this.#s.heartbeatMs;
+      if (mine && young && !registering) continue;
+      worker.release(id);
+      if (mine) this.#s.requeue(t, `worker ${worker.worker_id} does not run it`);
     }
-    worker.status = "idle";
     return drop;
   }
 
@@ -136,17 +148,12 @@ export class Membership {
     const now = this.#s.now();
     const silence = MISSED_HEARTBEATS * this.#s.heartbeatMs;
     for (const w of this.#s.workers.values()) {
-      if (w.status === "offline" || now - w.last_heartbeat <= silence) continue;
-      w.status = "offline";
+      if (w.offline || now - w.last_heartbeat <= silence) continue;
       this.#s.log.warn("worker offline", {
         worker_id: w.worker_id,
         silent_s: (now - w.last_heartbeat) / 1000,
       });
-      const t = w.task_id ? this.#s.taskById.get(w.task_id) : undefined;
-      w.task_id = null;
-      if (t && t.status === "RUNNING" && t.worker_id === w.worker_id) {
-        this.#s.requeue(t, `worker ${w.worker_id} went offline`);
-      }
+      this.#s.workerOffline(w, "went offline");
     }
     if (now - this.#s.startedAt <= silence) return;
     for (const t of [...this.#s.running]) {

@@ -4,8 +4,11 @@
  *
  * - **schedule**: hands the next task to the next idle worker, round-robin across
  *   every active job (each assignment serves the job after the one served last) and
- *   across workers; a retried task prefers an idle worker it has not failed on. One
- *   task per worker. Each assignment gets a fresh *lease*; a result or report must
+ *   across workers; a retried task prefers an idle worker it has not failed on. A
+ *   worker holds up to its `slots` tasks (1 unless it asked for more): a small task
+ *   may go to a spare slot of a busy worker, so that worker computes its next task
+ *   while its last result travels; a large one only to a worker that holds nothing.
+ *   Each assignment gets a fresh *lease*; a result or report must
  *   carry the current lease, so anything late, duplicated, or from a worker declared
  *   offline is refused as `STALE_RESULT` and changes nothing.
  * - **done**: checks the chunk (framing, row and column counts) and stages it durably
@@ -28,7 +31,14 @@ import type { TaskRead } from "../cluster/task_source.ts";
 import { DispatchError } from "./transport.ts";
 import { isRemote, readablePath } from "./_remote_files.ts";
 import type { JobRow, TaskRow } from "./store.ts";
-import { errorText, type MasterState, newId, unstage, type WorkerState } from "./_state.ts";
+import {
+  errorText,
+  type MasterState,
+  newId,
+  SPARE_SLOT_CELLS,
+  unstage,
+  type WorkerState,
+} from "./_state.ts";
 
 /** Hands out tasks and settles their attempts. */
 export class Scheduler {
@@ -52,12 +62,14 @@ export class Scheduler {
    */
   schedule(): void {
     if (this.#s.closed) return;
-    while (this.#s.idle.size > 0) {
+    while (this.#s.idle.size > 0 || this.#s.spare.size > 0) {
       const job = this.#nextJob();
       if (!job) return;
       const queue = this.#s.queues.get(job.job_id)!;
       const task = queue[0]!;
-      const worker = this.#pickWorker(task);
+      const worker = this.#pickWorker(task, this.#spareSlotsServe(job, task));
+      // A large task waits for a worker that holds nothing.
+      if (!worker) return;
       queue.shift();
       this.#lastJobSeq = job.seq;
       this.#assign(job, task, worker);
@@ -75,18 +87,26 @@ export class Scheduler {
     return first;
   }
 
+  /** Whether a task may go to a spare slot (see `SPARE_SLOT_CELLS`). */
+  #spareSlotsServe(job: JobRow, task: TaskRow): boolean {
+    return task.rows * Math.max(1, job.prepared?.schema.length ?? 1) <= SPARE_SLOT_CELLS;
+  }
+
   /**
-   * The idle worker that has waited longest, preferring one the task has not failed
-   * on (a retry goes elsewhere when it can). Looks at most at `failed_on.length + 1`
-   * workers before it finds one, so it stays O(1) in the number of workers.
+   * The worker that holds nothing and has waited longest, else (a small task) the
+   * one with a spare slot that has, preferring one the task has not failed on (a
+   * retry goes elsewhere when it can). Looks at most at `failed_on.length + 1`
+   * workers of each set before it finds one, so it stays O(1) in the number of workers.
    */
-  #pickWorker(task: TaskRow): WorkerState {
+  #pickWorker(task: TaskRow, spare: boolean): WorkerState | undefined {
     let fallback: WorkerState | undefined;
-    for (const w of this.#s.idle) {
-      if (task.failed_on.length === 0 || !task.failed_on.includes(w.worker_id)) return w;
-      fallback ??= w;
+    for (const set of spare ? [this.#s.idle, this.#s.spare] : [this.#s.idle]) {
+      for (const w of set) {
+        if (task.failed_on.length === 0 || !task.failed_on.includes(w.worker_id)) return w;
+        fallback ??= w;
+      }
     }
-    return fallback!;
+    return fallback;
   }
 
   #assign(job: JobRow, task: TaskRow, worker: WorkerState): void {
@@ -98,8 +118,7 @@ export class Scheduler {
     task.attempts++;
     task.started_at = now;
     this.#s.running.add(task);
-    worker.status = "busy";
-    worker.task_id = task.task_id;
+    worker.hold(task.task_id);
     job.updated_at = now;
     // Many a second: written behind (`store.ts`); a hand-out lost in a crash is only
     // handed out again. A job's first one is written at once.
@@ -162,19 +181,20 @@ export class Scheduler {
         err,
       });
       if (kind === "refused") {
-        if (worker.task_id === task.task_id) {
-          worker.task_id = null;
-          worker.status = "idle";
-        }
+        worker.release(task.task_id);
         this.failAttempt(task, {
           code: "DISPATCH_REFUSED",
           message: (err as Error).message,
         }, worker.worker_id);
-      } else {
-        if (worker.task_id === task.task_id) {
-          worker.task_id = null;
-          worker.status = kind === "unreachable" ? "offline" : "busy";
+      } else if (kind === "unreachable") {
+        // Every task it held goes back (this one among them).
+        this.#s.workerOffline(worker, "unreachable");
+        if (task.status === "RUNNING" && task.lease === spec.lease) {
+          this.#s.requeue(task, `worker ${worker.worker_id} unreachable`);
         }
+      } else {
+        // Busy: its slot stays taken until its next heartbeat says what it holds.
+        if (worker.release(task.task_id)) worker.unsure();
         this.#s.requeue(task, `worker ${worker.worker_id} ${kind}`);
       }
       this.schedule();
@@ -275,9 +295,7 @@ export class Scheduler {
     const worker = this.#s.workers.get(meta.worker_id) ??
       (task.worker_id ? this.#s.workers.get(task.worker_id) : undefined);
     let next: TaskSpec | undefined;
-    if (worker?.task_id === taskId) {
-      worker.task_id = null;
-      if (worker.status === "busy") worker.status = "idle";
+    if (worker?.release(taskId)) {
       // A worker that accepts it gets its next task in this answer: one HTTP round
       // trip per task instead of two, which is most of a small task's cost.
       this.#s.inlineFor = acceptNext ? worker : null;
@@ -342,10 +360,7 @@ export class Scheduler {
 
   #endAttemptOnWorker(task: TaskRow): void {
     const w = task.worker_id ? this.#s.workers.get(task.worker_id) : undefined;
-    if (w && w.task_id === task.task_id) {
-      w.task_id = null;
-      if (w.status === "busy") w.status = "idle";
-    }
+    w?.release(task.task_id);
   }
 
   /**

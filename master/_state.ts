@@ -25,15 +25,27 @@ import { removeJobCopies } from "./_remote_files.ts";
 export type WorkerStatus = "idle" | "busy" | "offline";
 
 /**
- * A worker as the master sees it. Its status keeps the master's set of idle workers
- * current (see {@link MasterState.idle}), so the scheduler finds an idle worker in
- * O(1) however many workers there are.
+ * Tasks of at most this many cells (rows × columns) may go to a worker's spare
+ * slots (see {@link WorkerState.slots}): such a task takes about as long as the
+ * round trip that hands it out, so a worker that holds its next one while it
+ * reports the last never waits for the master. A larger task only goes to a worker
+ * that holds nothing: queued behind another it would wait while others sit idle.
+ */
+export const SPARE_SLOT_CELLS = 32_768;
+
+/** Slots a worker may ask for at most (`RegisterRequest.slots`). */
+export const MAX_SLOTS = 8;
+
+/**
+ * A worker as the master sees it: the tasks it holds (given, not yet reported) and
+ * how many it may hold (`slots`, 1 unless it said more when it registered). Its
+ * holdings keep the master's sets of free workers current (see
+ * {@link MasterState.idle} and {@link MasterState.spare}), so the scheduler finds a
+ * worker in O(1) however many workers there are.
  */
 export class WorkerState {
   readonly worker_id: string;
   url: string;
-  /** Task the master gave it and expects back, or null. */
-  task_id: string | null = null;
   /** Jobs it finished a task for. */
   jobs = new Set<string>();
   /** Tasks it finished. */
@@ -41,8 +53,20 @@ export class WorkerState {
   tasks_failed = 0;
   last_heartbeat: number;
   registered_at: number;
-  #status: WorkerStatus = "offline";
+  /** Tasks the master gave it and expects back, in the order given. */
+  readonly #tasks = new Set<string>();
+  #slots = 1;
+  #offline = false;
+  /**
+   * Slots whose state is unknown until the worker says (a drop not yet confirmed, a
+   * hand-out that timed out): taken until then. Cleared by a register or heartbeat,
+   * which says what the worker holds.
+   */
+  #unsure = 0;
+  /** Counts the clearings of `#unsure`: a confirmation from before one is stale. */
+  #unsureEpoch = 0;
   #idle: Set<WorkerState>;
+  #spare: Set<WorkerState>;
 
   /**
    * A worker that just registered: idle.
@@ -50,28 +74,133 @@ export class WorkerState {
    * @param workerId Its id.
    * @param url Where it is reached.
    * @param now The master's clock.
-   * @param idle The master's set of idle workers, which this worker joins and leaves.
+   * @param free The master's sets of workers that hold nothing (`idle`) and of those
+   * with a spare slot (`spare`), which this worker joins and leaves.
    */
-  constructor(workerId: string, url: string, now: number, idle: Set<WorkerState>) {
+  constructor(
+    workerId: string,
+    url: string,
+    now: number,
+    free: { idle: Set<WorkerState>; spare: Set<WorkerState> },
+  ) {
     this.worker_id = workerId;
     this.url = url;
     this.last_heartbeat = now;
     this.registered_at = now;
-    this.#idle = idle;
-    this.status = "idle";
+    this.#idle = free.idle;
+    this.#spare = free.spare;
+    this.#refresh();
   }
 
-  /** `idle`, `busy` or `offline`. */
+  /** `offline`, `busy` (holds a task, or a slot not known to be free) or `idle`. */
   get status(): WorkerStatus {
-    return this.#status;
+    if (this.#offline) return "offline";
+    return this.#tasks.size + this.#unsure > 0 ? "busy" : "idle";
   }
 
-  /** Sets the status; an idle worker goes to the back of the idle set (first idle, first served). */
-  set status(next: WorkerStatus) {
-    if (next === this.#status) return;
-    this.#status = next;
-    if (next === "idle") this.#idle.add(this);
-    else this.#idle.delete(this);
+  /** The first task it holds, or null (what the views show). */
+  get task_id(): string | null {
+    for (const id of this.#tasks) return id;
+    return null;
+  }
+
+  /** The tasks it holds, in the order given. */
+  get tasks(): ReadonlySet<string> {
+    return this.#tasks;
+  }
+
+  /** Tasks it may hold at once. */
+  get slots(): number {
+    return this.#slots;
+  }
+
+  set slots(n: number) {
+    this.#slots = Math.max(1, Math.min(MAX_SLOTS, Math.floor(n)));
+    this.#refresh();
+  }
+
+  /** Whether it holds a task. */
+  holds(taskId: string): boolean {
+    return this.#tasks.has(taskId);
+  }
+
+  /** It now holds a task; with a slot still free it goes to the back of the free workers. */
+  hold(taskId: string): void {
+    this.#tasks.add(taskId);
+    this.#refresh(true);
+  }
+
+  /** It no longer holds a task (done, failed, dropped or re-queued); true if it held it. */
+  release(taskId: string): boolean {
+    if (!this.#tasks.delete(taskId)) return false;
+    this.#refresh(true);
+    return true;
+  }
+
+  /** Forgets every task it holds (it went offline); returns them. */
+  releaseAll(): string[] {
+    const ids = [...this.#tasks];
+    this.#tasks.clear();
+    this.#refresh();
+    return ids;
+  }
+
+  /** Marks it offline (the caller re-queues what it held) or back online. */
+  set offline(offline: boolean) {
+    this.#offline = offline;
+    if (offline) this.#unsure = 0;
+    this.#refresh(!offline);
+  }
+
+  get offline(): boolean {
+    return this.#offline;
+  }
+
+  /**
+   * A slot is taken until the worker confirms (see `#unsure`).
+   *
+   * @returns The token {@link confirm} takes.
+   */
+  unsure(): number {
+    this.#unsure++;
+    this.#refresh();
+    return this.#unsureEpoch;
+  }
+
+  /** The worker confirmed what an {@link unsure} slot was for: it is free again. */
+  confirm(token: number): void {
+    if (token !== this.#unsureEpoch || this.#unsure === 0) return;
+    this.#unsure--;
+    this.#refresh(true);
+  }
+
+  /** The worker said what it holds: no slot is unsure any more. */
+  sure(): void {
+    if (this.#unsure === 0) return;
+    this.#unsure = 0;
+    this.#unsureEpoch++;
+    this.#refresh(true);
+  }
+
+  /**
+   * Keeps the free sets current: `idle` when it holds nothing, `spare` when it holds
+   * something and has a slot left; `toBack` moves it behind the others (first
+   * free, first served).
+   */
+  #refresh(toBack = false): void {
+    const taken = this.#tasks.size + this.#unsure;
+    const idle = !this.#offline && taken === 0;
+    const spare = !this.#offline && taken > 0 && taken < this.#slots;
+    if (!idle) this.#idle.delete(this);
+    else if (toBack || !this.#idle.has(this)) {
+      this.#idle.delete(this);
+      this.#idle.add(this);
+    }
+    if (!spare) this.#spare.delete(this);
+    else if (toBack || !this.#spare.has(this)) {
+      this.#spare.delete(this);
+      this.#spare.add(this);
+    }
   }
 }
 
@@ -144,8 +273,10 @@ export class MasterState implements MasterSettings {
   readonly queues = new Map<string, TaskRow[]>();
   readonly running = new Set<TaskRow>();
   readonly workers = new Map<string, WorkerState>();
-  /** The idle workers, in the order they became idle (kept by `WorkerState.status`). */
+  /** Workers that hold no task, in the order they became so (kept by `WorkerState`). */
   readonly idle = new Set<WorkerState>();
+  /** Workers that hold a task and have a slot left, likewise. */
+  readonly spare = new Set<WorkerState>();
   /** Jobs whose archive is being written, with the flag that stops the write. */
   readonly assembling = new Map<string, { cancelled: boolean }>();
   /** Jobs being prepared, with the generation the preparation is for. */
@@ -301,17 +432,14 @@ export class MasterState implements MasterSettings {
     const lease = task.lease;
     task.lease = null;
     const worker = task.worker_id ? this.workers.get(task.worker_id) : undefined;
-    if (!worker || worker.task_id !== task.task_id) return;
-    // Busy without a task until it confirms: it may still be encoding.
-    worker.task_id = null;
-    if (worker.status === "offline") return;
-    worker.status = "busy";
+    if (!worker || !worker.release(task.task_id)) return;
+    if (worker.offline) return;
+    // Its slot stays taken until the worker confirms: it may still be encoding.
+    const token = worker.unsure();
     this.track(
       this.transport.cancel(worker.url, task.task_id).then(() => {
-        if (worker.status === "busy" && worker.task_id === null) {
-          worker.status = "idle";
-          this.hooks.schedule();
-        }
+        worker.confirm(token);
+        this.hooks.schedule();
       }, (err) => {
         this.log.debug("could not tell worker to drop task; its heartbeat will", {
           worker_id: worker.worker_id,
@@ -321,6 +449,20 @@ export class MasterState implements MasterSettings {
         });
       }),
     );
+  }
+
+  /**
+   * A worker is offline (silent, or unreachable): every task it held is re-queued
+   * without counting the attempt.
+   */
+  workerOffline(worker: WorkerState, why: string): void {
+    worker.offline = true;
+    for (const id of worker.releaseAll()) {
+      const t = this.taskById.get(id);
+      if (t && t.status === "RUNNING" && t.worker_id === worker.worker_id) {
+        this.requeue(t, `worker ${worker.worker_id} ${why}`);
+      }
+    }
   }
 
   /** Puts a task back in its queue without counting the attempt (its worker went away). */

@@ -81,6 +81,7 @@ import { SOURCE_FORMATS } from "../io/types.ts";
 import type { Master } from "./master.ts";
 import { JobAccess } from "./_access.ts";
 import { STATUS_PAGE_HTML } from "./status_page.ts";
+import { MAX_SLOTS } from "./_state.ts";
 
 /** What the app needs. */
 export interface MasterAppDeps {
@@ -223,12 +224,23 @@ const HealthSchema = z.object({
 const RunningSchema = z.object({ task_id: z.string().min(1), lease: z.string().min(1) })
   .nullable().optional();
 
+const HeldSchema = z.array(z.object({ task_id: z.string().min(1), lease: z.string().min(1) }))
+  .max(4 * MAX_SLOTS).optional().openapi({
+    description:
+      "Every task the worker holds (computing, queued, or its result on the way); when given, `running` is ignored",
+  });
+
 const RegisterSchema = z.object({
   worker_id: z.string().min(1).max(200).regex(/^[A-Za-z0-9._:@-]+$/, {
     message: "use letters, digits and . _ : @ -",
   }),
   url: z.string().url(),
   running: RunningSchema,
+  tasks: HeldSchema,
+  slots: z.number().int().min(1).max(MAX_SLOTS).optional().openapi({
+    description:
+      `Tasks the worker may hold at once (default 1, at most ${MAX_SLOTS}): small tasks queue on it while it reports the last`,
+  }),
 }).openapi("RegisterRequest");
 
 const RegisterResultSchema = z.object({
@@ -238,7 +250,9 @@ const RegisterResultSchema = z.object({
   drop: z.array(z.string()),
 }).openapi("RegisterResponse");
 
-const HeartbeatSchema = z.object({ running: RunningSchema }).openapi("HeartbeatRequest");
+const HeartbeatSchema = z.object({ running: RunningSchema, tasks: HeldSchema }).openapi(
+  "HeartbeatRequest",
+);
 
 const FailedSchema = z.object({
   lease: z.string().min(1),

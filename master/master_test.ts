@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { JobError } from "../client/errors.ts";
 import { readArchiveIndex } from "../format/reader.ts";
 import { Master } from "./master.ts";
+import { SPARE_SLOT_CELLS } from "./_state.ts";
 import { JobStore } from "./store.ts";
 import {
   fakeChunk,
@@ -21,6 +22,7 @@ import {
 async function fixture(
   options: {
     tasks?: number;
+    rows?: number;
     maxRetries?: number;
     taskTimeoutS?: number;
     dbPath?: string;
@@ -30,7 +32,7 @@ async function fixture(
 ) {
   const clock = options.clock ?? new FakeClock();
   const transport = new FakeTransport();
-  const { prepare, calls } = fakePrepare(options.tasks ?? 4);
+  const { prepare, calls } = fakePrepare(options.tasks ?? 4, options.rows);
   const dir = options.dir ?? await tempDir("master-");
   const source = join(dir, "src.csv");
   await Deno.writeTextFile(source, "a\n1\n");
@@ -101,6 +103,86 @@ Deno.test("Master hands tasks round-robin across jobs and workers, one task per 
       [a, b],
     );
     assert.equal(f.master.job(a).status, "RUNNING");
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("Master gives a worker with several slots small tasks up to its slots, and re-queues all it held when it goes offline", async (t) => {
+  const f = await fixture({ tasks: 5 });
+  const given = () => f.transport.assigned.map((s) => [s.index, s.worker_id]);
+  const held = (workerId: string) =>
+    f.transport.assigned.filter((s) =>
+      s.worker_id === workerId && f.master.job(s.job_id).tasks[s.index]!.status === "RUNNING"
+    ).map((s) => ({ task_id: s.task_id, lease: s.lease }));
+  try {
+    const id = await f.submit("job");
+    f.master.register({ worker_id: "w0", url: "http://w0", slots: 2 });
+    f.register("w1");
+    await f.master.settled();
+    await t.step("a worker with 2 slots gets 2 tasks, one with 1 slot gets 1", () => {
+      assert.deepEqual(given(), [[0, "w0"], [1, "w0"], [2, "w1"]]);
+      assert.equal(f.master.workers().find((w) => w.worker_id === "w0")!.task_id, `${id}-t0`);
+    });
+    await t.step("a heartbeat naming both keeps both", () => {
+      f.clock.advance(1000);
+      assert.deepEqual(f.master.heartbeat("w0", { tasks: held("w0") }).drop, []);
+      f.master.heartbeat("w1", { running: held("w1")[0] });
+      assert.deepEqual(f.master.job(id).tasks.map((t) => t.status), [
+        "RUNNING",
+        "RUNNING",
+        "RUNNING",
+        "QUEUED",
+        "QUEUED",
+      ]);
+    });
+    await t.step("a result frees one slot: the next task comes in its answer", async () => {
+      const first = f.transport.assigned[0]!;
+      const { next } = await f.master.taskDone(first.task_id, fakeChunk(first), {
+        acceptNext: true,
+      });
+      assert.equal(next?.index, 3);
+      assert.equal(next?.worker_id, "w0");
+      f.transport.assigned.push(next!); // as the worker holds it
+    });
+    await t.step("silent: offline, every task it held re-queued without counting", () => {
+      f.clock.advance(2000);
+      f.master.heartbeat("w1", { running: held("w1")[0] });
+      f.clock.advance(1001);
+      f.master.heartbeat("w1", { running: held("w1")[0] });
+      f.master.tick();
+      assert.equal(f.master.workers().find((w) => w.worker_id === "w0")!.status, "offline");
+      const tasks = f.master.job(id).tasks;
+      assert.deepEqual([tasks[1]!.status, tasks[3]!.status], ["QUEUED", "QUEUED"]);
+      assert.deepEqual([tasks[1]!.attempts, tasks[3]!.attempts], [0, 0]);
+    });
+    await t.step("the job finishes on the worker left, each task once", async () => {
+      for (let i = 0; i < 4; i++) await f.done("w1");
+      const job = f.master.job(id);
+      assert.equal(job.status, "DONE");
+      assert.deepEqual(job.tasks.map((t) => [t.status, t.attempts]), Array(5).fill(["DONE", 1]));
+    });
+  } finally {
+    await f.close();
+  }
+});
+
+Deno.test("Master gives a spare slot no large task, and re-queues a task a worker's heartbeat leaves out once it is no longer young", async () => {
+  const f = await fixture({ tasks: 3, rows: SPARE_SLOT_CELLS + 1 });
+  try {
+    const id = await f.submit("job");
+    f.master.register({ worker_id: "w0", url: "http://w0", slots: 4 });
+    await f.master.settled();
+    assert.deepEqual(f.transport.assigned.map((s) => s.index), [0], "large: one at a time");
+    const spec = f.transport.assigned[0]!;
+    f.master.heartbeat("w0", { tasks: [] });
+    assert.equal(f.master.job(id).tasks[0]!.status, "RUNNING", "young: on its way");
+    f.clock.advance(2000);
+    f.master.heartbeat("w0", { tasks: [] });
+    const task = f.master.job(id).tasks[0]!;
+    assert.equal(task.attempts, 1, "re-queued without counting, then given again");
+    assert.notEqual(f.transport.lastFor("w0").lease, spec.lease);
+    assert.equal(f.transport.assigned.length, 2);
   } finally {
     await f.close();
   }

@@ -37,7 +37,7 @@ import type {
   TaskErrorReport,
   TaskSpec,
 } from "../client/types.ts";
-import { readTaskRows, sameSchema, type TaskRead } from "../cluster/task_source.ts";
+import { KeptSource, readTaskRows, sameSchema, type TaskRead } from "../cluster/task_source.ts";
 import { ParquetReaders } from "../io/parquet.ts";
 import { TaskSpecSchema } from "./task_spec.ts";
 import { type TaskEncoder, TaskThread } from "./task_thread.ts";
@@ -76,7 +76,19 @@ export interface WorkerNodeDeps {
   heartbeatS?: number;
   /** The worker's service token, sent to the master (absent: auth off). */
   token?: ServiceToken;
+  /**
+   * Tasks it may hold at once (default {@link DEFAULT_SLOTS}): it computes one at a
+   * time, and the next waits here instead of a round trip to the master away.
+   */
+  slots?: number;
 }
+
+/**
+ * Tasks a worker holds at once by default: the one it computes and the next, so it
+ * starts the next as soon as it has sent a result, while the master takes it and
+ * answers with another (the master gives spare slots only small tasks).
+ */
+export const DEFAULT_SLOTS = 2;
 
 /** What a worker reports about itself (`GET /health` on the worker). */
 export interface WorkerState {
@@ -98,6 +110,8 @@ interface Run {
   done: Promise<void>;
   /** Aborts the run's requests to the master when it is dropped. */
   abort: AbortController;
+  /** Lets the next task start computing (called once its own computing ends or stops). */
+  next: () => void;
 }
 
 /**
@@ -127,6 +141,8 @@ export class WorkerNode {
   #readsOnThread: boolean;
   /** Parquet sources kept open between tasks of a job. */
   #parquetReaders = new ParquetReaders();
+  /** The CSV source of the small tasks it runs, kept open while it holds tasks. */
+  #keptSource = new KeptSource();
   #encoder: TaskEncoder | null = null;
   /** Encoders shutting down (a dropped task's thread ends its job first). */
   #retiring = new Set<Promise<void>>();
@@ -136,6 +152,11 @@ export class WorkerNode {
   #stopped = false;
   #started = false;
   #current: Run | null = null;
+  /** Tasks accepted and waiting for their turn, in order. */
+  #queued: Run[] = [];
+  /** Resolves when the last accepted task has finished computing: the next one's turn. */
+  #turn: Promise<void> = Promise.resolve();
+  #slots: number;
   #reporting = new Set<Run>();
   #runs = new Set<Promise<void>>();
   #tasksDone = 0;
@@ -160,17 +181,23 @@ export class WorkerNode {
     this.#log = deps.logger ?? createLogger({ component: "worker" });
     this.#log = this.#log.child({ worker_id: this.workerId });
     this.#makeEncoder = deps.encoder ?? (() => new TaskThread());
-    this.#readRows = deps.readRows ?? ((read) => readTaskRows(read, this.#parquetReaders));
+    this.#readRows = deps.readRows ??
+      ((read) => readTaskRows(read, this.#parquetReaders, this.#keptSource));
     this.#readsOnThread = deps.readRows === undefined;
     this.#heartbeatMs = (deps.heartbeatS ?? 5) * 1000;
+    this.#slots = Math.max(1, Math.floor(deps.slots ?? DEFAULT_SLOTS));
   }
 
   /** What the worker is doing. */
   get state(): WorkerState {
     return {
       worker_id: this.workerId,
-      status: !this.#registered ? "registering" : this.#current ? "busy" : "idle",
-      task_id: this.#current?.spec.task_id ?? null,
+      status: !this.#registered
+        ? "registering"
+        : this.#current || this.#queued.length > 0
+        ? "busy"
+        : "idle",
+      task_id: (this.#current ?? this.#queued[0])?.spec.task_id ?? null,
       master: this.#link.url,
       tasks_done: this.#tasksDone,
     };
@@ -194,6 +221,7 @@ export class WorkerNode {
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#wake.abort();
+    for (const run of [...this.#queued]) this.#drop(run.spec.task_id, "worker stopping");
     if (this.#current) this.#drop(this.#current.spec.task_id, "worker stopping");
     await this.#loop;
     await Promise.allSettled([...this.#runs]);
@@ -201,6 +229,7 @@ export class WorkerNode {
     this.#encoder = null;
     if (encoder) this.#retire(encoder);
     await Promise.allSettled([...this.#retiring]);
+    this.#keptSource.close();
     await this.#parquetReaders.close();
   }
 
@@ -281,11 +310,20 @@ export class WorkerNode {
     });
   }
 
-  #running(): RunningTask | null {
-    // The task being computed; else one whose result is on its way (a master that
-    // restarted meanwhile must keep expecting it).
-    const run = this.#current ?? this.#reporting.values().next().value;
-    return run ? { task_id: run.spec.task_id, lease: run.spec.lease } : null;
+  /**
+   * What this worker holds, as a register or heartbeat says it: every task (the one
+   * being computed, those waiting, and those whose result is on its way: a master
+   * that restarted meanwhile must keep expecting them) in `tasks`, and one of them in
+   * `running` for a master that reads only that.
+   */
+  #held(): { running: RunningTask | null; tasks: RunningTask[] } {
+    const runs = [
+      ...(this.#current ? [this.#current] : []),
+      ...this.#queued,
+      ...this.#reporting,
+    ];
+    const tasks = runs.map((r) => ({ task_id: r.spec.task_id, lease: r.spec.lease }));
+    return { running: tasks[0] ?? null, tasks };
   }
 
   /**
@@ -303,7 +341,12 @@ export class WorkerNode {
     if (url !== undefined) this.#url = url;
     const res = await this.#link.post(
       "/workers/register",
-      JSON.stringify({ worker_id: this.workerId, url: this.#url, running: this.#running() }),
+      JSON.stringify({
+        worker_id: this.workerId,
+        url: this.#url,
+        slots: this.#slots,
+        ...this.#held(),
+      }),
       "application/json",
     );
     const answer = await this.#link.json<RegisterResponse>(res);
@@ -319,9 +362,11 @@ export class WorkerNode {
   }
 
   async #heartbeat(): Promise<void> {
+    // Holding nothing: let a source go (its space is freed if it was deleted).
+    if (!this.#current && this.#queued.length === 0) this.#keptSource.close();
     const res = await this.#link.post(
       `/workers/${encodeURIComponent(this.workerId)}/heartbeat`,
-      JSON.stringify({ running: this.#running() }),
+      JSON.stringify(this.#held()),
       "application/json",
     );
     const answer = await this.#link.json<HeartbeatResponse>(res);
@@ -332,33 +377,53 @@ export class WorkerNode {
   // tasks
 
   /**
-   * Starts a task.
+   * Takes a task: it starts at once, or after those taken before it (one is
+   * computed at a time).
    *
    * @param spec The task.
-   * @throws {JobError} BUSY when another task runs.
+   * @throws {JobError} BUSY when it already holds as many tasks as its slots (a
+   * result on its way does not count: the master has freed that slot when it
+   * hands out the next).
    */
   accept(spec: TaskSpec): void {
     if (this.#stopped) throw new JobError("BUSY", `Worker ${this.workerId} is stopping`);
-    if (this.#current) {
+    const holding = this.#queued.length + (this.#current ? 1 : 0);
+    if (holding >= this.#slots) {
+      const ids = [this.#current, ...this.#queued].flatMap((r) => r ? [r.spec.task_id] : []);
       throw new JobError(
         "BUSY",
-        `Worker ${this.workerId} is running task ${this.#current.spec.task_id}`,
+        `Worker ${this.workerId} holds ${holding} of its ${this.#slots} tasks (${ids.join(", ")})`,
       );
     }
+    const turn = this.#turn;
+    let next!: () => void;
+    this.#turn = new Promise<void>((resolve) => next = resolve);
     const run: Run = {
       spec,
       cancelled: false,
       done: Promise.resolve(),
       abort: new AbortController(),
+      next,
     };
-    this.#current = run;
-    run.done = this.#execute(run).catch((err) => {
+    // Nothing ahead: it starts now (and is the running task as soon as this returns).
+    const now = this.#current === null && this.#queued.length === 0;
+    this.#queued.push(run);
+    const execute = () => this.#execute(run);
+    run.done = (now ? execute() : turn.then(execute)).catch((err) => {
       this.#log.error("task crashed", { task_id: spec.task_id, err });
     }).finally(() => {
+      run.next();
+      this.#unqueue(run);
       if (this.#current === run) this.#current = null;
       this.#runs.delete(run.done);
     });
     this.#runs.add(run.done);
+  }
+
+  #unqueue(run: Run): boolean {
+    const at = this.#queued.indexOf(run);
+    if (at >= 0) this.#queued.splice(at, 1);
+    return at >= 0;
   }
 
   /**
@@ -379,11 +444,20 @@ export class WorkerNode {
       this.#reporting.delete(reporting);
       this.#log.info("dropped the result of a task", { task_id: taskId, why });
     }
+    const waiting = this.#queued.find((r) => r.spec.task_id === taskId);
+    if (waiting && !waiting.cancelled) {
+      waiting.cancelled = true;
+      waiting.abort.abort();
+      this.#unqueue(waiting);
+      this.#log.info("dropped task", { task_id: taskId, job_id: waiting.spec.job_id, why });
+      return true;
+    }
     const run = this.#current;
     if (!run || run.spec.task_id !== taskId || run.cancelled) return reporting !== undefined;
     run.cancelled = true;
     run.abort.abort();
     this.#current = null;
+    run.next(); // the next task starts now, on the fresh thread made below
     // Retire the task thread and give the next task a fresh one at once. The old
     // thread's current job is refused; it exits once that job ends, after closing its
     // open files (terminating it mid-read would leak their native memory, ~7 MB each).
@@ -400,6 +474,8 @@ export class WorkerNode {
   }
 
   async #execute(run: Run): Promise<void> {
+    if (run.cancelled || !this.#unqueue(run)) return;
+    this.#current = run;
     const { spec } = run;
     const log = this.#log.child({ task_id: spec.task_id, job_id: spec.job_id });
     log.debug("task started", { index: spec.index, rows: spec.window.rows });
@@ -420,6 +496,7 @@ export class WorkerNode {
       log.warn("task failed", { error });
       if (this.#current === run) this.#current = null;
       this.#reporting.add(run);
+      run.next();
       try {
         await this.#report(
           run,
@@ -439,6 +516,7 @@ export class WorkerNode {
     // next one as soon as it has staged this one, before it answers.
     if (this.#current === run) this.#current = null;
     this.#reporting.add(run);
+    run.next();
     try {
       const accepted = await this.#report(run, "done", body);
       if (accepted) {

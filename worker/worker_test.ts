@@ -17,7 +17,7 @@ import { memoryLogger, writeCsv } from "../master/_test_utils.ts";
 import { createWorkerApp } from "./app.ts";
 import { specSource, stuckRows, testSpec } from "./_test_utils.ts";
 import { TaskThread } from "./task_thread.ts";
-import { WorkerNode, type WorkerNodeDeps } from "./worker.ts";
+import { DEFAULT_SLOTS, WorkerNode, type WorkerNodeDeps } from "./worker.ts";
 
 interface Call {
   path: string;
@@ -170,7 +170,13 @@ Deno.test("WorkerNode.register() joins the master once and returns its answer", 
     assert.deepEqual(answer, { worker_id: "w1", heartbeat_s: 0.5, url: "http://w", drop: [] });
     assert.equal(node.state.status, "idle");
     assert.deepEqual(master.calls.map((c) => [c.path, c.body]), [
-      ["/workers/register", { worker_id: "w1", url: "http://w:7001", running: null }],
+      ["/workers/register", {
+        worker_id: "w1",
+        url: "http://w:7001",
+        slots: DEFAULT_SLOTS,
+        running: null,
+        tasks: [],
+      }],
     ]);
     master.state.down = true;
     await assert.rejects(node.register(), (e: unknown) => {
@@ -211,6 +217,7 @@ Deno.test("WorkerNode runs a task, retries the result until the master takes it,
       await gate;
       return batch;
     },
+    slots: 1,
   });
   node.start("http://w1:1");
   try {
@@ -235,6 +242,62 @@ Deno.test("WorkerNode runs a task, retries the result until the master takes it,
     assert.equal(node.state.tasks_done, 1);
     assert.equal(node.state.status, "idle");
   } finally {
+    await node.stop();
+  }
+});
+
+Deno.test("WorkerNode holds as many tasks as its slots, computes one at a time, says all of them, and drops a waiting one", async () => {
+  const master = scriptedMaster();
+  const gates = new Map<string, () => void>();
+  const started: string[] = [];
+  const node = nodeFor(master, {
+    encoder: () => INLINE_ENCODER,
+    readRows: async (read) => {
+      const id = `t${read.window.start}`;
+      started.push(id);
+      await new Promise<void>((r) => gates.set(id, r));
+      return batch;
+    },
+    slots: 3,
+  });
+  const spec = (n: number) => {
+    const s = testSpec(`t${n}`);
+    return { ...s, window: { ...s.window, start: n, end: n + 1 } };
+  };
+  node.start("http://w1:1");
+  try {
+    await until("registration", () => node.state.status === "idle");
+    node.accept(spec(1));
+    node.accept(spec(2));
+    node.accept(spec(3));
+    assert.throws(() => node.accept(spec(4)), { code: "BUSY" });
+    assert.equal(node.state.task_id, "t1");
+    await until(
+      "a heartbeat naming every task",
+      () =>
+        master.calls.some((c) => {
+          const body = c.body as { running?: { task_id: string }; tasks?: { task_id: string }[] };
+          return c.path === "/workers/w1/heartbeat" && body.running?.task_id === "t1" &&
+            body.tasks?.map((t) => t.task_id).join() === "t1,t2,t3";
+        }),
+    );
+    assert.deepEqual(started, ["t1"], "one task computed at a time");
+    assert.equal(node.cancel("t2"), true, "a waiting task is dropped");
+    gates.get("t1")!();
+    await until("the third task started", () => started.length === 2);
+    assert.deepEqual(started, ["t1", "t3"]);
+    node.accept(spec(5)); // t1's slot is free once its result is sent
+    gates.get("t3")!();
+    await until("the fifth task started", () => started.length === 3);
+    gates.get("t5")!();
+    await node.idle();
+    assert.deepEqual(
+      master.calls.filter((c) => c.path.endsWith("/done")).map((c) => c.path),
+      ["/tasks/t1/done", "/tasks/t3/done", "/tasks/t5/done"],
+    );
+    assert.equal(node.state.status, "idle");
+  } finally {
+    for (const open of gates.values()) open();
     await node.stop();
   }
 });
@@ -480,8 +543,25 @@ Deno.test("createWorkerApp() takes a task, refuses a second one, cancels, and an
       assert.equal(res.status, 202);
       assert.deepEqual(await res.json(), { accepted: true, task_id: "t1" });
     });
-    await t.step("a second task while busy is a 409 BUSY", async () => {
+    await t.step("a task past its slots is a 409 BUSY", async () => {
       const res = await post("/tasks", testSpec("t2"));
+      assert.equal(res.status, 202, "its second slot");
+      const past = await post("/tasks", testSpec("t4"));
+      assert.equal(past.status, 409);
+      assert.equal((await past.json()).error.code, "BUSY");
+    });
+    await t.step("one slot: a second task while busy is a 409 BUSY", async () => {
+      const one = nodeFor(master, { encoder: () => INLINE_ENCODER, readRows: stuckRows, slots: 1 });
+      const oneApp = createWorkerApp({ node: one, logger: memoryLogger().logger });
+      const task = (id: string) =>
+        oneApp.request("/tasks", {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(testSpec(id)),
+        });
+      assert.equal((await task("u1")).status, 202);
+      const res = await task("u2");
+      await one.stop();
       assert.equal(res.status, 409);
       assert.equal((await res.json()).error.code, "BUSY");
     });
