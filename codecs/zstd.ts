@@ -36,8 +36,11 @@
  *
  * Loading: `node:zlib` is imported on first use, not at startup. Until then the
  * first {@link DECODE_WITHOUT_ZLIB} bytes a process decodes go through
- * `_zstd_decompress.ts` (TypeScript, same output), so a quick command that reads a
- * footer and a few small blocks never pays for loading `node:zlib`.
+ * `_zstd_decompress.ts` (TypeScript) for small frames and libzstd compiled to
+ * WebAssembly (`_zstd_wasm.ts`) for the others, both with the same output, so a quick
+ * command that reads a footer and a few blocks (a slice of a large archive: ~70 kB of
+ * footer and ~265 kB of blocks) never pays for loading `node:zlib`. Both are imported
+ * on first use too; where WebAssembly cannot run, larger frames load `node:zlib`.
  *
  * No I/O; the loaded module, the kept contexts and the byte count above are its only
  * state.
@@ -46,7 +49,6 @@
  */
 import { type Codec, levelFor } from "./codec.ts";
 import { CodecError, messageOf } from "./errors.ts";
-import { zstdDecompress } from "./_zstd_decompress.ts";
 import { requireNodeBuiltin } from "../internal/node_builtin.ts";
 
 type Zlib = typeof import("node:zlib");
@@ -55,9 +57,9 @@ type Zlib = typeof import("node:zlib");
 let zlib: Zlib | null = null;
 
 /**
- * Loads libzstd's binding on first use. `node:zlib` costs ~20 ms of CPU to load,
+ * Loads libzstd's binding on first use. `node:zlib` costs ~15-20 ms of CPU to load,
  * more than a quick command's whole work, so a process that only decodes a footer and
- * a few small blocks does that with `_zstd_decompress.ts` and never loads it.
+ * a few blocks does that with `_zstd_wasm.ts` and never loads it.
  */
 async function loadZlib(): Promise<Zlib> {
   return zlib ??= await import("node:zlib");
@@ -72,14 +74,51 @@ function zlibSync(): Zlib {
 }
 
 /**
- * Raw bytes a process decodes with `_zstd_decompress.ts` before it loads libzstd, in
- * frames of at most {@link SMALL_FRAME} bytes: a small archive's footer and first chunk
- * fit. The TypeScript decoder runs in V8's interpreter in a fresh process, so a larger
- * frame, or more of them, is quicker to decode after loading `node:zlib`.
+ * Raw bytes a process decodes before it loads `node:zlib`. Frames of at most
+ * {@link SMALL_FRAME} bytes, {@link DECODE_WITHOUT_ZLIB_TS} in all, go through the
+ * TypeScript decoder: a small archive's footer and blocks, where compiling the
+ * WebAssembly decoder and its first call (~3-4 ms) would cost more than decoding them
+ * in V8's interpreter. The rest, up to {@link DECODE_WITHOUT_ZLIB} in all, through
+ * libzstd in WebAssembly (~150-600 MB/s once compiled, against ~1.5 GB/s native:
+ * 2 MiB cost about what loading `node:zlib` does).
  */
-const DECODE_WITHOUT_ZLIB = 64 << 10;
+const DECODE_WITHOUT_ZLIB = 2 << 20;
+const DECODE_WITHOUT_ZLIB_TS = 64 << 10;
 const SMALL_FRAME = 16 << 10;
 let decodedWithoutZlib = 0;
+let decodedInTypeScript = 0;
+
+/** The WebAssembly decoder's module once imported; null where it cannot run. */
+let wasmDecoder: typeof import("./_zstd_wasm.ts") | null | undefined;
+
+/**
+ * Decodes `data` without `node:zlib`, or returns null when this process should load it:
+ * its budget is spent, or neither decoder here can take the frame.
+ */
+async function decodeWithoutZlib(
+  data: Uint8Array,
+  rawLength: number,
+  hasChecksum: boolean,
+): Promise<Uint8Array | null> {
+  if (decodedWithoutZlib + rawLength > DECODE_WITHOUT_ZLIB) return null;
+  if (
+    !hasChecksum && rawLength <= SMALL_FRAME &&
+    decodedInTypeScript + rawLength <= DECODE_WITHOUT_ZLIB_TS
+  ) {
+    const { zstdDecompress } = await import("./_zstd_decompress.ts");
+    const out = zstdDecompress(data, rawLength);
+    decodedInTypeScript += rawLength;
+    decodedWithoutZlib += rawLength;
+    return out;
+  }
+  if (wasmDecoder === undefined) {
+    const module = await import("./_zstd_wasm.ts");
+    wasmDecoder = module.zstdWasmAvailable() ? module : null;
+  }
+  const out = wasmDecoder?.zstdWasmDecompress(data, rawLength) ?? null;
+  if (out !== null) decodedWithoutZlib += rawLength;
+  return out;
+}
 
 /** Zstandard compression level: the highest that stays in the normal (non-ultra) range. */
 export const ZSTD_LEVEL = 19;
@@ -354,13 +393,11 @@ export async function zstdDecode(data: Uint8Array, rawLength: number): Promise<U
       `Cannot decode zstd block: frame declares ${contentSize} bytes, expected ${rawLength}`,
     );
   }
-  // Both decoders return the same bytes for every frame (`_zstd_decompress_test.ts`).
-  if (
-    zlib === null && !hasChecksum && rawLength <= SMALL_FRAME &&
-    decodedWithoutZlib + rawLength <= DECODE_WITHOUT_ZLIB
-  ) {
-    decodedWithoutZlib += rawLength;
-    return zstdDecompress(data, rawLength);
+  // Every decoder returns the same bytes for every frame (`_zstd_wasm_test.ts`,
+  // `_zstd_decompress_test.ts`).
+  if (zlib === null) {
+    const out = await decodeWithoutZlib(data, rawLength, hasChecksum);
+    if (out !== null) return out;
   }
   const { zstdDecompressSync } = await loadZlib();
   let out: Uint8Array;
