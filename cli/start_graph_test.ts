@@ -144,6 +144,17 @@ Deno.test("--help, audit, peek and verify load no Node module up front", async (
   assert.deepEqual(node, []);
 });
 
+Deno.test("thaw loads no Node module up front", async () => {
+  // A 10-row slice's whole work is ~20 ms: Node compatibility's ~6 ms bootstrap would
+  // be a third of it (paths go through internal/node_builtin.ts where used).
+  const graph = await runtimeGraph([MAIN, ARCHIVE_FAMILY, new URL("ops/thaw.ts", ROOT)], {
+    evaluated: true,
+  });
+  const node = [...graph].filter(([s]) => s.startsWith("node:"))
+    .map(([s, by]) => `${s} (imported by ${by.replace(ROOT.href, "")})`);
+  assert.deepEqual(node, []);
+});
+
 Deno.test("thaw loads no npm package until it writes Arrow or Parquet", async () => {
   const graph = await runtimeGraph([MAIN, ARCHIVE_FAMILY, new URL("ops/thaw.ts", ROOT)]);
   assert.deepEqual(npmIn(graph), []);

@@ -25,7 +25,7 @@
  *
  * @module
  */
-import { basename, dirname, join } from "node:path";
+import { nodePath } from "./node_builtin.ts";
 
 /** A temp file must be untouched for this long before another write may remove it. */
 export const STALE_TEMP_AGE_MS = 60_000;
@@ -50,6 +50,7 @@ export interface LockedTemp {
 export function tempPathFor(path: string): string {
   const rand = crypto.getRandomValues(new Uint32Array(2));
   const suffix = `${(rand[0] ?? 0).toString(36)}${(rand[1] ?? 0).toString(36)}`;
+  const { basename, dirname, join } = nodePath();
   return join(dirname(path), `.${basename(path)}${MARK}${suffix}`);
 }
 
@@ -147,6 +148,7 @@ export async function removeStaleTemps(
   path: string,
   options: { now?: number; ageMs?: number } = {},
 ): Promise<string[]> {
+  const { basename, dirname, join } = nodePath();
   const dir = dirname(path);
   const name = basename(path);
   const before = (options.now ?? Date.now()) - (options.ageMs ?? STALE_TEMP_AGE_MS);

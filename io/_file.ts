@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { isAbsolute, resolve } from "node:path";
+import { nodePath } from "../internal/node_builtin.ts";
 import { IoError } from "./errors.ts";
 
 /** Default size of one read from a source file. */
@@ -46,7 +46,7 @@ export async function fileSize(path: string): Promise<number> {
 /** Builds the READ_FAILED error for an OS failure on `path`. */
 export function readFailed(path: string, cause: unknown): IoError {
   if (cause instanceof Deno.errors.NotFound) {
-    const tried = isAbsolute(path) ? "" : ` (looked for ${resolve(path)})`;
+    const tried = nodePath().isAbsolute(path) ? "" : ` (looked for ${nodePath().resolve(path)})`;
     return new IoError("READ_FAILED", `Cannot read '${path}': no such file${tried}`, {
       path,
       cause,

@@ -24,7 +24,7 @@
  *
  * @module
  */
-import { dirname, extname, join } from "node:path";
+import { nodePath } from "../internal/node_builtin.ts";
 import type { Batch, Schema } from "../format/column.ts";
 import {
   commitTemp,
@@ -103,7 +103,7 @@ export interface WriteOutputResult {
  */
 export function outputFormatOf(path: string): OutputFormat {
   if (path === STDOUT) return "csv";
-  const ext = extname(path).toLowerCase();
+  const ext = nodePath().extname(path).toLowerCase();
   const format = Object.hasOwn(OUTPUT_EXTENSIONS, ext) ? OUTPUT_EXTENSIONS[ext] : undefined;
   if (format === undefined) {
     const known = Object.keys(OUTPUT_EXTENSIONS).join(", ");
@@ -179,7 +179,7 @@ export async function writeOutput(
     delimiter,
     splitSheets: options.splitSheets,
     arrowStream: options.arrowStream ??
-      (path === STDOUT || extname(path).toLowerCase() === ".arrows"),
+      (path === STDOUT || nodePath().extname(path).toLowerCase() === ".arrows"),
   };
   try {
     return target.kind === "file"
@@ -406,7 +406,7 @@ async function writeStream(
 async function stageParquet(sink: ByteWriter, spec: WriteSpec): Promise<number> {
   const dir = await Deno.makeTempDir({ prefix: "permafrost-parquet-" });
   try {
-    const staged = join(dir, "out.parquet");
+    const staged = nodePath().join(dir, "out.parquet");
     const rows = await writeParquet(staged, spec.schema, preparedFor(spec.input, "duckdb"));
     const file = await Deno.open(staged, { read: true });
     try {
@@ -502,8 +502,12 @@ function destinationExists(path: string): IoError {
 
 function writeFailed(path: string, cause: unknown): IoError {
   const why = cause instanceof Error ? cause.message : String(cause);
-  return new IoError("WRITE_FAILED", `Cannot write '${path}' (in '${dirname(path)}'): ${why}`, {
-    path,
-    cause,
-  });
+  return new IoError(
+    "WRITE_FAILED",
+    `Cannot write '${path}' (in '${nodePath().dirname(path)}'): ${why}`,
+    {
+      path,
+      cause,
+    },
+  );
 }

@@ -7,7 +7,7 @@
  *
  * @module
  */
-import { join } from "node:path";
+import { nodePath } from "../internal/node_builtin.ts";
 import type { Batch, Schema } from "../format/column.ts";
 import type { ArrowSchemaJson, ColumnStats } from "../format/header.ts";
 import { schemaFromJson } from "../format/header.ts";
@@ -66,7 +66,7 @@ export interface PartitionManifest {
  */
 export function datasetFile(dir: string, relative: string): string {
   if (isRemote(dir)) return `${dir.replace(/\/+$/, "")}/${relative}`;
-  return join(dir, ...relative.split("/"));
+  return nodePath().join(dir, ...relative.split("/"));
 }
 
 /**
@@ -84,7 +84,7 @@ export async function isPartitionedDir(path: string): Promise<boolean> {
   try {
     const info = await Deno.stat(path);
     if (!info.isDirectory) return false;
-    return (await Deno.stat(join(path, MANIFEST_NAME))).isFile;
+    return (await Deno.stat(nodePath().join(path, MANIFEST_NAME))).isFile;
   } catch {
     return false;
   }
