@@ -11,12 +11,13 @@
  * {@link thawFigures}; alone:
  *
  * ```
- * deno run -A bench/thaw_bench.ts ARCHIVE SHIPPED.parquet [--rounds 5] [--csv EXPECTED.csv] [--baseline DIR]
+ * deno run -A bench/thaw_bench.ts ARCHIVE SHIPPED.parquet [--rounds 5] [--csv EXPECTED.csv] [--baseline DIR] [--outputs csv,arrow]
  * ```
  *
  * `--baseline DIR` (a checkout of an earlier commit, e.g. `git archive REV | tar -x -C DIR`)
  * adds its CLI's three thaws to the same alternation, as `before → …` lines: a before/after
- * comparison measured in the same minutes, with both outputs hashed.
+ * comparison measured in the same minutes, with both outputs hashed. `--outputs csv,arrow`
+ * measures only those of our outputs (DuckDB → CSV, the anchor, always runs).
  *
  * @module
  */
@@ -142,7 +143,13 @@ const min = (xs: number[]) => Math.min(...xs);
 export async function thawFigures(
   archive: string,
   shipped: string,
-  options: { rounds?: number; expectedCsv?: string; work: string; baseline?: string },
+  options: {
+    rounds?: number;
+    expectedCsv?: string;
+    work: string;
+    baseline?: string;
+    outputs?: readonly string[];
+  },
 ): Promise<string[]> {
   const rounds = options.rounds ?? 5;
   const work = options.work;
@@ -183,6 +190,7 @@ export async function thawFigures(
     ],
   });
   const base = options.baseline;
+  const outputs = new Set(options.outputs ?? ["csv", "arrow", "parquet"]);
   const cases: Case[] = [
     ...(base ? [ours("csv", base)] : []),
     ours("csv"),
@@ -192,7 +200,7 @@ export async function thawFigures(
     ...(base ? [ours("parquet", base)] : []),
     ours("parquet"),
     theirs("parquet"),
-  ];
+  ].filter((c) => c.label.startsWith("DuckDB → csv") || outputs.has(c.label.split("→ ")[1]!));
   const gnuTime = await hasGnuTime();
   const runs = new Map<string, Run[]>(cases.map((c) => [c.label, []]));
   // Warm the page cache and Deno's module cache for every command once, unmeasured.
@@ -205,7 +213,7 @@ export async function thawFigures(
   const expected = options.expectedCsv ? await hashFile(options.expectedCsv) : null;
   const wall = (label: string) => median(runs.get(label)!.map((x) => x.seconds));
   const duckCsv = wall("DuckDB → csv");
-  const duckParquet = wall("DuckDB → parquet");
+  const duckParquet = outputs.has("parquet") ? wall("DuckDB → parquet") : NaN;
   const lines = [
     `Whole processes, ${rounds} rounds alternating the commands after one unmeasured round (page and module caches warm), ` +
     `on ${navigator.hardwareConcurrency} cores. Ours: \`permafrost thaw ${
@@ -246,7 +254,7 @@ export async function thawFigures(
       "",
       `- Against the baseline \`${base}\`, in the same rounds (median wall, CPU, peak memory; output):`,
     );
-    for (const ext of ["csv", "arrow", "parquet"]) {
+    for (const ext of ["csv", "arrow", "parquet"].filter((x) => outputs.has(x))) {
       const was = runs.get(`before → ${ext}`)!;
       const now = runs.get(`ours → ${ext}`)!;
       const cpu = (xs: Run[]) => median(xs.map((x) => x.cpuSeconds)).toFixed(2);
@@ -291,7 +299,7 @@ if (import.meta.main) {
   const flag = (name: string) => flags.get(name);
   if (!archive || !shipped) {
     throw new Error(
-      "usage: bench/thaw_bench.ts ARCHIVE SHIPPED.parquet [--rounds N] [--csv EXPECTED.csv] [--baseline DIR]",
+      "usage: bench/thaw_bench.ts ARCHIVE SHIPPED.parquet [--rounds N] [--csv EXPECTED.csv] [--baseline DIR] [--outputs csv,arrow,parquet]",
     );
   }
   const work = await Deno.makeTempDir({ prefix: "permafrost-thaw-bench-" });
@@ -300,6 +308,7 @@ if (import.meta.main) {
       rounds: Number(flag("--rounds") ?? 5),
       expectedCsv: flag("--csv"),
       baseline: flag("--baseline"),
+      outputs: flag("--outputs")?.split(","),
       work,
     });
     Deno.stdout.writeSync(new TextEncoder().encode(lines.join("\n") + "\n"));

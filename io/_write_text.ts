@@ -29,6 +29,8 @@ import {
   TimestampFormatter,
 } from "./_format.ts";
 import { IoError } from "./errors.ts";
+import { TICKS_PER_SECOND } from "./_parse.ts";
+import { codesOf } from "../format/coded_strings.ts";
 
 const FLUSH_BYTES = 1 << 20;
 const encoder = new TextEncoder();
@@ -463,12 +465,61 @@ async function writeRows(
   }
 }
 
+/** How {@link CsvRows} writes a column's cells. */
+const enum CsvKind {
+  /** Any string or json cell, one by one ({@link writeCsvString}). */
+  Text,
+  /** A string column with dictionary codes: each entry's bytes rendered once, copied. */
+  Coded,
+  /** int64 digits written in place. */
+  Int64,
+  /** Timestamps in whole seconds from cached day texts; others through the formatter. */
+  Timestamp,
+  /** Everything else ({@link writeValue}). */
+  Other,
+}
+
+/** Longest text of an int64 (`-9223372036854775808`). */
+const INT64_CHARS = 20;
+/** Longest text of a whole-second timestamp through the fast path (a signed 6-digit year). */
+const TIMESTAMP_CHARS = 32;
+/** Powers of ten below 2^53, to count an integer's digits: `POW10[i]` is 10^(i + 1). */
+const POW10 = Float64Array.from({ length: 16 }, (_, i) => 10 ** (i + 1));
+/** The two ASCII digits of 0..99, `DIGIT_PAIRS[2n]` and `[2n + 1]`. */
+const DIGIT_PAIRS = Uint8Array.from(
+  { length: 200 },
+  (_, i) => 48 + (i % 2 === 0 ? Math.floor(i / 20) : (i >> 1) % 10),
+);
+
+/** A CSV column writer: {@link ColumnWriter} plus what its kind needs. */
+interface CsvColumn extends ColumnWriter {
+  kind: CsvKind;
+  /** Coded: the codes, the dictionary, and each entry's rendered cell. */
+  codes: Uint8Array | Uint16Array | Uint32Array;
+  dictionary: readonly string[];
+  cells: Uint8Array;
+  /**
+   * Where entry `e`'s cell starts in `cells`, or -1 for an entry to write row by row.
+   */
+  cellAt: Int32Array;
+  /** Where entry `e`'s cell ends in `cells`. */
+  cellEnd: Int32Array;
+  /** Timestamp: ticks per second, the day of `dayText`, and the last value written. */
+  per: number;
+  day: number;
+  dayText: Uint8Array;
+  tsLow: number;
+  tsHigh: number;
+  last: Uint8Array;
+  tsLength: number;
+}
+
 /** CSV rows of batches in one schema and delimiter. */
 class CsvRows {
   readonly #schema: Schema;
   readonly #delim: number;
   readonly #special: RegExp;
-  #writers: { batch: Batch; ws: ColumnWriter[] } | null = null;
+  #writers: { batch: Batch; ws: CsvColumn[]; bound: number } | null = null;
 
   constructor(schema: Schema, delimiter: string) {
     this.#schema = schema;
@@ -488,32 +539,233 @@ class CsvRows {
     sink.byte(10);
   }
 
+  /** The batch's column writers, and the bytes a row's fixed-size cells take at most. */
+  #columns(batch: Batch): { ws: CsvColumn[]; bound: number } {
+    let bound = this.#schema.length + 1;
+    const ws = columnWriters(this.#schema, batch, false).map((w): CsvColumn => {
+      const c: CsvColumn = {
+        ...w,
+        kind: CsvKind.Other,
+        codes: new Uint8Array(0),
+        dictionary: [],
+        cells: new Uint8Array(0),
+        cellAt: new Int32Array(0),
+        cellEnd: new Int32Array(0),
+        per: 1,
+        day: NaN,
+        dayText: new Uint8Array(0),
+        tsLow: 0,
+        tsHigh: 0,
+        last: new Uint8Array(TIMESTAMP_CHARS),
+        tsLength: -1,
+      };
+      const col = w.col;
+      if (col.type === "string") {
+        const coded = codesOf(col.values);
+        c.kind = CsvKind.Text;
+        if (coded !== undefined && coded.dictionary.length <= col.values.length) {
+          c.kind = CsvKind.Coded;
+          c.codes = coded.codes;
+          c.dictionary = coded.dictionary;
+          this.#renderEntries(c);
+          let widest = 0;
+          for (let e = 0, end = c.dictionary.length; e < end; e++) {
+            if (c.cellAt[e]! >= 0) widest = Math.max(widest, c.cellEnd[e]! - c.cellAt[e]!);
+          }
+          bound += widest;
+        }
+      } else if (col.type === "json") c.kind = CsvKind.Text;
+      else if (col.type === "int64" && LITTLE_ENDIAN) {
+        c.kind = CsvKind.Int64;
+        bound += INT64_CHARS;
+      } else if (col.type === "timestamp" && LITTLE_ENDIAN) {
+        c.kind = CsvKind.Timestamp;
+        c.per = TICKS_PER_SECOND[w.field.unit ?? "us"];
+        bound += TIMESTAMP_CHARS;
+      }
+      return c;
+    });
+    return { ws, bound };
+  }
+
+  /**
+   * Renders each dictionary entry's cell once. An entry that is not well-formed
+   * UTF-16 is marked (-1) so that its rows go through {@link writeCsvString}, which
+   * names the row.
+   */
+  #renderEntries(c: CsvColumn): void {
+    const dict = c.dictionary;
+    const sink = new ByteSink(null, 64 + dict.length * 8);
+    const starts = new Int32Array(dict.length);
+    const ends = new Int32Array(dict.length);
+    for (let e = 0; e < dict.length; e++) {
+      const s = dict[e]!;
+      const good = typeof s === "string" && s.isWellFormed();
+      starts[e] = good ? sink.pos : -1;
+      if (good) writeCsvString(sink, s, this.#delim, this.#special);
+      ends[e] = sink.pos;
+    }
+    c.cells = sink.buf;
+    c.cellAt = starts;
+    c.cellEnd = ends;
+  }
+
   /** Writes rows `[from, to)` of `batch`, whose first row is row `firstRow` of the output. */
   write(sink: ByteSink, batch: Batch, from: number, to: number, firstRow: number): void {
-    if (this.#writers?.batch !== batch) {
-      this.#writers = { batch, ws: columnWriters(this.#schema, batch, false) };
-    }
-    const ws = this.#writers.ws;
+    if (this.#writers?.batch !== batch) this.#writers = { batch, ...this.#columns(batch) };
+    const { ws, bound } = this.#writers;
     const delim = this.#delim;
     const special = this.#special;
     const ncols = ws.length;
     for (let r = from; r < to; r++) {
+      sink.ensure(bound);
+      let buf = sink.buf;
+      let p = sink.pos;
       for (let c = 0; c < ncols; c++) {
-        if (c > 0) sink.byte(delim);
-        const w = ws[c] as ColumnWriter;
+        if (c > 0) buf[p++] = delim;
+        const w = ws[c]!;
         const v = w.col.validity;
         if (v !== null && v[r] === 0) continue;
-        if (w.col.type === "string" || w.col.type === "json") {
+        switch (w.kind) {
+          case CsvKind.Coded: {
+            const code = w.codes[r]!;
+            const start = w.cellAt[code]!;
+            const values = w.col.values as string[];
+            if (start >= 0 && values[r] === w.dictionary[code]) {
+              const end = w.cellEnd[code]!;
+              const cells = w.cells;
+              for (let k = start; k < end; k++) buf[p++] = cells[k]!;
+              continue;
+            }
+            break;
+          }
+          case CsvKind.Int64: {
+            const halves = w.halves;
+            const hi = halves[2 * r + 1]!;
+            if (hi >= -2097152 && hi < 2097152) {
+              p = writeDigits(buf, p, hi * 4294967296 + (halves[2 * r]! >>> 0));
+              continue;
+            }
+            break;
+          }
+          case CsvKind.Timestamp: {
+            p = writeTimestamp(buf, p, w, r);
+            if (p >= 0) continue;
+            p = -p - 1;
+            break;
+          }
+        }
+        // The general writers, through the sink.
+        sink.pos = p;
+        if (w.kind === CsvKind.Text || w.kind === CsvKind.Coded) {
           writeCsvString(sink, w.col.values[r] as string, delim, special, w.field, firstRow + r);
         } else if (w.col.type === "int64") {
           writeInt64(sink, w.col.values, w.halves, r);
         } else {
           writeValue(sink, w, r, false);
         }
+        // The rest of the row's fixed-size cells still fit.
+        sink.ensure(bound);
+        buf = sink.buf;
+        p = sink.pos;
       }
-      sink.byte(10);
+      buf[p++] = 10;
+      sink.pos = p;
     }
   }
+}
+
+/** Writes a safe integer's digits at `p`; returns the position after them. */
+function writeDigits(buf: Uint8Array, p: number, n: number): number {
+  if (n < 0) {
+    buf[p++] = 45;
+    n = -n;
+  }
+  // Most integers in tables are small: their digits in pairs, from a table.
+  if (n < 100) {
+    if (n < 10) {
+      buf[p] = 48 + n;
+      return p + 1;
+    }
+    buf[p] = DIGIT_PAIRS[2 * n]!;
+    buf[p + 1] = DIGIT_PAIRS[2 * n + 1]!;
+    return p + 2;
+  }
+  if (n < 10000) {
+    const hi = (n / 100) | 0;
+    const lo = 2 * (n - hi * 100);
+    if (hi < 10) buf[p++] = 48 + hi;
+    else {
+      buf[p] = DIGIT_PAIRS[2 * hi]!;
+      buf[p + 1] = DIGIT_PAIRS[2 * hi + 1]!;
+      p += 2;
+    }
+    buf[p] = DIGIT_PAIRS[lo]!;
+    buf[p + 1] = DIGIT_PAIRS[lo + 1]!;
+    return p + 2;
+  }
+  let digits = 5;
+  while (digits < 16 && n >= POW10[digits - 1]!) digits++;
+  let q = p + digits - 1;
+  for (; q > p; q--) {
+    const t = Math.floor(n / 10);
+    // The digit first: 48 + n can pass 2 ** 53 and round.
+    buf[q] = 48 + (n - t * 10);
+    n = t;
+  }
+  buf[p] = 48 + n;
+  return p + digits;
+}
+
+/**
+ * Writes timestamp row `r` at `p` as {@link TimestampFormatter} does, from the last
+ * value's bytes when it repeats and from the cached day's text when it is a whole
+ * second; returns the position after it, or `-p - 1` to leave it to the formatter
+ * (ticks past ±2^53, or a fraction of a second).
+ */
+function writeTimestamp(buf: Uint8Array, p: number, w: CsvColumn, r: number): number {
+  const low = w.halves[2 * r]!;
+  const high = w.halves[2 * r + 1]!;
+  const last = w.last;
+  if (low === w.tsLow && high === w.tsHigh && w.tsLength >= 0) {
+    for (let k = 0, n = w.tsLength; k < n; k++) buf[p++] = last[k]!;
+    return p;
+  }
+  if (high < -2097152 || high >= 2097152) return -p - 1;
+  const ticks = high * 4294967296 + (low >>> 0);
+  const per = w.per;
+  const secs = Math.floor(ticks / per);
+  if (ticks - secs * per !== 0) return -p - 1;
+  const days = Math.floor(secs / 86400);
+  let sod = secs - days * 86400;
+  if (days !== w.day) {
+    const text = formatDate(days) + " ";
+    if (text.length > TIMESTAMP_CHARS - 9) return -p - 1;
+    w.day = days;
+    w.dayText = encoder.encode(text);
+  }
+  const start = p;
+  const dayText = w.dayText;
+  for (let k = 0; k < dayText.length; k++) buf[p++] = dayText[k]!;
+  const hh = Math.floor(sod / 3600);
+  sod -= hh * 3600;
+  const mm = Math.floor(sod / 60);
+  const ss = sod - mm * 60;
+  buf[p] = 48 + ((hh / 10) | 0);
+  buf[p + 1] = 48 + (hh % 10);
+  buf[p + 2] = 58;
+  buf[p + 3] = 48 + ((mm / 10) | 0);
+  buf[p + 4] = 48 + (mm % 10);
+  buf[p + 5] = 58;
+  buf[p + 6] = 48 + ((ss / 10) | 0);
+  buf[p + 7] = 48 + (ss % 10);
+  p += 8;
+  if (w.field.timezone !== undefined) buf[p++] = 90;
+  w.tsLow = low;
+  w.tsHigh = high;
+  w.tsLength = p - start;
+  for (let k = 0; k < w.tsLength; k++) last[k] = buf[start + k]!;
+  return p;
 }
 
 /**

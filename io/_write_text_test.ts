@@ -1,0 +1,115 @@
+/**
+ * Tests of `_write_text.ts`'s CSV fast paths: string columns with dictionary codes
+ * (`format/coded_strings.ts`), int64 digits and whole-second timestamps written in
+ * place must give the bytes the general writers give, cell for cell.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import type { Batch, Column, Field, Schema, TimeUnit } from "../format/column.ts";
+import { withCodes } from "../format/coded_strings.ts";
+import { IoError } from "./errors.ts";
+import { TimestampFormatter } from "./_format.ts";
+import { renderRows } from "./_write_text.ts";
+
+const CSV = { format: "csv", delimiter: "," } as const;
+const text = (batch: Batch, schema: Schema) =>
+  new TextDecoder().decode(renderRows(schema, batch, CSV, 0).bytes);
+
+/** The dictionary's strings at the codes' rows, with codes recorded, and a plain copy. */
+function coded(dictionary: string[], codes: number[]): { coded: Column; plain: Column } {
+  const values = codes.map((c) => dictionary[c]!);
+  return {
+    coded: {
+      type: "string",
+      values: withCodes(values, Uint16Array.from(codes), dictionary),
+      validity: null,
+    },
+    plain: { type: "string", values: [...values], validity: null },
+  };
+}
+
+Deno.test("CSV: a string column with codes renders as the same strings without", () => {
+  const dictionary = ["LAX", "", "a,b", " lead", "trail\t", 'q"q', "ü", "🧊", "line\nbreak", "x"];
+  const codes = Array.from({ length: 500 }, (_, i) => (i * 7 + (i >> 2)) % dictionary.length);
+  const schema: Schema = [{ name: "s", type: "string", nullable: true }];
+  const { coded: withDict, plain } = coded(dictionary, codes);
+  const expected = text({ schema, columns: [plain], length: 500 }, schema);
+  assert.equal(text({ schema, columns: [withDict], length: 500 }, schema), expected);
+  assert.ok(expected.includes('\n"a,b"\n') && expected.includes('\n"line\nbreak"\n'));
+  // A value changed after decoding is written as it now is, not as its code says.
+  (withDict.values as string[])[3] = "changed";
+  (plain.values as string[])[3] = "changed";
+  const changed = text({ schema, columns: [plain], length: 500 }, schema);
+  assert.equal(text({ schema, columns: [withDict], length: 500 }, schema), changed);
+  assert.notEqual(changed, expected);
+  // Nulls stay empty.
+  const validity = Uint8Array.from(codes, (_, i) => (i % 3 === 0 ? 0 : 1));
+  assert.equal(
+    text({ schema, columns: [{ ...withDict, validity }], length: 500 }, schema),
+    text({ schema, columns: [{ ...plain, validity }], length: 500 }, schema),
+  );
+});
+
+Deno.test("CSV: a coded entry holding a lone surrogate fails at the first row using it", () => {
+  const schema: Schema = [{ name: "s", type: "string", nullable: false }];
+  const { coded: withDict } = coded(["ok", "bad\ud800"], [0, 0, 0, 1, 0]);
+  assert.throws(
+    () => renderRows(schema, { schema, columns: [withDict], length: 5 }, CSV, 10),
+    (e: unknown) => e instanceof IoError && /row 13 of column 's'/.test(e.message),
+  );
+});
+
+Deno.test("CSV: int64 cells are their decimal text at every size", () => {
+  const picks = [0n, 7n, -7n, 9n, 10n, 99n, 100n, -100n, 999n, 1000n, 9999n, 10000n, -10000n];
+  for (let d = 5n; d < 19n; d++) picks.push(10n ** d - 1n, 10n ** d, -(10n ** d) - 3n);
+  picks.push(2n ** 31n, -(2n ** 31n), 2n ** 53n - 1n, 2n ** 53n, -(2n ** 53n) + 1n, -(2n ** 53n));
+  picks.push(-(2n ** 53n) - 1n, 2n ** 63n - 1n, -(2n ** 63n));
+  const schema: Schema = [{ name: "a", type: "int64", nullable: true }, {
+    name: "b",
+    type: "int64",
+    nullable: true,
+  }];
+  const values = BigInt64Array.from(picks);
+  const validity = Uint8Array.from(picks, (_, i) => (i % 5 === 4 ? 0 : 1));
+  const batch: Batch = {
+    schema,
+    columns: [
+      { type: "int64", values, validity: null },
+      { type: "int64", values: values.slice().reverse(), validity },
+    ],
+    length: picks.length,
+  };
+  const rows = picks.map((v, i) =>
+    `${v},${validity[i] ? String(picks[picks.length - 1 - i]) : ""}\n`
+  );
+  assert.equal(text(batch, schema), rows.join(""));
+});
+
+Deno.test("CSV: timestamps render as TimestampFormatter formats them, repeated or not", () => {
+  const day = 86_400n;
+  for (const unit of ["s", "ms", "us", "ns"] as TimeUnit[]) {
+    for (const zone of [undefined, "UTC"]) {
+      const per = { s: 1n, ms: 1000n, us: 1_000_000n, ns: 1_000_000_000n }[unit];
+      const picks: bigint[] = [];
+      for (const secs of [0n, 59n, 3599n, 86399n, -1n, -day, 978_307_260n, 253_402_300_799n]) {
+        picks.push(secs * per, secs * per, secs * per + (per > 1n ? 1n : 0n), secs * per);
+      }
+      picks.push(2n ** 53n, 2n ** 53n, -(2n ** 53n) - 5n, 2n ** 63n - 1n, -(2n ** 63n));
+      picks.push(-(2n ** 53n) + 1n, 2n ** 53n - 1n, 1_000_000n * day * per, 0n);
+      // (Seconds past int64 in ns wrap, as a column would hold them.)
+      const ticks = picks.map((v) => BigInt.asIntN(64, v));
+      const field: Field = { name: "t", type: "timestamp", nullable: true, unit, timezone: zone };
+      const schema: Schema = [field];
+      const validity = Uint8Array.from(ticks, (_, i) => (i % 7 === 6 ? 0 : 1));
+      const batch: Batch = {
+        schema,
+        columns: [{ type: "timestamp", values: BigInt64Array.from(ticks), validity }],
+        length: ticks.length,
+      };
+      const formatter = new TimestampFormatter(unit, false, zone !== undefined);
+      const rows = ticks.map((v, i) => (validity[i] ? formatter.format(v) : "") + "\n");
+      assert.equal(text(batch, schema), rows.join(""), `${unit} ${zone}`);
+    }
+  }
+});
