@@ -13,7 +13,13 @@
  *
  * @module
  */
-import { type BlockPlan, predictBlock, trialLevelFor, trialSize } from "./block_encode.ts";
+import {
+  type BlockPlan,
+  NEAR_TIE,
+  predictBlock,
+  trialLevelFor,
+  trialSize,
+} from "./block_encode.ts";
 import { type Batch, type Column, sliceBatch, TEXT_TYPES } from "./column.ts";
 import type { ColumnPlan } from "./header.ts";
 import { conditionersFor } from "./predictors/trial.ts";
@@ -145,8 +151,8 @@ export function planColumns(
 
 /**
  * Each column's plan with the predictor the per-block trial picks on the sample (the
- * first {@link PLAN_SAMPLE_ROWS} rows), to encode every later block with it and no
- * trial (`freeze --profile max_speed`: the trial sizes every candidate with zstd, most
+ * first {@link PLAN_SAMPLE_ROWS} rows), a near tie (`NEAR_TIE`) going to the earlier and
+ * cheaper predictor, to encode every later block with it and no trial (`freeze --profile max_speed`: the trial sizes every candidate with zstd, most
  * of a block's encoding time). Left to the trial per block: a quantized column (its
  * quantizers are chosen by their own trial), and a timestamp column unless
  * `ts_delta_s` wins, the one predictor whose check warns of timestamps going
@@ -173,7 +179,13 @@ export function planPredictors(
     if (plan.quantization !== "QUANT_NONE" || sample.length === 0) return;
     const deps = plan.deps.map((d) => sample.columns[schema.findIndex((f) => f.name === d)]!);
     const trialLevel = trialLevelFor(plan.codec ?? codec);
-    const { predictor } = predictBlock(sample.columns[i]!, { field, plan, deps, trialLevel });
+    const { predictor } = predictBlock(sample.columns[i]!, {
+      field,
+      plan,
+      deps,
+      trialLevel,
+      nearTie: NEAR_TIE,
+    });
     if (field.type === "timestamp" && predictor.id !== TIMESTAMP_WARNER) return;
     out[field.name] = { ...plan, predictor: predictor.id };
   });

@@ -1,11 +1,14 @@
 /**
  * `planColumns`: conditions a column on the keys that determine it, only when the
  * trial shows a gain, never on a quantized key, and decides from the first
- * `PLAN_SAMPLE_ROWS` rows of the chunk.
+ * `PLAN_SAMPLE_ROWS` rows of the chunk. `planPredictors`: `max_speed`'s one predictor
+ * per column, a near tie going to the earlier.
  */
 import assert from "node:assert/strict";
 import { type Batch, type Schema, sliceBatch } from "./column.ts";
-import { PLAN_SAMPLE_ROWS, planColumns } from "./plan.ts";
+import { PLAN_SAMPLE_ROWS, planColumns, planPredictors } from "./plan.ts";
+import { predictBlock, trialSize } from "./block_encode.ts";
+import { predictorsFor } from "./predictors/trial.ts";
 
 const AIRPORTS = ["SEA", "SFO", "LAX", "JFK", "ORD", "DEN", "ATL", "BOS"];
 
@@ -110,4 +113,30 @@ Deno.test("planColumns() judges a near miss on the sample again on more of the f
   // about 7% (below the 10% asked), on 131,072 rows about 12%.
   assert.deepEqual(planColumns(routes(PLAN_SAMPLE_ROWS)).destination!.deps, []);
   assert.deepEqual(planColumns(routes(131_072)).destination!.deps, ["origin"]);
+});
+
+Deno.test("planPredictors() fixes each column's predictor from the sample; a near tie goes to the earlier", () => {
+  const batch = flights(4000);
+  const plans = planColumns(batch);
+  const fixed = planPredictors(batch, plans, "zstd");
+  for (const f of batch.schema) {
+    const { predictor, ...plan } = fixed[f.name]!;
+    assert.deepEqual(plan, plans[f.name], "the header's plan is kept as it was");
+    assert.equal(typeof predictor, "string");
+  }
+  // distance is conditioned on its keys: a conditioner is fixed, and its blocks use it.
+  assert.match(fixed.distance!.predictor!, /^keyed_/);
+  // The smallest under the trial, and with a tie of any size the first that encodes.
+  const column = batch.columns[3]!;
+  const field = batch.schema[3]!;
+  const options = { field, plan: plans.noise!, deps: [], warn: () => {} };
+  const exact = predictBlock(column, options).predictor.id;
+  const sizes = predictorsFor(field).flatMap((p) => {
+    const bytes = p.encode(column, options);
+    return bytes ? [{ id: p.id, size: trialSize(bytes) }] : [];
+  });
+  const least = Math.min(...sizes.map((s) => s.size));
+  assert.notEqual(sizes[0]!.size, least, "the first is not the smallest");
+  assert.equal(exact, sizes.find((s) => s.size === least)!.id);
+  assert.equal(predictBlock(column, { ...options, nearTie: 100 }).predictor.id, sizes[0]!.id);
 });
