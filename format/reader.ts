@@ -25,8 +25,7 @@ import { codecById } from "../codecs/registry.ts";
 import { MIXED_CODEC } from "./constants.ts";
 import type { Codec } from "../codecs/codec.ts";
 import { type ChunkDecodeJob, type DecodeBlockJob, decodeChunkJob } from "./chunk_decode.ts";
-import { blockAad, headerBinding, importDataKey, openBlock } from "./crypto.ts";
-import { type KeyRing, unlockDataKey } from "./key_provider.ts";
+import type { KeyRing } from "./key_provider.ts";
 import type { Batch, Schema } from "./column.ts";
 import { sliceBatch } from "./column.ts";
 import { FormatError } from "./errors.ts";
@@ -105,6 +104,21 @@ export interface VerifyReport {
   columns_since: Record<string, number>;
 }
 
+/**
+ * `crypto.ts`, imported when an encrypted archive is opened: a plain archive's reader
+ * (every quick command, a slice) does not load it nor the key providers.
+ */
+type Crypto = typeof import("./crypto.ts");
+
+/** What an encrypted archive's reader needs to open its blocks. */
+interface Sealed {
+  crypto: Crypto;
+  /** The data key as a Web Crypto key (null when it was not unlocked). */
+  key: Promise<CryptoKey> | null;
+  /** The header binding every block's additional data starts with. */
+  binding: string;
+}
+
 /** Reads one archive. Close it when done. */
 export class ArchiveReader {
   /** Header and footer. */
@@ -115,21 +129,27 @@ export class ArchiveReader {
   #bytesRead = 0;
   #chunksRead = 0;
   #dataKey: Uint8Array | null;
-  #cryptoKey: Promise<CryptoKey> | null;
-  #binding: string | null;
+  /** Null for a plain archive. */
+  #sealed: Sealed | null;
 
   private constructor(
     source: ByteSource,
     index: ArchiveIndex,
     codecs: Codec[],
     dataKey: Uint8Array | null,
+    crypto: Crypto | null,
   ) {
     this.#source = source;
     this.index = index;
     this.#codecs = codecs;
     this.#dataKey = dataKey;
-    this.#cryptoKey = dataKey ? importDataKey(dataKey) : null;
-    this.#binding = index.header.encryption ? headerBinding(index.header) : null;
+    this.#sealed = crypto && index.header.encryption
+      ? {
+        crypto,
+        key: dataKey ? crypto.importDataKey(dataKey) : null,
+        binding: crypto.headerBinding(index.header),
+      }
+      : null;
   }
 
   /** True when the blocks are encrypted (FORMAT.md §4.4). */
@@ -201,10 +221,15 @@ export class ArchiveReader {
       });
       const encryption = index.header.encryption;
       let dataKey: Uint8Array | null = null;
-      if (encryption && (options.keys || options.requireKey)) {
-        dataKey = await unlockDataKey(encryption, options.keys, path);
+      let crypto: Crypto | null = null;
+      if (encryption) {
+        crypto = await import("./crypto.ts");
+        if (options.keys || options.requireKey) {
+          const { unlockDataKey } = await import("./key_provider.ts");
+          dataKey = await unlockDataKey(encryption, options.keys, path);
+        }
       }
-      return new ArchiveReader(source, index, codecs, dataKey);
+      return new ArchiveReader(source, index, codecs, dataKey, crypto);
     } catch (err) {
       source.close();
       throw err;
@@ -370,12 +395,13 @@ export class ArchiveReader {
         { chunk: c, column: field.name, offset: block.offset, path: this.index.path },
       );
     }
-    const bytes = this.index.header.encryption
-      ? await openBlock(
-        await this.#requireKey(),
+    const sealed = this.#sealed;
+    const bytes = sealed
+      ? await sealed.crypto.openBlock(
+        await this.#requireKey(sealed),
         stored,
-        blockAad({
-          headerBinding: this.#binding!,
+        sealed.crypto.blockAad({
+          headerBinding: sealed.binding,
           rowStart: chunk.row_start,
           rows: chunk.row_end - chunk.row_start,
           column: i,
@@ -394,8 +420,8 @@ export class ArchiveReader {
     };
   }
 
-  #requireKey(): Promise<CryptoKey> {
-    if (this.#cryptoKey) return this.#cryptoKey;
+  #requireKey(sealed: Sealed): Promise<CryptoKey> {
+    if (sealed.key) return sealed.key;
     const e = this.index.header.encryption!;
     return Promise.reject(
       new FormatError(
