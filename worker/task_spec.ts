@@ -6,30 +6,20 @@
  * @module
  */
 import { z } from "@hono/zod-openapi";
+import type { TaskSpec } from "../client/types.ts";
 import { SOURCE_FORMATS } from "../io/types.ts";
 import { COLUMN_TYPES, type ColumnType, MAX_DECIMAL_PRECISION } from "../format/column.ts";
 
 const name = z.string().min(1).max(100_000);
 const count = z.number().int().min(0);
 
-/** A task as the master hands it out (`POST /tasks`, or `next` in a done-report's answer). */
-export const TaskSpecSchema = z.object({
+/** What differs between the tasks of one job. */
+const taskPart = {
   task_id: z.string().min(1).max(200),
   job_id: z.string().min(1).max(200),
   index: count,
   lease: z.string().min(1).max(200),
   worker_id: z.string().min(1).max(200),
-  source: z.object({
-    path: z.string().min(1),
-    format: z.enum(SOURCE_FORMATS),
-    bytes: count,
-    dev: z.number().int().min(0),
-    ino: z.number().int().min(0),
-    mtime_ms: z.number().nullable(),
-    uri: z.string().min(1).max(4096).optional(),
-    etag: z.string().min(1).max(1024).optional(),
-    delimiter: z.string().length(1).optional(),
-  }),
   window: z.object({
     unit: z.enum(["bytes", "rows"]),
     start: count,
@@ -40,6 +30,28 @@ export const TaskSpecSchema = z.object({
     batch_rows: z.number().int().min(1),
   }).refine((w) => w.end >= w.start && w.skip + w.rows <= w.span_rows, {
     message: "window must satisfy start <= end and skip + rows <= span_rows",
+  }),
+};
+
+/**
+ * The part of a task that differs between the tasks of one job: what
+ * {@link checkTaskSpec} checks of a task whose job's part it has checked before.
+ */
+export const TaskPartSchema = z.object(taskPart);
+
+/** A task as the master hands it out (`POST /tasks`, or `next` in a done-report's answer). */
+export const TaskSpecSchema = z.object({
+  ...taskPart,
+  source: z.object({
+    path: z.string().min(1),
+    format: z.enum(SOURCE_FORMATS),
+    bytes: count,
+    dev: z.number().int().min(0),
+    ino: z.number().int().min(0),
+    mtime_ms: z.number().nullable(),
+    uri: z.string().min(1).max(4096).optional(),
+    etag: z.string().min(1).max(1024).optional(),
+    delimiter: z.string().length(1).optional(),
   }),
   schema: z.array(z.object({
     name,
@@ -62,3 +74,42 @@ export const TaskSpecSchema = z.object({
 }).refine((t) => t.schema.every((f) => Object.hasOwn(t.plans, f.name)), {
   message: "plans must hold every column of the schema",
 });
+
+/**
+ * Checks tasks as {@link TaskSpecSchema} does, the job's part (source, schema, types,
+ * plans, codec: the same in every task of a job, and most of the work) in full only
+ * when it differs from the last one checked, as text: the tasks a worker takes one
+ * after another are mostly of one job.
+ */
+export class TaskSpecChecker {
+  /** The last job part checked in full, as text, and the task it was checked in. */
+  #last: { jobPart: string; spec: TaskSpec } | null = null;
+
+  /**
+   * @param raw A task as received.
+   * @returns The task, or the error message.
+   */
+  check(raw: unknown): { spec: TaskSpec } | { error: string } {
+    if (raw !== null && typeof raw === "object" && !Array.isArray(raw)) {
+      const { task_id, index, lease, worker_id, window, ...job } = raw as Record<string, unknown>;
+      const jobPart = JSON.stringify(job);
+      if (jobPart === this.#last?.jobPart) {
+        const part = TaskPartSchema.safeParse({
+          task_id,
+          job_id: job.job_id,
+          index,
+          lease,
+          worker_id,
+          window,
+        });
+        if (part.success) return { spec: { ...this.#last.spec, ...part.data } };
+      }
+      const full = TaskSpecSchema.safeParse(raw);
+      if (!full.success) return { error: full.error.message };
+      this.#last = { jobPart, spec: full.data as TaskSpec };
+      return { spec: full.data as TaskSpec };
+    }
+    const full = TaskSpecSchema.safeParse(raw);
+    return full.success ? { spec: full.data as TaskSpec } : { error: full.error.message };
+  }
+}

@@ -39,7 +39,7 @@ import type {
 } from "../client/types.ts";
 import { KeptSource, readTaskRows, sameSchema, type TaskRead } from "../cluster/task_source.ts";
 import { ParquetReaders } from "../io/parquet.ts";
-import { TaskSpecSchema } from "./task_spec.ts";
+import { TaskSpecChecker } from "./task_spec.ts";
 import { type TaskEncoder, TaskThread } from "./task_thread.ts";
 import { decodeBatchBody, encodeChunkBody, WIRE_CONTENT_TYPE } from "../cluster/wire.ts";
 import type { ServiceToken } from "../cluster/service_token.ts";
@@ -164,6 +164,8 @@ export class WorkerNode {
   #wake = new AbortController();
   /** The source this machine was last seen to open as the master accepted it (see `#seesSource`). */
   #seenSource: string | null = null;
+  /** Checks the tasks the master sends in its answers. */
+  #specs = new TaskSpecChecker();
 
   /**
    * Creates a worker (call `start` once it serves).
@@ -539,16 +541,16 @@ export class WorkerNode {
    * it, and re-queues it.
    */
   #acceptInline(next: unknown): void {
-    const parsed = TaskSpecSchema.safeParse(next);
-    if (!parsed.success) {
-      this.#log.error("the master sent a malformed next task", { err: parsed.error.message });
+    const parsed = this.#specs.check(next);
+    if ("error" in parsed) {
+      this.#log.error("the master sent a malformed next task", { err: parsed.error });
       return;
     }
     try {
-      this.accept(parsed.data as TaskSpec);
+      this.accept(parsed.spec);
     } catch (err) {
       this.#log.warn("cannot start the next task the master sent", {
-        task_id: parsed.data.task_id,
+        task_id: parsed.spec.task_id,
         err,
       });
     }
