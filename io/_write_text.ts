@@ -40,6 +40,8 @@ const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 /** A growable byte buffer flushed to a file once it passes 1 MiB, or kept in memory. */
 class ByteSink {
   buf: Uint8Array;
+  /** A view of {@link buf} (replaced with it), for writes of 4 bytes at once. */
+  view: DataView;
   pos = 0;
   readonly #file: ByteWriter | null;
 
@@ -47,6 +49,7 @@ class ByteSink {
   constructor(file: ByteWriter | null, capacity = FLUSH_BYTES * 2) {
     this.#file = file;
     this.buf = new Uint8Array(capacity);
+    this.view = new DataView(this.buf.buffer);
   }
 
   ensure(n: number): void {
@@ -54,6 +57,7 @@ class ByteSink {
     const bigger = new Uint8Array(Math.max(this.buf.length * 2, this.pos + n));
     bigger.set(this.buf.subarray(0, this.pos));
     this.buf = bigger;
+    this.view = new DataView(bigger.buffer);
   }
 
   get full(): boolean {
@@ -494,8 +498,11 @@ const DIGIT_PAIRS = Uint8Array.from(
 /** A CSV column writer: {@link ColumnWriter} plus what its kind needs. */
 interface CsvColumn extends ColumnWriter {
   kind: CsvKind;
-  /** Coded: the codes, the dictionary, and each entry's rendered cell. */
-  codes: Uint8Array | Uint16Array | Uint32Array;
+  /** The column's validity and, for a string column, its values (hoisted: one shape). */
+  validity: Uint8Array | null;
+  strings: readonly string[];
+  /** Coded: the codes (as one array type, so the loop reads one kind), the dictionary, and each entry's rendered cell. */
+  codes: Uint32Array;
   dictionary: readonly string[];
   cells: Uint8Array;
   /**
@@ -504,13 +511,17 @@ interface CsvColumn extends ColumnWriter {
   cellAt: Int32Array;
   /** Where entry `e`'s cell ends in `cells`. */
   cellEnd: Int32Array;
+  /** Entry `e`'s cell as one little-endian word when it has at most 4 bytes, else -1 (as `shortLength`). */
+  shortCell: Uint32Array;
+  shortLength: Int32Array;
   /** Timestamp: ticks per second, the day of `dayText`, and the last value written. */
   per: number;
   day: number;
   dayText: Uint8Array;
   tsLow: number;
   tsHigh: number;
-  last: Uint8Array;
+  /** The last timestamp's bytes, as little-endian words. */
+  last: Uint32Array;
   tsLength: number;
 }
 
@@ -541,22 +552,27 @@ class CsvRows {
 
   /** The batch's column writers, and the bytes a row's fixed-size cells take at most. */
   #columns(batch: Batch): { ws: CsvColumn[]; bound: number } {
-    let bound = this.#schema.length + 1;
+    // (The slack: cells written as whole words may write up to 3 bytes past their end.)
+    let bound = this.#schema.length + 1 + 4;
     const ws = columnWriters(this.#schema, batch, false).map((w): CsvColumn => {
       const c: CsvColumn = {
         ...w,
         kind: CsvKind.Other,
-        codes: new Uint8Array(0),
+        validity: w.col.validity,
+        strings: w.col.type === "string" || w.col.type === "json" ? w.col.values : [],
+        codes: new Uint32Array(0),
         dictionary: [],
         cells: new Uint8Array(0),
         cellAt: new Int32Array(0),
         cellEnd: new Int32Array(0),
+        shortCell: new Uint32Array(0),
+        shortLength: new Int32Array(0),
         per: 1,
         day: NaN,
         dayText: new Uint8Array(0),
         tsLow: 0,
         tsHigh: 0,
-        last: new Uint8Array(TIMESTAMP_CHARS),
+        last: new Uint32Array(TIMESTAMP_CHARS / 4),
         tsLength: -1,
       };
       const col = w.col;
@@ -565,7 +581,9 @@ class CsvRows {
         c.kind = CsvKind.Text;
         if (coded !== undefined && coded.dictionary.length <= col.values.length) {
           c.kind = CsvKind.Coded;
-          c.codes = coded.codes;
+          c.codes = coded.codes instanceof Uint32Array
+            ? coded.codes
+            : Uint32Array.from(coded.codes);
           c.dictionary = coded.dictionary;
           this.#renderEntries(c);
           let widest = 0;
@@ -608,6 +626,16 @@ class CsvRows {
     c.cells = sink.buf;
     c.cellAt = starts;
     c.cellEnd = ends;
+    c.shortCell = new Uint32Array(dict.length);
+    c.shortLength = new Int32Array(dict.length).fill(-1);
+    for (let e = 0; e < dict.length; e++) {
+      const n = ends[e]! - starts[e]!;
+      if (starts[e]! < 0 || n > 4) continue;
+      let word = 0;
+      for (let k = n - 1; k >= 0; k--) word = word * 256 + sink.buf[starts[e]! + k]!;
+      c.shortCell[e] = word;
+      c.shortLength[e] = n;
+    }
   }
 
   /** Writes rows `[from, to)` of `batch`, whose first row is row `firstRow` of the output. */
@@ -620,18 +648,24 @@ class CsvRows {
     for (let r = from; r < to; r++) {
       sink.ensure(bound);
       let buf = sink.buf;
+      let view = sink.view;
       let p = sink.pos;
       for (let c = 0; c < ncols; c++) {
         if (c > 0) buf[p++] = delim;
         const w = ws[c]!;
-        const v = w.col.validity;
+        const v = w.validity;
         if (v !== null && v[r] === 0) continue;
         switch (w.kind) {
           case CsvKind.Coded: {
             const code = w.codes[r]!;
             const start = w.cellAt[code]!;
-            const values = w.col.values as string[];
-            if (start >= 0 && values[r] === w.dictionary[code]) {
+            if (start >= 0 && w.strings[r] === w.dictionary[code]) {
+              const short = w.shortLength[code]!;
+              if (short >= 0) {
+                view.setUint32(p, w.shortCell[code]!, true);
+                p += short;
+                continue;
+              }
               const end = w.cellEnd[code]!;
               const cells = w.cells;
               for (let k = start; k < end; k++) buf[p++] = cells[k]!;
@@ -649,7 +683,7 @@ class CsvRows {
             break;
           }
           case CsvKind.Timestamp: {
-            p = writeTimestamp(buf, p, w, r);
+            p = writeTimestamp(buf, view, p, w, r);
             if (p >= 0) continue;
             p = -p - 1;
             break;
@@ -667,6 +701,7 @@ class CsvRows {
         // The rest of the row's fixed-size cells still fit.
         sink.ensure(bound);
         buf = sink.buf;
+        view = sink.view;
         p = sink.pos;
       }
       buf[p++] = 10;
@@ -723,13 +758,21 @@ function writeDigits(buf: Uint8Array, p: number, n: number): number {
  * second; returns the position after it, or `-p - 1` to leave it to the formatter
  * (ticks past ±2^53, or a fraction of a second).
  */
-function writeTimestamp(buf: Uint8Array, p: number, w: CsvColumn, r: number): number {
+function writeTimestamp(
+  buf: Uint8Array,
+  view: DataView,
+  p: number,
+  w: CsvColumn,
+  r: number,
+): number {
   const low = w.halves[2 * r]!;
   const high = w.halves[2 * r + 1]!;
   const last = w.last;
   if (low === w.tsLow && high === w.tsHigh && w.tsLength >= 0) {
-    for (let k = 0, n = w.tsLength; k < n; k++) buf[p++] = last[k]!;
-    return p;
+    // Whole words: up to 3 bytes past the end, which the next cell overwrites.
+    const n = w.tsLength;
+    for (let k = 0; 4 * k < n; k++) view.setUint32(p + 4 * k, last[k]!, true);
+    return p + n;
   }
   if (high < -2097152 || high >= 2097152) return -p - 1;
   const ticks = high * 4294967296 + (low >>> 0);
@@ -764,7 +807,7 @@ function writeTimestamp(buf: Uint8Array, p: number, w: CsvColumn, r: number): nu
   w.tsLow = low;
   w.tsHigh = high;
   w.tsLength = p - start;
-  for (let k = 0; k < w.tsLength; k++) last[k] = buf[start + k]!;
+  for (let k = 0; 4 * k < w.tsLength; k++) last[k] = view.getUint32(start + 4 * k, true);
   return p;
 }
 
