@@ -32,6 +32,17 @@ interface Entry {
   readonly load: () => Promise<Codec>;
 }
 
+/**
+ * The modules of the codecs a plain zstd archive does not need, by computed specifiers:
+ * Deno reads and parses every module a literal `import("./x.ts")` names when it loads
+ * the importer, so literal ones would cost every command that reads an archive
+ * (`cli/lazy.ts` lists these for `deno compile`, `mod.ts` names them for a library
+ * user's graph).
+ */
+const LZMA2 = new URL("./lzma2.ts", import.meta.url);
+const ZPAQ = new URL("./zpaq.ts", import.meta.url);
+const ZPAQ_WASM = new URL("./zpaq_wasm.ts", import.meta.url);
+
 /** Every registered codec, in wire-code order. */
 const ENTRIES: readonly Entry[] = [
   {
@@ -44,20 +55,20 @@ const ENTRIES: readonly Entry[] = [
     id: "lzma2",
     code: 0x02,
     levels: { min: 0, max: 6, default: 6 },
-    load: async () => (await import("./lzma2.ts")).lzma2,
+    load: async () => ((await import(LZMA2.href)) as typeof import("./lzma2.ts")).lzma2,
   },
   {
     id: "zpaq",
     code: 0x03,
     binary: "zpaq",
     levels: { min: 1, max: 5, default: 5 },
-    load: async () => (await import("./zpaq.ts")).zpaq,
+    load: async () => ((await import(ZPAQ.href)) as typeof import("./zpaq.ts")).zpaq,
   },
   {
     id: "zpaqwasm",
     code: 0x04,
     levels: { min: 1, max: 5, default: 5 },
-    load: async () => (await import("./zpaq_wasm.ts")).zpaqWasm,
+    load: async () => ((await import(ZPAQ_WASM.href)) as typeof import("./zpaq_wasm.ts")).zpaqWasm,
   },
 ];
 

@@ -88,6 +88,14 @@ const SMALL_FRAME = 16 << 10;
 let decodedWithoutZlib = 0;
 let decodedInTypeScript = 0;
 
+/**
+ * The two decoders' modules, by computed specifiers: a literal `import("./x.ts")` makes
+ * Deno read and parse the module (77 kB for the WebAssembly one) whenever it loads this
+ * one (`cli/lazy.ts` lists them for `deno compile`, `mod.ts` names them).
+ */
+const TS_DECODER = new URL("./_zstd_decompress.ts", import.meta.url);
+const WASM_DECODER = new URL("./_zstd_wasm.ts", import.meta.url);
+
 /** The WebAssembly decoder's module once imported; null where it cannot run. */
 let wasmDecoder: typeof import("./_zstd_wasm.ts") | null | undefined;
 
@@ -105,14 +113,15 @@ async function decodeWithoutZlib(
     !hasChecksum && rawLength <= SMALL_FRAME &&
     decodedInTypeScript + rawLength <= DECODE_WITHOUT_ZLIB_TS
   ) {
-    const { zstdDecompress } = await import("./_zstd_decompress.ts");
+    const { zstdDecompress } =
+      (await import(TS_DECODER.href)) as typeof import("./_zstd_decompress.ts");
     const out = zstdDecompress(data, rawLength);
     decodedInTypeScript += rawLength;
     decodedWithoutZlib += rawLength;
     return out;
   }
   if (wasmDecoder === undefined) {
-    const module = await import("./_zstd_wasm.ts");
+    const module = (await import(WASM_DECODER.href)) as typeof import("./_zstd_wasm.ts");
     wasmDecoder = module.zstdWasmAvailable() ? module : null;
   }
   const out = wasmDecoder?.zstdWasmDecompress(data, rawLength) ?? null;

@@ -110,6 +110,14 @@ export interface VerifyReport {
  */
 type Crypto = typeof import("./crypto.ts");
 
+/**
+ * By computed specifiers: Deno reads and parses every module a literal
+ * `import("./x.ts")` names when it loads the importer (`cli/lazy.ts` lists them for
+ * `deno compile`).
+ */
+const CRYPTO = new URL("./crypto.ts", import.meta.url);
+const KEY_PROVIDER = new URL("./key_provider.ts", import.meta.url);
+
 /** What an encrypted archive's reader needs to open its blocks. */
 interface Sealed {
   crypto: Crypto;
@@ -223,9 +231,10 @@ export class ArchiveReader {
       let dataKey: Uint8Array | null = null;
       let crypto: Crypto | null = null;
       if (encryption) {
-        crypto = await import("./crypto.ts");
+        crypto = (await import(CRYPTO.href)) as Crypto;
         if (options.keys || options.requireKey) {
-          const { unlockDataKey } = await import("./key_provider.ts");
+          const { unlockDataKey } =
+            (await import(KEY_PROVIDER.href)) as typeof import("./key_provider.ts");
           dataKey = await unlockDataKey(encryption, options.keys, path);
         }
       }
