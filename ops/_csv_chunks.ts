@@ -11,7 +11,7 @@ import type { Batch, Schema } from "../format/column.ts";
 import { concatBatches } from "../format/column.ts";
 import type { ChunkEncryption } from "../format/crypto.ts";
 import type { BlockPlan } from "../format/block_encode.ts";
-import { readCsvRange } from "../io/csv.ts";
+import { csvRowBoundaries, readCsvRange } from "../io/csv.ts";
 import { IoError } from "../io/errors.ts";
 import type { ForcedType } from "../io/types.ts";
 
@@ -45,6 +45,73 @@ export interface CsvChunkTask {
   codec: string;
   /** Block encryption, with the chunk's first row. */
   encryption?: ChunkEncryption;
+}
+
+/**
+ * A pool job: cut the file into byte ranges of `everyRows` rows (`csvRowBoundaries`),
+ * run by a Worker while this thread reads and plans the first chunk.
+ */
+export interface CsvCutTask {
+  /** Tells this job from others. */
+  kind: "csv-cut";
+  /** The file. */
+  path: string;
+  /** Rows per range: the chunk size. */
+  everyRows: number;
+  /** The delimiter the freeze reads the file with. */
+  delimiter: string;
+}
+
+/** What a {@link CsvCutTask} finds. */
+export interface CsvCut {
+  /** `[dataStart, …, bytes]`, as `csvRowBoundaries` gives them. */
+  offsets: Float64Array;
+  /** Data rows in the file. */
+  rows: number;
+}
+
+/**
+ * Runs a {@link CsvCutTask}.
+ *
+ * @param task The file and chunk size.
+ * @returns The cut, its offsets in a buffer to move back rather than copy.
+ */
+export async function cutCsv(
+  task: CsvCutTask,
+): Promise<{ value: CsvCut; transfer: ArrayBuffer[] }> {
+  const cut = await csvRowBoundaries(task.path, task.everyRows, { delimiter: task.delimiter });
+  const offsets = Float64Array.from(cut.offsets);
+  return { value: { offsets, rows: cut.rows }, transfer: [offsets.buffer] };
+}
+
+/**
+ * Parses the first `rows` data rows of a CSV file, from where its data starts, before
+ * the file is cut (so the freeze plans while a Worker cuts it, see {@link CsvCutTask}).
+ *
+ * @param path The file.
+ * @param schema Its schema.
+ * @param dataStart Byte offset of its first data row.
+ * @param bytes Its size.
+ * @param rows Rows to read: the chunk size.
+ * @param options The delimiter and forced types, as the freeze opened the file.
+ * @returns The rows (fewer when the file has fewer), as one batch; null for none.
+ * @throws {IoError} PARSE_FAILED or SCHEMA_MISMATCH naming the data row, as a whole-file read does.
+ */
+export async function readFirstCsvChunk(
+  path: string,
+  schema: Schema,
+  dataStart: number,
+  bytes: number,
+  rows: number,
+  options: { delimiter: string; types: Record<string, ForcedType> },
+): Promise<Batch | null> {
+  const batches = readCsvRange(path, schema, { start: dataStart, end: bytes }, {
+    delimiter: options.delimiter,
+    batchRows: rows,
+    origin: { firstRow: 0, types: options.types },
+  });
+  for await (const batch of batches) return batch; // leaving the loop closes the file
+  return null;
 }
 
 /**

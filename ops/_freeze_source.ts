@@ -10,13 +10,13 @@ import type * as arrow from "apache-arrow";
 import type { Batch, Schema } from "../format/column.ts";
 import { DEFAULT_CHUNK_ROWS } from "../format/constants.ts";
 import { BlockPool } from "../format/pool.ts";
-import { reviveIoError } from "../io/errors.ts";
+import { IoError, reviveIoError } from "../io/errors.ts";
 import { openParquetRanges, type ParquetRanges } from "../io/parquet.ts";
 import { openSource, sourceFormatOf } from "../io/source.ts";
 import type { CsvDialect } from "../io/csv_dialect.ts";
 import type { Source, SourceFormat } from "../io/types.ts";
 import { tableToBatches } from "../io/arrow_table.ts";
-import { csvRowBoundaries } from "../io/csv.ts";
+import { readCsvHeader } from "../io/csv.ts";
 import {
   type ChunkWindow,
   chunkWindows,
@@ -25,7 +25,7 @@ import {
   rechunk,
 } from "../io/chunk_window.ts";
 import type { ParquetFile, ParquetOpenTask } from "./_parquet_chunks.ts";
-import { type CsvChunk, readCsvChunk } from "./_csv_chunks.ts";
+import { type CsvChunk, type CsvCut, type CsvCutTask, readFirstCsvChunk } from "./_csv_chunks.ts";
 import type { FreezeOptions, FreezeSource } from "./freeze.ts";
 
 /** A freeze source opened for reading: its schema and batch stream. */
@@ -132,9 +132,8 @@ export interface OpenedChunks {
 
 /**
  * Opens a source as chunks. A Parquet file with Worker threads and no primary key to
- * check is laid out into chunk windows from its row count, and a CSV file of more
- * than one chunk into byte ranges of a chunk's rows each (`_csv_chunks.ts`); only the
- * first chunk is read here: each Worker reads the rest itself (`_freeze_worker.ts`),
+ * check is laid out into chunk windows from its row count, and a CSV file into byte
+ * ranges of a chunk's rows each (`_csv_chunks.ts`); only the first chunk is read here: each Worker reads the rest itself (`_freeze_worker.ts`),
  * so decoding uses every core. Everything else streams through this thread
  * (`rechunk`).
  */
@@ -148,7 +147,7 @@ export async function openChunks(
     if (format === "parquet") return await openParquetChunks(source, options);
     if (format === "csv") {
       const file = await openFile(source, options);
-      return await openCsvChunks(source, file, options) ?? batchChunks(streaming(file), options);
+      return await openCsvChunks(source, file, options);
     }
   }
   return batchChunks(await openAny(source, options), options);
@@ -189,58 +188,76 @@ function fileFormat(path: string, format: SourceFormat | undefined): SourceForma
 
 /**
  * A CSV file cut into chunks for the Workers to parse, with the header, dialect and
- * schema `source` (the file, opened) settled; null for a file of one chunk or less,
- * which the caller reads from `source` on this thread (cutting it would only read it
- * twice).
+ * schema `source` (the file, opened) settled. The cut (`csvRowBoundaries`, a pass over
+ * the whole file) runs in a Worker while this thread reads the first chunk from the
+ * data's start and the freeze plans on it, so neither waits for the other; the later
+ * chunks are handed out once it is known. A file of one chunk is that first read.
  */
 async function openCsvChunks(
   path: string,
   source: Source,
   options: FreezeOptions & { chunkRows: number; threads: number },
-): Promise<OpenedChunks | null> {
+): Promise<OpenedChunks> {
   const { chunkRows } = options;
   const bytes = source.bytes ?? 0;
   const delimiter = source.dialect?.delimiter ?? ",";
-  let cut: Awaited<ReturnType<typeof csvRowBoundaries>>;
-  try {
-    cut = await csvRowBoundaries(path, chunkRows, { delimiter });
-  } catch (err) {
-    await source.close();
-    throw err;
-  }
-  if (cut.rows <= chunkRows) return null;
-  await source.close(); // the Workers read the file by ranges
+  await source.close(); // the first chunk is read below, the rest by the Workers
   const types = { ...options.types };
-  const chunkAt = (i: number): CsvChunk => ({
-    path,
-    range: { start: cut.offsets[i]!, end: cut.offsets[i + 1]! },
-    firstRow: i * chunkRows,
-    rows: Math.min(chunkRows, cut.rows - i * chunkRows),
-    delimiter,
-    types,
-  });
-  // Started before the first chunk is parsed, so the Workers load meanwhile.
+  // Started first, so the Workers load and the cut runs while the first chunk is read.
   const pool = new BlockPool(options.threads, {
     script: new URL("./_freeze_worker.ts", import.meta.url),
     revive: reviveIoError,
   });
-  let first: Batch;
+  const task: CsvCutTask = { kind: "csv-cut", path, everyRows: chunkRows, delimiter };
+  const cutting = pool.run<CsvCut>(task);
+  cutting.catch(() => {}); // awaited by the chunks below; this only marks it handled
+  let first: Batch | null;
   try {
-    first = await readCsvChunk(chunkAt(0), source.schema);
+    const { dataStart } = await readCsvHeader(path, { delimiter });
+    first = await readFirstCsvChunk(path, source.schema, dataStart, bytes, chunkRows, {
+      delimiter,
+      types,
+    });
   } catch (err) {
     await pool.shutdown();
     throw err;
   }
+  let totalRows: number | undefined;
   async function* chunks(): AsyncGenerator<ChunkUnit> {
-    yield { batch: first };
-    for (let i = 1; i + 1 < cut.offsets.length; i++) yield { csv: chunkAt(i) };
+    if (first) yield { batch: first }; // the freeze plans on it while the cut runs
+    const cut = await cutting;
+    totalRows = cut.rows;
+    if ((first?.length ?? 0) !== Math.min(chunkRows, cut.rows)) {
+      throw new IoError(
+        "READ_FAILED",
+        `Cannot read '${path}': its first ${chunkRows} rows held ${
+          first?.length ?? 0
+        } rows, and ${cut.rows} when it was cut into chunks; was it changed while it was frozen?`,
+        { path },
+      );
+    }
+    const { offsets } = cut;
+    for (let i = 1; i + 1 < offsets.length; i++) {
+      yield {
+        csv: {
+          path,
+          range: { start: offsets[i]!, end: offsets[i + 1]! },
+          firstRow: i * chunkRows,
+          rows: Math.min(chunkRows, cut.rows - i * chunkRows),
+          delimiter,
+          types,
+        },
+      };
+    }
   }
   return {
     schema: source.schema,
     chunks: chunks(),
     bytes,
     dialect: source.dialect ?? null,
-    totalRows: cut.rows,
+    get totalRows() {
+      return totalRows;
+    },
     pool,
     close: () => pool.shutdown(),
   };

@@ -2,7 +2,8 @@
  * The body of one Worker of a local freeze's pool: encodes plain chunks as
  * `format/_block_worker.ts` does, and runs {@link ParquetChunkTask}s and
  * {@link CsvChunkTask}s: reads the chunk's rows from the Parquet or CSV file, then
- * encodes them, so decoding the source uses every core too. Each file stays open (one DuckDB per Worker, keyed by path,
+ * encodes them, so decoding the source uses every core too; and a {@link CsvCutTask},
+ * a CSV file's cut into chunks, found while the freeze's thread plans. Each file stays open (one DuckDB per Worker, keyed by path,
  * forced types and batch size) across jobs, and is closed when the pool shuts down.
  *
  * @module
@@ -12,7 +13,7 @@ import { servePoolWorker } from "../format/pool.ts";
 import { ParquetReaders } from "../io/parquet.ts";
 import { IoError } from "../io/errors.ts";
 import type { ParquetChunkTask, ParquetOpenTask } from "./_parquet_chunks.ts";
-import { type CsvChunkTask, readCsvChunk } from "./_csv_chunks.ts";
+import { type CsvChunkTask, type CsvCutTask, cutCsv, readCsvChunk } from "./_csv_chunks.ts";
 import { readChunk } from "../io/chunk_window.ts";
 
 // One open file per Worker for the whole freeze (and a second, should a caller
@@ -21,7 +22,8 @@ const files = new ParquetReaders(2);
 
 servePoolWorker({
   async run(task) {
-    const t = task as ParquetChunkTask | ParquetOpenTask | CsvChunkTask;
+    const t = task as ParquetChunkTask | ParquetOpenTask | CsvChunkTask | CsvCutTask;
+    if (t?.kind === "csv-cut") return await cutCsv(t);
     if (t?.kind === "csv-chunk") {
       const batch = await readCsvChunk(t.chunk, t.schema);
       return await INLINE_ENCODER.encode({

@@ -126,3 +126,16 @@ Deno.test("an encrypted freeze of a CSV on Worker threads thaws to the same rows
   assert.equal(outs[1], outs[0]);
   assert.ok(outs[0]!.includes('"quoted, with ""quotes""\nand a line end"'));
 });
+
+Deno.test("progress on Worker threads: the share of rows written, known while the file is cut, reaching 1", async () => {
+  const source = `${TMP}/progress.csv`;
+  await Deno.writeTextFile(source, csvText(1_000, "\n", 9));
+  const fractions: (number | null)[] = [];
+  await freeze(source, `${TMP}/progress.pf`, {
+    threads: 2,
+    chunkRows: 100,
+    onProgress: (p) => fractions.push(p.fraction),
+  });
+  assert.equal(fractions.length, 10);
+  assert.ok(fractions.every((f, i) => f === (i + 1) / 10), String(fractions));
+});
