@@ -23,6 +23,15 @@ export interface ByteSource {
 }
 
 /**
+ * Reads of at most this many bytes from a local file are synchronous: a footer, a
+ * header, a block. An async seek and read are two round trips through Deno's event
+ * loop, ~0.1 ms each when the process is fresh, against ~10 µs for a read the page
+ * cache answers; a slice makes ~20 of them. Larger reads stay async, so a slow disk
+ * does not hold the event loop for long.
+ */
+const SYNC_READ_MAX = 256 << 10;
+
+/**
  * Opens a local file as a byte source (reads are serialized: they share the cursor).
  *
  * @param path The file.
@@ -32,7 +41,7 @@ export interface ByteSource {
 export async function openFileSource(path: string): Promise<ByteSource> {
   let file: Deno.FsFile;
   try {
-    file = await Deno.open(path, { read: true });
+    file = Deno.openSync(path, { read: true });
   } catch (cause) {
     const why = cause instanceof Deno.errors.NotFound
       ? `no such file${
@@ -43,7 +52,7 @@ export async function openFileSource(path: string): Promise<ByteSource> {
   }
   let size: number;
   try {
-    size = (await file.stat()).size;
+    size = file.statSync().size;
   } catch (cause) {
     file.close();
     throw new FormatError(
@@ -56,7 +65,19 @@ export async function openFileSource(path: string): Promise<ByteSource> {
     );
   }
   let lock: Promise<unknown> = Promise.resolve();
+  const readSync = (offset: number, length: number): Uint8Array => {
+    const out = new Uint8Array(Math.max(0, Math.min(length, size - offset)));
+    file.seekSync(offset, Deno.SeekMode.Start);
+    let at = 0;
+    while (at < out.length) {
+      const n = file.readSync(out.subarray(at));
+      if (n === null || n === 0) break;
+      at += n;
+    }
+    return at === out.length ? out : out.subarray(0, at);
+  };
   const readAt = async (offset: number, length: number): Promise<Uint8Array> => {
+    if (length <= SYNC_READ_MAX) return readSync(offset, length);
     const out = new Uint8Array(Math.max(0, Math.min(length, size - offset)));
     await file.seek(offset, Deno.SeekMode.Start);
     let at = 0;
