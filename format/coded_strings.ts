@@ -55,3 +55,64 @@ export function codesOf(values: readonly string[]): CodedStrings | undefined {
   const found = coded.get(values);
   return found !== undefined && found.codes.length === values.length ? found : undefined;
 }
+
+const encoder = new TextEncoder();
+
+/**
+ * The UTF-8 bytes of a coded column's first `length` rows, laid end to end, with each
+ * row's end in `offsets[i + 1]` (Arrow's string layout): each entry encoded once, then
+ * copied per row. Null, with `offsets` to be rewritten, when the values have no codes,
+ * a row is not its code's entry, an entry a row uses is not well-formed UTF-16 (the
+ * caller's general path then reports it), or the bytes pass 2 GiB.
+ *
+ * @param values A string column's values.
+ * @param length Rows (the column's length).
+ * @param offsets `length + 1` offsets, `offsets[0]` already 0.
+ * @returns The bytes, in a buffer of their exact size; or null.
+ */
+export function codedUtf8(
+  values: readonly string[],
+  length: number,
+  offsets: Int32Array,
+): Uint8Array | null {
+  const coded = codesOf(values);
+  if (coded === undefined || length !== values.length) return null;
+  const { codes, dictionary } = coded;
+  if (dictionary.length > length) return null;
+  const at = new Int32Array(dictionary.length);
+  const size = new Int32Array(dictionary.length);
+  let room = 0;
+  for (const s of dictionary) room += 3 * s.length;
+  const bytes = new Uint8Array(room);
+  let end = 0;
+  for (let e = 0; e < dictionary.length; e++) {
+    const s = dictionary[e]!;
+    at[e] = end;
+    if (!s.isWellFormed()) {
+      size[e] = -1;
+      continue;
+    }
+    size[e] = encoder.encodeInto(s, bytes.subarray(end)).written;
+    end += size[e]!;
+  }
+  let total = 0;
+  for (let i = 0; i < length; i++) {
+    const c = codes[i]!;
+    const n = size[c]!;
+    if (n < 0 || values[i] !== dictionary[c]) return null;
+    total += n;
+    if (total > 2147483647) return null;
+    offsets[i + 1] = total;
+  }
+  const out = new Uint8Array(total);
+  let p = 0;
+  for (let i = 0; i < length; i++) {
+    const c = codes[i]!;
+    const from = at[c]!;
+    const n = size[c]!;
+    if (n > 16) out.set(bytes.subarray(from, from + n), p);
+    else for (let k = 0; k < n; k++) out[p + k] = bytes[from + k]!;
+    p += n;
+  }
+  return out;
+}

@@ -48,6 +48,7 @@ import {
   schemaFromArrow,
   schemaToArrow,
 } from "./arrow_schema.ts";
+import { codedUtf8 } from "../format/coded_strings.ts";
 import { IoError } from "./errors.ts";
 import { movable } from "../internal/transfer.ts";
 import type { ForcedType } from "./types.ts";
@@ -346,7 +347,8 @@ export function columnToArrow(col: Column, field: Field): arrow.Data {
       // UTF-8 cannot hold), then the whole column is encoded in one call: one call per
       // string cost more than the rest of the conversion.
       const offsets = new Int32Array(length + 1);
-      const ascii = asciiColumn(col.values as string[], length, offsets);
+      const ascii = codedUtf8(col.values as string[], length, offsets) ??
+        asciiColumn(col.values as string[], length, offsets);
       if (ascii !== null) {
         return arrow.makeData({ ...props, valueOffsets: offsets, data: ascii } as never);
       }
