@@ -19,8 +19,8 @@
 
 /** A string column's rows as codes into a dictionary. */
 export interface CodedStrings {
-  /** One code per row: an index into `dictionary`. */
-  readonly codes: Uint8Array | Uint16Array | Uint32Array;
+  /** One code per row: an index into `dictionary` (always this one array type, so loops over codes stay monomorphic). */
+  readonly codes: Uint32Array;
   /** The texts the codes point at. */
   readonly dictionary: readonly string[];
 }
@@ -40,7 +40,12 @@ export function withCodes<T extends readonly string[]>(
   codes: Uint8Array | Uint16Array | Uint32Array,
   dictionary: readonly string[],
 ): T {
-  if (codes.length === values.length) coded.set(values, { codes, dictionary });
+  if (codes.length === values.length) {
+    coded.set(values, {
+      codes: codes instanceof Uint32Array ? codes : new Uint32Array(codes),
+      dictionary,
+    });
+  }
   return values;
 }
 

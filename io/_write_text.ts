@@ -501,7 +501,7 @@ interface CsvColumn extends ColumnWriter {
   /** The column's validity and, for a string column, its values (hoisted: one shape). */
   validity: Uint8Array | null;
   strings: readonly string[];
-  /** Coded: the codes (as one array type, so the loop reads one kind), the dictionary, and each entry's rendered cell. */
+  /** Coded: the codes, the dictionary, and each entry's rendered cell. */
   codes: Uint32Array;
   dictionary: readonly string[];
   cells: Uint8Array;
@@ -581,9 +581,7 @@ class CsvRows {
         c.kind = CsvKind.Text;
         if (coded !== undefined && coded.dictionary.length <= col.values.length) {
           c.kind = CsvKind.Coded;
-          c.codes = coded.codes instanceof Uint32Array
-            ? coded.codes
-            : Uint32Array.from(coded.codes);
+          c.codes = coded.codes;
           c.dictionary = coded.dictionary;
           this.#renderEntries(c);
           let widest = 0;

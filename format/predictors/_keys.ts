@@ -143,7 +143,7 @@ function depIds(dep: Column): { ids: Int32Array; count: number } {
  */
 function codedIds(
   values: readonly string[],
-  codes: Uint8Array | Uint16Array | Uint32Array,
+  codes: Uint32Array,
   dictionary: readonly string[],
 ): { ids: Int32Array; count: number } {
   const idOf = new Map<Token, number>();

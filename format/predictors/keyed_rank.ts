@@ -178,13 +178,21 @@ function decode(bytes: Uint8Array, length: number, context: DecodeContext): Colu
   reader.end();
   if (ints !== null) unzigzagInPlace(ints);
   const deps = rows < length ? context.deps.map((d) => sliceColumn(d, 0, rows)) : context.deps;
-  const keys = depKeyIds(ID, deps, rows, field, false).ids;
+  const { ids: keys, count: keyCount } = depKeyIds(ID, deps, rows, field, false);
   const lists: number[][] = [];
+  // Each key's front value (-1: its list is empty): a rank of 1, the usual rank of a
+  // column its keys determine, reads it and moves nothing.
+  const front = new Int32Array(keyCount).fill(-1);
   const literalOfRow = new Uint32Array(rows);
   let next = 0;
   for (let i = 0; i < rows; i++) {
-    const list = lists[keys[i]!] ??= [];
+    const key = keys[i]!;
     const r = ranks[i]!;
+    if (r === 1 && front[key]! >= 0) {
+      literalOfRow[i] = front[key]!;
+      continue;
+    }
+    const list = lists[key] ??= [];
     let lit: number;
     if (r === 0) {
       lit = next++;
@@ -202,6 +210,7 @@ function decode(bytes: Uint8Array, length: number, context: DecodeContext): Colu
       for (let k = r - 1; k > 0; k--) list[k] = list[k - 1]!;
       list[0] = lit;
     }
+    front[key] = lit;
     literalOfRow[i] = lit;
   }
   return columnOfEntries(field, texts ?? ints!, literalOfRow);

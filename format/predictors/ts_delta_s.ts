@@ -159,6 +159,8 @@ function decode(bytes: Uint8Array, length: number, context: DecodeContext): Colu
     );
   }
   if (rows === 0) return { type: "timestamp", values: new BigInt64Array(0), validity: null };
+  const summed = sumSmall(q, first, scale, rows);
+  if (summed !== null) return { type: "timestamp", values: summed, validity: null };
   unzigzagInPlace(q);
   if (scale !== 1n) multiplyInPlace(q, scale);
   const words = new Uint32Array(2 * rows);
@@ -168,6 +170,43 @@ function decode(bytes: Uint8Array, length: number, context: DecodeContext): Colu
   words.set(q, 2);
   prefixSumInPlace(words);
   return { type: "timestamp", values: bigIntsFromWords(words), validity: null };
+}
+
+/**
+ * The first `rows` timestamps in one pass over the zigzagged deltas `q` (unzigzag,
+ * times `scale`, running sum) on `number`s, or null as soon as a value or a product
+ * might leave ±(2^53 − 1): then the wrapping 64-bit passes below decode the block.
+ * Within that range every step is exact, so the values are the same.
+ */
+function sumSmall(
+  q: Uint32Array,
+  first: bigint,
+  scale: bigint,
+  rows: number,
+): BigInt64Array | null {
+  if (first > BigInt(Number.MAX_SAFE_INTEGER) || first < -BigInt(Number.MAX_SAFE_INTEGER)) {
+    return null;
+  }
+  if (scale >= 2n ** 52n) return null;
+  const s = Number(scale);
+  let acc = Number(first);
+  const words = new Uint32Array(2 * rows);
+  words[0] = acc >>> 0;
+  words[1] = Math.floor(acc / TWO_32);
+  for (let i = 1; i < rows; i++) {
+    const lo = q[2 * i - 2]!;
+    const hi = q[2 * i - 1]!;
+    // Zigzagged deltas below 2^52: exact as numbers.
+    if (hi >= 0x100000) return null;
+    const z = hi * TWO_32 + lo;
+    const d = (lo & 1) === 0 ? z / 2 : -(z + 1) / 2;
+    const step = d * s;
+    acc += step;
+    if (!Number.isSafeInteger(step) || !Number.isSafeInteger(acc)) return null;
+    words[2 * i] = acc >>> 0;
+    words[2 * i + 1] = Math.floor(acc / TWO_32);
+  }
+  return bigIntsFromWords(words);
 }
 
 /** Multiplies signed 64-bit values by `scale`, wrapping mod 2^64. */

@@ -121,3 +121,27 @@ Deno.test("tsDeltaS.decode() wraps products of a scale and a large quotient", ()
   const decoded = tsDeltaS.decode(bytes, 2, { field: fieldOf("timestamp"), deps: [] });
   assert.deepEqual([...decoded.values], [0n, BigInt.asIntN(64, 2n ** 69n)]);
 });
+
+Deno.test("tsDeltaS.decode() is exact on both sides of ±2^53 and with scales past 2^52", () => {
+  const edge = 2n ** 53n;
+  const series = [
+    // Crossing 2^53 - 1 upwards and -(2^53 - 1) downwards, a step at a time.
+    Array.from({ length: 9 }, (_, i) => edge - 5n + BigInt(i)),
+    Array.from({ length: 9 }, (_, i) => -edge + 5n - BigInt(i)),
+    // A first value past 2^53, then back below it.
+    [edge + 1n, edge - 1n, 0n, 7n],
+    // Steps of a scale above 2^52.
+    [0n, 2n ** 52n + 3n, 2n * (2n ** 52n + 3n), 2n ** 52n + 3n],
+    // Minutes in microseconds, then one value far away.
+    [T0, T0 + MINUTE_US, T0 + 2n * MINUTE_US, INT64_MAX, INT64_MIN, T0],
+  ];
+  for (const values of series) {
+    const column = ints(values, "timestamp");
+    const { decoded } = roundTrip(tsDeltaS, column);
+    assert.deepEqual(decoded, column, values.join(","));
+    const bytes = encodeWith(tsDeltaS, column).bytes!;
+    const field = fieldOf("timestamp");
+    const prefix = tsDeltaS.decode(bytes, values.length, { field, deps: [], prefix: 3 });
+    assert.deepEqual([...prefix.values], values.slice(0, 3));
+  }
+});
