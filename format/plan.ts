@@ -53,7 +53,23 @@ export interface PlanOptions {
   quantization?: Record<string, Quantization>;
   /** Try conditioning columns on others (default true). */
   conditioning?: boolean;
+  /**
+   * A quick plan (`freeze --profile max_speed`, whose plan is serial time before any
+   * block is encoded): trials on the first {@link QUICK_SAMPLE_ROWS} rows, with the
+   * conditioners of {@link QUICK_CONDITIONERS} only, and no second look at a near miss.
+   */
+  quick?: boolean;
 }
+
+/** Rows a quick plan's trials run on (see {@link PlanOptions.quick}). */
+export const QUICK_SAMPLE_ROWS = 4096;
+
+/**
+ * The conditioners a quick plan tries: `keyed_rank` (the cheapest to encode: a rank in
+ * a short list per key), and `text_within` for text columns; `keyed_freq` learns
+ * frequencies as a block goes, which a few thousand rows cannot show.
+ */
+export const QUICK_CONDITIONERS: ReadonlySet<string> = new Set(["keyed_rank", "text_within"]);
 
 /**
  * Chooses the plan of every column from a sample of rows.
@@ -66,10 +82,12 @@ export function planColumns(
   firstChunk: Batch,
   options: PlanOptions = {},
 ): Record<string, ColumnPlan> {
-  const sample = firstChunk.length > PLAN_SAMPLE_ROWS
-    ? sliceBatch(firstChunk, 0, PLAN_SAMPLE_ROWS)
+  const sampleRows = options.quick ? QUICK_SAMPLE_ROWS : PLAN_SAMPLE_ROWS;
+  const sample = firstChunk.length > sampleRows
+    ? sliceBatch(firstChunk, 0, sampleRows)
     : firstChunk;
   const { schema } = sample;
+  const allowed = options.quick ? QUICK_CONDITIONERS : null;
   const plans: Record<string, ColumnPlan> = {};
   for (const f of schema) {
     plans[f.name] = { deps: [], quantization: options.quantization?.[f.name] ?? "QUANT_NONE" };
@@ -91,12 +109,11 @@ export function planColumns(
     .map(({ i }) => i);
   const proposals: { target: number; deps: number[]; gain: number }[] = [];
   // Rows a near miss is tried again on (see below), at most the first chunk's.
-  const confirm = firstChunk.length > sample.length
+  const confirm = firstChunk.length > sample.length && !options.quick
     ? sliceBatch(firstChunk, 0, Math.min(firstChunk.length, CONFIRM_ROWS))
     : null;
   schema.forEach((field, t) => {
-    const conditioners = conditionersFor(field);
-    if (conditioners.length === 0) return;
+    if (!conditionersFor(field).some((c) => allowed === null || allowed.has(c.id))) return;
     const plain = plainSize(sample, t, plans[field.name]!);
     let best: { deps: number[]; only: string | null; size: number } | null = null;
     const others = keys.filter((k) => k !== t);
@@ -117,7 +134,7 @@ export function planColumns(
       }
     }
     for (const { deps, only } of sets) {
-      const size = conditionedSize(sample, t, deps, only);
+      const size = conditionedSize(sample, t, deps, only, allowed);
       if (size !== null && (!best || size < best.size)) best = { deps, only, size };
     }
     if (best && best.size < plain * MIN_GAIN) {
@@ -127,7 +144,7 @@ export function planColumns(
       // gains more on a whole chunk than on the sample: judge a near miss on up to
       // the chunk the blocks will really be.
       const wholePlain = plainSize(confirm, t, plans[field.name]!);
-      const whole = conditionedSize(confirm, t, best.deps, best.only);
+      const whole = conditionedSize(confirm, t, best.deps, best.only, allowed);
       if (whole !== null && whole < wholePlain * MIN_GAIN) {
         // Gains are compared across columns below: count this one per sample's rows.
         const gain = (wholePlain - whole) * sample.length / confirm.length;
@@ -150,8 +167,8 @@ export function planColumns(
 }
 
 /**
- * Each column's plan with the predictor the per-block trial picks on the sample (the
- * first {@link PLAN_SAMPLE_ROWS} rows), a near tie (`NEAR_TIE`) going to the earlier and
+ * Each column's plan with the predictor the per-block trial picks on a quick plan's
+ * sample (the first {@link QUICK_SAMPLE_ROWS} rows), a near tie (`NEAR_TIE`) going to the earlier and
  * cheaper predictor, to encode every later block with it and no trial (`freeze --profile max_speed`: the trial sizes every candidate with zstd, most
  * of a block's encoding time). Left to the trial per block: a quantized column (its
  * quantizers are chosen by their own trial), and a timestamp column unless
@@ -168,8 +185,8 @@ export function planPredictors(
   plans: Readonly<Record<string, ColumnPlan>>,
   codec: string,
 ): Record<string, BlockPlan> {
-  const sample = firstChunk.length > PLAN_SAMPLE_ROWS
-    ? sliceBatch(firstChunk, 0, PLAN_SAMPLE_ROWS)
+  const sample = firstChunk.length > QUICK_SAMPLE_ROWS
+    ? sliceBatch(firstChunk, 0, QUICK_SAMPLE_ROWS)
     : firstChunk;
   const { schema } = sample;
   const out: Record<string, BlockPlan> = {};
@@ -203,19 +220,21 @@ function plainSize(batch: Batch, t: number, plan: ColumnPlan): number {
 
 /**
  * Smallest trial size of column `t` conditioned on `deps`, over every conditioner (or
- * only the one named `only`).
+ * only the one named `only`; only those of `allowed` when given).
  */
 function conditionedSize(
   batch: Batch,
   t: number,
   deps: readonly number[],
-  only: string | null = null,
+  only: string | null,
+  allowed: ReadonlySet<string> | null,
 ): number | null {
   const field = batch.schema[t]!;
   const context = { field, deps: deps.map((d) => batch.columns[d]!), warn: () => {} };
   let best: number | null = null;
   for (const conditioner of conditionersFor(field)) {
     if (only !== null && conditioner.id !== only) continue;
+    if (allowed !== null && !allowed.has(conditioner.id)) continue;
     const bytes = conditioner.encode(batch.columns[t]!, context);
     if (!bytes) continue;
     const size = trialSize(bytes);

@@ -6,7 +6,13 @@
  */
 import assert from "node:assert/strict";
 import { type Batch, type Schema, sliceBatch } from "./column.ts";
-import { PLAN_SAMPLE_ROWS, planColumns, planPredictors } from "./plan.ts";
+import {
+  PLAN_SAMPLE_ROWS,
+  planColumns,
+  planPredictors,
+  QUICK_CONDITIONERS,
+  QUICK_SAMPLE_ROWS,
+} from "./plan.ts";
 import { predictBlock, trialSize } from "./block_encode.ts";
 import { predictorsFor } from "./predictors/trial.ts";
 
@@ -139,4 +145,22 @@ Deno.test("planPredictors() fixes each column's predictor from the sample; a nea
   assert.notEqual(sizes[0]!.size, least, "the first is not the smallest");
   assert.equal(exact, sizes.find((s) => s.size === least)!.id);
   assert.equal(predictBlock(column, { ...options, nearTie: 100 }).predictor.id, sizes[0]!.id);
+});
+
+Deno.test("a quick plan (max_speed) decides from the first QUICK_SAMPLE_ROWS rows, with keyed_rank, and takes no second look", () => {
+  const rows = PLAN_SAMPLE_ROWS * 2;
+  const chunk = flights(rows);
+  // In the quick sample, distance counts up; after it, it follows from the route.
+  const distance = chunk.columns[2]!.values as BigInt64Array;
+  for (let i = 0; i < QUICK_SAMPLE_ROWS; i++) distance[i] = BigInt(i);
+  assert.deepEqual(planColumns(chunk, { quick: true }).distance!.deps, []);
+  assert.deepEqual(planColumns(chunk).distance!.deps, ["origin", "destination"]);
+  const rest = sliceBatch(chunk, QUICK_SAMPLE_ROWS, rows);
+  assert.deepEqual(planColumns(rest, { quick: true }).distance!.deps.toSorted(), [
+    "destination",
+    "origin",
+  ]);
+  // keyed_freq's near miss on routes, which only a second look on more rows accepts.
+  assert.deepEqual(planColumns(routes(131_072), { quick: true }).destination!.deps, []);
+  assert.ok(!QUICK_CONDITIONERS.has("keyed_freq"));
 });

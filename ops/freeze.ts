@@ -396,7 +396,12 @@ async function freezeOnce(
       progress();
     };
     const start = async (first: Batch) => {
-      plans = planColumns(first, { quantization, conditioning: options.conditioning });
+      plans = planColumns(first, {
+        quantization,
+        conditioning: options.conditioning,
+        // max_speed's plan is serial time before any block is encoded: a quick one.
+        quick: codecChoice?.profile === "max_speed",
+      });
       if (options.codec === "auto") {
         const choice = await chooseArchiveCodec(first, plans);
         codec = choice.codec;
