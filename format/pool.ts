@@ -26,7 +26,6 @@ import type { ChunkEncoder, ChunkJob, ChunkResult } from "./chunk.ts";
 import type { Column } from "./column.ts";
 import { FormatError, type FormatErrorCode } from "./errors.ts";
 import type { ErrorDetails } from "../internal/errors.ts";
-import { INLINE_ENCODER } from "./chunk.ts";
 import {
   type PackedStrings,
   packStrings,
@@ -109,6 +108,18 @@ export interface BlockPoolOptions {
 
 /** How long {@link BlockPool.shutdown} waits for a Worker to release what it holds. */
 export const SHUTDOWN_WAIT_MS = 5000;
+
+/**
+ * `chunk.ts` (the encoder: plans, trials, every predictor's encoder), run only when a
+ * Worker gets a chunk to encode: a thaw's Workers, and the thread that starts them,
+ * never need it (running it cost about 10 ms of each one's start). A literal specifier:
+ * Deno still reads its graph up front, which costs little next to running it.
+ */
+let inlineEncoder: Promise<ChunkEncoder> | null = null;
+
+function inline(): Promise<ChunkEncoder> {
+  return inlineEncoder ??= import("./chunk.ts").then((chunk) => chunk.INLINE_ENCODER);
+}
 
 /** A pool of block-encoding Workers. Call `close()` (or `await shutdown()`) when done. */
 export class BlockPool implements ChunkEncoder {
@@ -340,8 +351,9 @@ interface WorkerScope {
 
 /**
  * The body of a pool Worker: call it once at the top of the Worker script. It encodes
- * chunks with `INLINE_ENCODER`, hands other jobs to `handler`, runs one job at a
- * time, and answers each with its result (block buffers transferred) or its error.
+ * chunks with `INLINE_ENCODER` (`chunk.ts`, loaded with the first), hands other jobs to
+ * `handler`, runs one job at a time, and answers each with its result (block buffers
+ * transferred) or its error.
  *
  * @param handler The script's own jobs and cleanup (none by default).
  */
@@ -370,7 +382,7 @@ export function servePoolWorker(handler?: PoolWorkerHandler): void {
         id,
         () =>
           "job" in message
-            ? INLINE_ENCODER.encode(unpackJob(message.job))
+            ? inline().then((encoder) => encoder.encode(unpackJob(message.job)))
             : handler
             ? handler.run(message.task)
             : Promise.reject(new Error("Cannot run the job: this pool Worker only encodes chunks")),
