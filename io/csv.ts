@@ -590,12 +590,78 @@ export async function csvRowBoundaries(
 ): Promise<CsvBoundaries> {
   const every = positiveInt("everyRows", everyRows, 1);
   const dialect = await dialectOf(path, options);
-  const delimiter = dialect.code;
   const header = await readCsvHeader(path, { delimiter: dialect.delimiter });
   const { dataStart, bytes } = header;
-  const oneColumn = header.names.length === 1;
   const offsets = [dataStart];
-  const cut: RangeCut = { every, oneColumn, offsets, rows: 0, inRange: 0 };
+  let rows = 0;
+  for await (const range of scanRanges(path, header, dialect.code, every)) {
+    offsets.push(range.end);
+    rows += range.rows;
+  }
+  return { names: header.names, dataStart, offsets, rows, bytes };
+}
+
+/** One range of {@link csvRowRanges}. */
+export interface CsvRowRange {
+  /** First byte (a row's start). */
+  start: number;
+  /** Byte just past the range (the next range's start, or the file's size). */
+  end: number;
+  /** Data rows in it: `everyRows`, the last range possibly fewer. */
+  rows: number;
+}
+
+/**
+ * The ranges of {@link csvRowBoundaries}, each given as soon as the scan has passed
+ * it, so a reader can start on the first ranges while the rest of the file is cut.
+ *
+ * @param path The CSV file.
+ * @param everyRows Rows per range.
+ * @param options Dialect.
+ * @returns The file's header and its ranges, in order (none for a file without rows).
+ * @throws {IoError} READ_FAILED, PARSE_FAILED (header) or INVALID_OPTION.
+ */
+export async function csvRowRanges(
+  path: string,
+  everyRows: number,
+  options: CsvOptions = {},
+): Promise<{ header: CsvHeader; ranges: AsyncGenerator<CsvRowRange> }> {
+  const every = positiveInt("everyRows", everyRows, 1);
+  const dialect = await dialectOf(path, options);
+  const header = await readCsvHeader(path, { delimiter: dialect.delimiter });
+  return { header, ranges: scanRanges(path, header, dialect.code, every) };
+}
+
+/**
+ * Scans a CSV file's data for ranges of `every` records (quote-aware; blank lines are
+ * not rows in a file of two or more columns, exactly as the reader skips them). A
+ * range is given once the first record after it is found, or at the end of the file,
+ * where the last range also takes whatever trails its last record.
+ */
+async function* scanRanges(
+  path: string,
+  header: CsvHeader,
+  delimiter: number,
+  every: number,
+): AsyncGenerator<CsvRowRange> {
+  const { dataStart, bytes } = header;
+  const cut: RangeCut = {
+    every,
+    oneColumn: header.names.length === 1,
+    offsets: [dataStart],
+    rows: 0,
+    inRange: 0,
+  };
+  // Ranges given so far; the last boundary found waits for a record after it.
+  let given = 0;
+  const ready = function* (): Generator<CsvRowRange> {
+    const { offsets } = cut;
+    // offsets[k + 1] is final once a record past it was counted (inRange > 0 or more).
+    const complete = cut.inRange > 0 ? offsets.length - 1 : offsets.length - 2;
+    for (; given < complete; given++) {
+      yield { start: offsets[given]!, end: offsets[given + 1]!, rows: every };
+    }
+  };
   const file = await openForRead(path);
   try {
     const chunks = readRange(file, path, dataStart, bytes, SCAN_CHUNK);
@@ -613,6 +679,7 @@ export async function csvRowBoundaries(
       if (pos >= n && final) break;
       const end = pos >= n ? -1 : scanner.recordEnd(buf, pos, final);
       if (end < 0) {
+        yield* ready();
         const r = await chunks.next();
         const rest = buf.subarray(pos);
         if (r.done) {
@@ -629,15 +696,21 @@ export async function csvRowBoundaries(
         scanner.reset();
         continue;
       }
-      if (oneColumn || !blankRecord(buf, pos, end)) countRecord(cut, base + end);
+      if (cut.oneColumn || !blankRecord(buf, pos, end)) countRecord(cut, base + end);
       pos = end;
     }
   } finally {
     file.close();
   }
-  if (cut.inRange > 0) offsets.push(bytes);
-  else if (offsets.length > 1) offsets[offsets.length - 1] = bytes;
-  return { names: header.names, dataStart, offsets, rows: cut.rows, bytes };
+  yield* ready();
+  // The last range runs to the end of the file: past its last record, or in place
+  // of the boundary after a full last range.
+  const { offsets } = cut;
+  if (cut.inRange > 0) {
+    yield { start: offsets[given]!, end: bytes, rows: cut.inRange };
+  } else if (offsets.length > 1) {
+    yield { start: offsets[given]!, end: bytes, rows: every };
+  }
 }
 
 /** Where {@link csvRowBoundaries} is in its count. */

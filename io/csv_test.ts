@@ -6,7 +6,14 @@
  */
 import assert from "node:assert/strict";
 import { type Batch, cellValue, concatBatches, type Schema } from "../format/column.ts";
-import { csvRowBoundaries, openCsv, readCsvHeader, readCsvRange } from "./csv.ts";
+import {
+  csvRowBoundaries,
+  type CsvRowRange,
+  csvRowRanges,
+  openCsv,
+  readCsvHeader,
+  readCsvRange,
+} from "./csv.ts";
 import { IoError } from "./errors.ts";
 import { writeOutput } from "./output.ts";
 import { MAX_COLUMNS } from "./types.ts";
@@ -240,6 +247,32 @@ Deno.test("csvRowBoundaries() cuts ranges whose rows concatenate to the whole fi
         assertSameValues(concatBatches(whole.schema, parts), whole, true);
       });
     }
+    await t.step(
+      "csvRowRanges() gives the same ranges one by one, and may be left early",
+      async () => {
+        for (const every of [1, 100, 1332, 5000]) {
+          const b = await csvRowBoundaries(path, every);
+          const { header, ranges } = await csvRowRanges(path, every);
+          assert.equal(header.dataStart, b.dataStart);
+          const got: CsvRowRange[] = [];
+          for await (const range of ranges) got.push(range);
+          assert.deepEqual(
+            got,
+            b.offsets.slice(1).map((end, i) => ({
+              start: b.offsets[i]!,
+              end,
+              rows: Math.min(every, 1332 - i * every),
+            })),
+          );
+        }
+        // Leaving after the first range closes the file (the test's sanitizer checks).
+        const { ranges } = await csvRowRanges(path, 10);
+        for await (const range of ranges) {
+          assert.equal(range.rows, 10);
+          break;
+        }
+      },
+    );
     await t.step("quoted newlines, blank lines and a BOM", async () => {
       const b = await csvRowBoundaries(`${TESTDATA}quoted.csv`, 2);
       const header = await readCsvHeader(`${TESTDATA}quoted.csv`);
