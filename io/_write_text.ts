@@ -403,6 +403,9 @@ export type TextRendering =
 /** Rows between two checks of whether the sink should be flushed. */
 const ROWS_PER_FLUSH_CHECK = 1024;
 
+/** The widest rows {@link renderRows} rendered in its last schema and format, in bytes a row. */
+let widest: { key: string; bytesPerRow: number } | null = null;
+
 /**
  * Renders a batch's rows as the writers below write them, into bytes of their own.
  *
@@ -422,8 +425,15 @@ export function renderRows(
   firstRow: number,
 ): RenderedRows {
   checkBatch(schema, batch);
-  // A guess at the size, so that most batches never regrow the buffer.
-  const sink = new ByteSink(null, Math.max(1024, batch.length * (schema.length * 12 + 8)));
+  // A guess at the size, so that most batches never regrow the buffer: the widest rows
+  // rendered so far in this schema and format (a thaw's Worker renders chunk after
+  // chunk of one) with a margin, else 12 bytes a cell. Zeroing a buffer twice the size
+  // needed cost as much as writing a column.
+  const key = JSON.stringify([rendering, schema]);
+  const perRow = widest?.key === key
+    ? Math.ceil(widest.bytesPerRow * 1.05) + 4
+    : schema.length * 12 + 8;
+  const sink = new ByteSink(null, Math.max(1024, batch.length * perRow));
   if (rendering.format === "csv") {
     new CsvRows(schema, rendering.delimiter).write(sink, batch, 0, batch.length, firstRow);
   } else {
@@ -435,6 +445,8 @@ export function renderRows(
       firstRow,
     );
   }
+  const bytesPerRow = batch.length > 0 ? sink.pos / batch.length : 0;
+  if (widest?.key !== key || widest.bytesPerRow < bytesPerRow) widest = { key, bytesPerRow };
   // The sink's own buffer, not a copy: nothing else holds it (a Worker moves it whole).
   return { rendered: rendering, bytes: sink.buf.subarray(0, sink.pos), length: batch.length };
 }
@@ -674,6 +686,12 @@ class CsvRows {
           case CsvKind.Int64: {
             const halves = w.halves;
             const hi = halves[2 * r + 1]!;
+            const lo = halves[2 * r]!;
+            // A value within int32 (the high word the low word's sign): small-integer math.
+            if (hi === lo >> 31) {
+              p = writeInt32Digits(buf, p, lo);
+              continue;
+            }
             if (hi >= -2097152 && hi < 2097152) {
               p = writeDigits(buf, p, hi * 4294967296 + (halves[2 * r]! >>> 0));
               continue;
@@ -706,6 +724,38 @@ class CsvRows {
       sink.pos = p;
     }
   }
+}
+
+/** Writes an int32's digits at `p`; returns the position after them. */
+function writeInt32Digits(buf: Uint8Array, p: number, n: number): number {
+  if (n < 0) {
+    if (n === -2147483648) return writeDigits(buf, p, n);
+    buf[p++] = 45;
+    n = -n;
+  }
+  if (n < 100) {
+    if (n < 10) {
+      buf[p] = 48 + n;
+      return p + 1;
+    }
+    buf[p] = DIGIT_PAIRS[2 * n]!;
+    buf[p + 1] = DIGIT_PAIRS[2 * n + 1]!;
+    return p + 2;
+  }
+  if (n < 10000) {
+    const hi = (n / 100) | 0;
+    const lo = 2 * (n - hi * 100);
+    if (hi < 10) buf[p++] = 48 + hi;
+    else {
+      buf[p] = DIGIT_PAIRS[2 * hi]!;
+      buf[p + 1] = DIGIT_PAIRS[2 * hi + 1]!;
+      p += 2;
+    }
+    buf[p] = DIGIT_PAIRS[lo]!;
+    buf[p + 1] = DIGIT_PAIRS[lo + 1]!;
+    return p + 2;
+  }
+  return writeDigits(buf, p, n);
 }
 
 /** Writes a safe integer's digits at `p`; returns the position after them. */

@@ -63,6 +63,7 @@ Deno.test("CSV: a coded entry holding a lone surrogate fails at the first row us
 Deno.test("CSV: int64 cells are their decimal text at every size", () => {
   const picks = [0n, 7n, -7n, 9n, 10n, 99n, 100n, -100n, 999n, 1000n, 9999n, 10000n, -10000n];
   for (let d = 5n; d < 19n; d++) picks.push(10n ** d - 1n, 10n ** d, -(10n ** d) - 3n);
+  picks.push(2n ** 31n - 1n, -(2n ** 31n) + 1n, -(2n ** 31n) - 1n, 2n ** 32n, -(2n ** 32n));
   picks.push(2n ** 31n, -(2n ** 31n), 2n ** 53n - 1n, 2n ** 53n, -(2n ** 53n) + 1n, -(2n ** 53n));
   picks.push(-(2n ** 53n) - 1n, 2n ** 63n - 1n, -(2n ** 63n));
   const schema: Schema = [{ name: "a", type: "int64", nullable: true }, {
