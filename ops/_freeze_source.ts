@@ -16,7 +16,7 @@ import { openSource, sourceFormatOf } from "../io/source.ts";
 import type { CsvDialect } from "../io/csv_dialect.ts";
 import type { Source, SourceFormat } from "../io/types.ts";
 import { tableToBatches } from "../io/arrow_table.ts";
-import { readCsvHeader } from "../io/csv.ts";
+import { csvRowRanges, readCsvHeader } from "../io/csv.ts";
 import {
   type ChunkWindow,
   chunkWindows,
@@ -97,6 +97,7 @@ function streaming(opened: Source): OpenedSource {
 
 /** The share of a source read so far, from its byte position or its row count. */
 export function shareRead(opened: OpenedChunks, rows: number): number | null {
+  if (opened.shareOfRows) return opened.shareOfRows(rows);
   if (opened.position && opened.bytes) return Math.min(1, opened.position() / opened.bytes);
   if (opened.totalRows) return Math.min(1, rows / opened.totalRows);
   return null;
@@ -114,7 +115,7 @@ export type ChunkUnit = { batch: Batch } | { window: ChunkWindow; file: ParquetF
 export interface OpenedChunks {
   /** Columns. */
   schema: Schema;
-  /** The chunks, in order; the first (the plan's sample) always carries its rows. */
+  /** The chunks, in order; the first carries its rows (the plan's sample) unless `sample` is set. */
   chunks: AsyncIterable<ChunkUnit>;
   /** Input file size, when the source is a file. */
   bytes: number | null;
@@ -124,6 +125,13 @@ export interface OpenedChunks {
   position?: () => number;
   /** Rows in the source, when known before reading (Parquet). */
   totalRows?: number;
+  /** The share of the source the first `rows` rows are, when the source tells it so. */
+  shareOfRows?: (rows: number) => number | null;
+  /**
+   * The rows to plan on, when they are not the first chunk's: the first chunk is then
+   * a chunk like any other (see `planRows` of {@link openChunks}).
+   */
+  sample?: Batch;
   /** The pool to encode in (0 threads: none, encode inline). */
   pool: BlockPool | undefined;
   /** Releases the source and stops the pool. */
@@ -139,7 +147,7 @@ export interface OpenedChunks {
  */
 export async function openChunks(
   source: FreezeSource,
-  options: FreezeOptions & { chunkRows: number; threads: number },
+  options: FreezeOptions & { chunkRows: number; threads: number; planRows?: number },
 ): Promise<OpenedChunks> {
   if (typeof source === "string" && options.threads > 0 && options.primaryKey === undefined) {
     // Read where they are encoded: a Parquet file by row windows, a CSV file by ranges.
@@ -196,8 +204,9 @@ function fileFormat(path: string, format: SourceFormat | undefined): SourceForma
 async function openCsvChunks(
   path: string,
   source: Source,
-  options: FreezeOptions & { chunkRows: number; threads: number },
+  options: FreezeOptions & { chunkRows: number; threads: number; planRows?: number },
 ): Promise<OpenedChunks> {
+  if (options.planRows !== undefined) return await sampledCsvChunks(path, source, options);
   const { chunkRows } = options;
   const bytes = source.bytes ?? 0;
   const delimiter = source.dialect?.delimiter ?? ",";
@@ -258,6 +267,82 @@ async function openCsvChunks(
     get totalRows() {
       return totalRows;
     },
+    pool,
+    close: () => pool.shutdown(),
+  };
+}
+
+/**
+ * A CSV file cut into chunks for the Workers to parse, every one of them, the cut
+ * running on this thread as they are handed out (`csvRowRanges`); only the plan's
+ * sample, the first `planRows` rows, is read here, so the Workers start as soon as
+ * the plan is made instead of after a pass over the whole file.
+ */
+async function sampledCsvChunks(
+  path: string,
+  source: Source,
+  options: FreezeOptions & { chunkRows: number; threads: number; planRows?: number },
+): Promise<OpenedChunks> {
+  const { chunkRows } = options;
+  const bytes = source.bytes ?? 0;
+  const delimiter = source.dialect?.delimiter ?? ",";
+  await source.close(); // the sample is read below, the chunks by the Workers
+  const types = { ...options.types };
+  // Started first, so the Workers load while the sample is read and planned on.
+  const pool = new BlockPool(options.threads, {
+    script: new URL("./_freeze_worker.ts", import.meta.url),
+    revive: reviveIoError,
+  });
+  let cut: Awaited<ReturnType<typeof csvRowRanges>>;
+  let sample: Batch | null;
+  try {
+    cut = await csvRowRanges(path, chunkRows, { delimiter });
+    const rows = Math.min(chunkRows, options.planRows ?? chunkRows);
+    const { dataStart } = cut.header;
+    sample = await readFirstCsvChunk(path, source.schema, dataStart, bytes, rows, {
+      delimiter,
+      types,
+    });
+  } catch (err) {
+    await pool.shutdown();
+    throw err;
+  }
+  const { dataStart } = cut.header;
+  // End offset of each chunk handed out, for the share of the file written.
+  const ends: number[] = [];
+  let totalRows: number | undefined;
+  async function* chunks(): AsyncGenerator<ChunkUnit> {
+    let firstRow = 0;
+    for await (const range of cut.ranges) {
+      ends.push(range.end);
+      yield {
+        csv: {
+          path,
+          range: { start: range.start, end: range.end },
+          firstRow,
+          rows: range.rows,
+          delimiter,
+          types,
+        },
+      };
+      firstRow += range.rows;
+    }
+    totalRows = firstRow;
+  }
+  return {
+    schema: source.schema,
+    chunks: chunks(),
+    bytes,
+    dialect: source.dialect ?? null,
+    get totalRows() {
+      return totalRows;
+    },
+    shareOfRows: (rows) => {
+      if (rows === 0 || bytes <= dataStart) return rows === 0 ? 0 : 1;
+      const end = ends[Math.ceil(rows / chunkRows) - 1];
+      return end === undefined ? null : Math.min(1, (end - dataStart) / (bytes - dataStart));
+    },
+    ...(sample ? { sample } : {}),
     pool,
     close: () => pool.shutdown(),
   };

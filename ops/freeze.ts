@@ -25,7 +25,7 @@ import type { Batch, Schema } from "../format/column.ts";
 import { DEFAULT_CHUNK_ROWS, MAX_CHUNK_ROWS } from "../format/constants.ts";
 import type { ColumnPlan } from "../format/header.ts";
 import type { BlockPlan } from "../format/block_encode.ts";
-import { planColumns, planPredictors } from "../format/plan.ts";
+import { planColumns, planPredictors, QUICK_SAMPLE_ROWS } from "../format/plan.ts";
 import type { FormatWarning, Quantization } from "../format/predictors/predictor.ts";
 import { QUANTIZATIONS } from "../format/predictors/predictor.ts";
 import { ArchiveWriter, type ByteSink } from "../format/writer.ts";
@@ -348,7 +348,13 @@ async function freezeOnce(
 ): Promise<Omit<FreezeSummary, "widened_columns">> {
   const { codecChoice } = options;
   const started = performance.now();
-  const opened = await openChunks(source, options);
+  // max_speed plans on the first QUICK_SAMPLE_ROWS rows only: a CSV source reads just
+  // those before the Workers start on the chunks.
+  const quick = codecChoice?.profile === "max_speed";
+  const opened = await openChunks(source, {
+    ...options,
+    ...(quick ? { planRows: QUICK_SAMPLE_ROWS } : {}),
+  });
   const { schema, pool } = opened;
   let writer: ArchiveWriter | undefined;
   try {
@@ -400,7 +406,7 @@ async function freezeOnce(
         quantization,
         conditioning: options.conditioning,
         // max_speed's plan is serial time before any block is encoded: a quick one.
-        quick: codecChoice?.profile === "max_speed",
+        quick,
       });
       if (options.codec === "auto") {
         const choice = await chooseArchiveCodec(first, plans);
@@ -450,6 +456,7 @@ async function freezeOnce(
       if (encryption) task.encryption = encryption;
       return task;
     };
+    if (opened.sample) await start(opened.sample);
     for await (const unit of opened.chunks) {
       if ("batch" in unit) {
         if (!writer) await start(unit.batch);

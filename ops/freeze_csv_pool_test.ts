@@ -139,3 +139,45 @@ Deno.test("progress on Worker threads: the share of rows written, known while th
   assert.equal(fractions.length, 10);
   assert.ok(fractions.every((f, i) => f === (i + 1) / 10), String(fractions));
 });
+
+Deno.test("max_speed on Worker threads (the plan's sample read here, every chunk by the Workers, the cut as they go) is the archive a read on this thread makes", async () => {
+  const source = `${TMP}/fast.csv`;
+  await Deno.writeTextFile(source, csvText(9_000, "\n", 11));
+  const archives: Uint8Array[] = [];
+  for (const threads of [0, 2]) {
+    const fractions: (number | null)[] = [];
+    const out = `${TMP}/fast_${threads}.pf`;
+    const summary = await freeze(source, out, {
+      profile: "max_speed",
+      threads,
+      chunkRows: 1000,
+      overwrite: true,
+      onProgress: (p) => fractions.push(p.fraction),
+    });
+    assert.equal(summary.rows, 9_000);
+    assert.equal(summary.chunks, 9);
+    assert.equal(fractions.length, 9);
+    // On this thread the share is how far the reader has read ahead: all of this file.
+    const rises = (f: number | null, i: number) =>
+      i === 0 || (threads === 0 ? f! >= fractions[i - 1]! : f! > fractions[i - 1]!);
+    assert.ok(fractions.every(rises), String(fractions));
+    assert.equal(fractions.at(-1), 1);
+    archives.push(await Deno.readFile(out));
+  }
+  assert.deepEqual(archives[1], archives[0]);
+  // A file of fewer rows than the sample, and one without rows.
+  const small: [string, string][] = [
+    ["fast_small", csvText(30, "\n", 12)],
+    ["fast_empty", csvText(0, "\n", 1)],
+  ];
+  for (const [name, text] of small) {
+    const outs: Uint8Array[] = [];
+    for (const threads of [0, 2]) {
+      const out = `${TMP}/${name}_${threads}.pf`;
+      await Deno.writeTextFile(`${TMP}/${name}.csv`, text);
+      await freeze(`${TMP}/${name}.csv`, out, { profile: "max_speed", threads, overwrite: true });
+      outs.push(await Deno.readFile(out));
+    }
+    assert.deepEqual(outs[1], outs[0], name);
+  }
+});
