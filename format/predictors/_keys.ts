@@ -122,8 +122,60 @@ export function depKeyIds(
   encoding: boolean,
 ): { ids: Int32Array; count: number } {
   checkDeps(id, deps, length, field, encoding);
+  if (deps[1] !== undefined) {
+    const pairs = codedPairIds(deps[0]!, deps[1]);
+    if (pairs !== null) return pairs;
+  }
   const first = depIds(deps[0]!);
   return deps[1] === undefined ? first : pairIds(first, depIds(deps[1]), length);
+}
+
+/** A dependency's codes and dictionary, when it is a string column without nulls that has them. */
+function codedOf(
+  dep: Column,
+): { values: readonly string[]; codes: Uint32Array; dictionary: readonly string[] } | null {
+  if ((dep.type !== "string" && dep.type !== "json") || dep.validity !== null) return null;
+  const coded = codesOf(dep.values);
+  return coded === undefined ? null : { values: dep.values, ...coded };
+}
+
+/**
+ * The key ids of two coded dependencies in one pass, straight from their codes: what
+ * {@link keyIds} gives for their strings, since key ids number the distinct pairs in
+ * order of first appearance, which any one-to-one naming of the pairs leaves the same,
+ * and codes into dictionaries of distinct texts name them one to one. Null (the caller
+ * then goes the general way) unless both have codes, both dictionaries hold distinct
+ * texts, the table of code pairs stays proportional to the block, and every row is
+ * its code's entry.
+ */
+function codedPairIds(a: Column, b: Column): { ids: Int32Array; count: number } | null {
+  const ca = codedOf(a);
+  const cb = codedOf(b);
+  if (ca === null || cb === null) return null;
+  const n = ca.values.length;
+  const wide = cb.dictionary.length;
+  const room = ca.dictionary.length * wide;
+  if (room > 4 * n + 1024) return null;
+  if (new Set(ca.dictionary).size !== ca.dictionary.length) return null;
+  if (new Set(cb.dictionary).size !== wide) return null;
+  const { values: va, codes: xa, dictionary: da } = ca;
+  const { values: vb, codes: xb, dictionary: db } = cb;
+  const slot = new Int32Array(room).fill(-1);
+  const ids = new Int32Array(n);
+  let count = 0;
+  for (let i = 0; i < n; i++) {
+    const x = xa[i]!;
+    const y = xb[i]!;
+    if (va[i] !== da[x] || vb[i] !== db[y]) return null;
+    const pair = x * wide + y;
+    let id = slot[pair]!;
+    if (id < 0) {
+      id = count++;
+      slot[pair] = id;
+    }
+    ids[i] = id;
+  }
+  return { ids, count };
 }
 
 /** A dependency's dense ids (see {@link denseIds}): from its codes when it has them. */
