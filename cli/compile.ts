@@ -15,7 +15,7 @@
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "../internal/config.ts";
 import { STORAGE_ENV } from "../storage/env.ts";
-import { LAZY_MODULES } from "./lazy.ts";
+import { lazyModules } from "./lazy.ts";
 
 /** The permissions the binary runs with: `deno task cli`'s. */
 export const COMPILED_PERMISSIONS: readonly string[] = Object.freeze([
@@ -38,7 +38,7 @@ if (import.meta.main) {
     "--frozen",
     ...COMPILED_PERMISSIONS,
     ...(target ? ["--target", target] : []),
-    ...LAZY_MODULES.flatMap((url) => ["--include", fileURLToPath(url)]),
+    ...lazyModules().flatMap((url) => ["--include", fileURLToPath(url)]),
     // The zpaqwasm codec reads its WebAssembly module from beside its source file.
     "--include",
     fileURLToPath(new URL("../codecs/zpaq_wasm/zpaq.wasm", import.meta.url)),

@@ -9,12 +9,7 @@
 import assert from "node:assert/strict";
 import { relative } from "node:path";
 import { fileURLToPath as fromFileUrl } from "node:url";
-import {
-  FAMILY_MODULES,
-  type FamilyModules,
-  LAZY_MODULES,
-  LOADED_ELSEWHERE_MODULES,
-} from "./lazy.ts";
+import { type FamilyModules, familyModules, lazyModules, loadedElsewhereModules } from "./lazy.ts";
 import * as archive from "./archive.ts";
 import * as query from "./query.ts";
 import * as storage from "./storage.ts";
@@ -90,6 +85,7 @@ function npmIn(graph: Map<string, string>): string[] {
 }
 
 const MAIN = new URL("main.ts", ROOT);
+const FAMILY_MODULES = familyModules();
 const ARCHIVE_FAMILY = FAMILY_MODULES.find((u) => u.pathname.endsWith("/cli/archive.ts"))!;
 
 Deno.test("cli/lazy.ts names every command family's module", () => {
@@ -161,7 +157,7 @@ Deno.test("thaw loads no npm package until it writes Arrow or Parquet", async ()
 });
 
 Deno.test("every module loaded by a computed specifier is in deno compile's --include list", async () => {
-  const included = new Set(LAZY_MODULES.map((u) => u.href));
+  const included = new Set(lazyModules().map((u) => u.href));
   const computedImport = /(?<!typeof )\bimport\((?!["'`])/;
   const urlLiteral = /new URL\("(\.{1,2}\/[^"]+\.ts)", import\.meta\.url\)/g;
   const missing: string[] = [];
@@ -193,6 +189,6 @@ Deno.test("a script importing mod.ts has every module loaded by a computed speci
   // So that `deno compile` of a library user's script embeds them and a narrow
   // --allow-read (which a computed import of a file would need) is enough.
   const graph = await runtimeGraph([new URL("mod.ts", ROOT)]);
-  const missing = LOADED_ELSEWHERE_MODULES.filter((u) => !graph.has(u.href)).map((u) => u.href);
+  const missing = loadedElsewhereModules().filter((u) => !graph.has(u.href)).map((u) => u.href);
   assert.deepEqual(missing, [], "name these in mod.ts");
 });
