@@ -354,7 +354,7 @@ function makeContext(lib: Zlib, params: Record<number, number>): ReusedContext |
     values,
     constants.ZSTD_e_end,
   );
-  for (const sample of SELF_CHECK) {
+  for (const sample of selfCheckInputs()) {
     const mine = context.compress(sample);
     const theirs = lib.zstdCompressSync(
       sample,
@@ -365,12 +365,17 @@ function makeContext(lib: Zlib, params: Record<number, number>): ReusedContext |
   return context;
 }
 
-/** Inputs a kept context must frame as `zstdCompressSync` does before it is used. */
-const SELF_CHECK: readonly Uint8Array[] = [
-  new Uint8Array(0),
-  new TextEncoder().encode("permafrost,".repeat(40)),
-  Uint8Array.from({ length: 3000 }, (_, i) => (i * 2654435761) >>> 24),
-];
+/**
+ * Inputs a kept context must frame as `zstdCompressSync` does before it is used; made
+ * when an encoder first needs them, not by every process that loads this module.
+ */
+function selfCheckInputs(): Uint8Array[] {
+  return [
+    new Uint8Array(0),
+    new TextEncoder().encode("permafrost,".repeat(40)),
+    Uint8Array.from({ length: 3000 }, (_, i) => (i * 2654435761) >>> 24),
+  ];
+}
 
 function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
   if (a.length !== b.length) return false;
