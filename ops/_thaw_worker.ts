@@ -14,6 +14,7 @@ import { sliceBatch } from "../format/column.ts";
 import type { Batch } from "../format/column.ts";
 import { servePoolWorker } from "../format/pool.ts";
 import { duckImageOf, duckImageTransfer } from "../io/_duckdb_image.ts";
+import { plainArrowParts } from "../io/_arrow_parts.ts";
 import { renderRows } from "../io/_write_text.ts";
 import type { ThawChunkTask } from "./_pool_scan.ts";
 
@@ -51,6 +52,9 @@ servePoolWorker({
     const whole: Batch = { schema: t.schema, columns, length: t.job.rows };
     const batch = t.from === 0 && t.to === t.job.rows ? whole : sliceBatch(whole, t.from, t.to);
     if (t.render && "arrow" in t.render) {
+      // Plain column types need no apache-arrow here (see io/_arrow_parts.ts).
+      const plain = plainArrowParts(batch);
+      if (plain !== null) return { value: plain.parts, transfer: plain.transfer };
       const { batchToArrowParts, schemaToArrow } = await arrowModules();
       const key = JSON.stringify(t.schema);
       if (arrowSchema?.key !== key) arrowSchema = { key, schema: schemaToArrow(t.schema) };

@@ -1,0 +1,94 @@
+/**
+ * A batch's Arrow buffers ({@link ArrowParts}) built without apache-arrow, for the
+ * column types whose buffers are plain: int64 and timestamp (the values as they are),
+ * float64, and strings (offsets and UTF-8, copied from each dictionary entry's bytes
+ * when the decoder left codes, else ASCII copied char by char). A thaw's Workers then
+ * never load apache-arrow (about 70 ms of each Worker's start on this machine); the
+ * thread writing the file still does. The parts are those `arrow_table.ts`'s
+ * `batchToArrowParts` makes, buffer for buffer (`_arrow_parts_test.ts` compares them);
+ * any other column type, or a string that is not ASCII and has no codes, gives null
+ * and the caller takes that path.
+ *
+ * @module
+ */
+import type { Batch, Column } from "../format/column.ts";
+import { codedUtf8 } from "../format/coded_strings.ts";
+import { movable } from "../internal/transfer.ts";
+import type { ArrowColumnParts, ArrowParts } from "./arrow_table.ts";
+
+/**
+ * The batch's Arrow parts, or null when a column needs apache-arrow's conversion.
+ *
+ * @param batch The rows.
+ * @returns The parts and the buffers to transfer, or null.
+ */
+export function plainArrowParts(
+  batch: Batch,
+): { parts: ArrowParts; transfer: ArrayBuffer[] } | null {
+  const built: (Omit<ArrowColumnParts, "values"> & { values: ArrayBufferView })[] = [];
+  for (const col of batch.columns) {
+    const part = plainColumn(col);
+    if (part === null) return null;
+    built.push(part);
+  }
+  // Moved in the order `batchToArrowParts` moves them (a buffer already moving is copied).
+  const transfer = new Set<ArrayBuffer>();
+  const own = <T extends ArrayBufferView>(view: T): T => movable(view, transfer);
+  const columns = built.map((c): ArrowColumnParts => ({
+    length: c.length,
+    nullCount: c.nullCount,
+    nullBitmap: c.nullBitmap ? own(c.nullBitmap) : null,
+    valueOffsets: c.valueOffsets ? own(c.valueOffsets) : null,
+    values: own(c.values),
+  }));
+  return { parts: { arrowParts: true, length: batch.length, columns }, transfer: [...transfer] };
+}
+
+function plainColumn(col: Column): ArrowColumnParts | null {
+  const length = col.values.length;
+  let nullCount = 0;
+  let nullBitmap: Uint8Array | null = null;
+  if (col.validity !== null) {
+    const validity = col.validity;
+    for (let i = 0; i < length; i++) if (validity[i] === 0) nullCount++;
+    if (nullCount > 0) {
+      nullBitmap = new Uint8Array((length + 7) >> 3);
+      for (let i = 0; i < length; i++) if (validity[i]) nullBitmap[i >> 3]! |= 1 << (i & 7);
+    }
+  }
+  switch (col.type) {
+    case "int64":
+    case "timestamp":
+    case "float64":
+      return { length, nullCount, nullBitmap, valueOffsets: null, values: col.values };
+    case "string": {
+      const offsets = new Int32Array(length + 1);
+      const bytes = codedUtf8(col.values, length, offsets) ?? asciiBytes(col.values, offsets);
+      if (bytes === null) return null;
+      return { length, nullCount, nullBitmap, valueOffsets: offsets, values: bytes };
+    }
+    default:
+      return null;
+  }
+}
+
+/** The bytes of ASCII strings end to end (offsets filled), or null at the first that is not. */
+function asciiBytes(values: readonly string[], offsets: Int32Array): Uint8Array | null {
+  let total = 0;
+  for (let i = 0; i < values.length; i++) {
+    total += values[i]!.length;
+    if (total > 2147483647) return null;
+    offsets[i + 1] = total;
+  }
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (let i = 0; i < values.length; i++) {
+    const s = values[i]!;
+    for (let j = 0; j < s.length; j++) {
+      const c = s.charCodeAt(j);
+      if (c >= 0x80) return null;
+      out[at++] = c;
+    }
+  }
+  return out;
+}
