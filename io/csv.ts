@@ -22,7 +22,7 @@
  * @module
  */
 import type { Batch, Field, Schema, TimeUnit } from "../format/column.ts";
-import { BatchBuilder } from "./_builder.ts";
+import { BatchBuilder, type ColumnBuilder } from "./_builder.ts";
 import { blankRecord, CsvByteScanner, CsvRecordReader, END, NEED_MORE } from "./_csv_records.ts";
 import { fileSize, openForRead, readRange, tracked } from "./_file.ts";
 import {
@@ -34,6 +34,7 @@ import {
   scanInt,
   scanTimestamp,
   storeInt64,
+  type TimestampParts,
   timestampParts,
   timestampTicks,
 } from "./_parse.ts";
@@ -430,6 +431,8 @@ async function* csvBatches(
   const kinds = schema.map(kindOf);
   const units: TimeUnit[] = schema.map((f) => f.unit ?? "us");
   const parts = timestampParts();
+  // A delimiter among a timestamp's own characters could end its field early.
+  const tsAt19 = !"0123456789-: T".includes(String.fromCharCode(options.delimiter));
   const given = options.bytes;
   const file = given ? null : options.file ?? await openForRead(path);
   try {
@@ -458,84 +461,101 @@ async function* csvBatches(
       );
     };
     for (;;) {
-      const st = rr.next();
-      if (st === NEED_MORE) {
-        await rr.fill();
-        continue;
-      }
-      if (st === END) break;
-      if (rr.count !== ncols) {
-        if (ncols > 1 && rr.blank()) continue;
-        throw fieldCountError(path, ncols, rr.count, options.where(dataRows + 1));
-      }
-      const text = rr.text;
-      const starts = rr.starts;
-      const ends = rr.ends;
-      const flags = rr.flags;
       b.reserve(row);
-      const cols = b.columns;
-      for (let c = 0; c < ncols; c++) {
-        const col = cols[c]!;
-        let s = starts[c]!;
-        let e = ends[c]!;
-        const f = flags[c]!;
-        if (f === 0 && s === e) {
-          col.setNull(row);
+      // Most records are plain: read straight into the row, in one pass over the text.
+      const past = plainRecord(
+        rr.text,
+        rr.pos,
+        options.delimiter,
+        kinds,
+        b.columns,
+        row,
+        units,
+        parts,
+        tsAt19,
+      );
+      if (past >= 0) {
+        rr.pos = past;
+        rr.records++;
+      } else {
+        const st = rr.next();
+        if (st === NEED_MORE) {
+          await rr.fill();
           continue;
         }
-        let t = text;
-        if (f === 2) {
-          t = text.slice(s, e).replaceAll('""', '"');
-          s = 0;
-          e = t.length;
+        if (st === END) break;
+        if (rr.count !== ncols) {
+          if (ncols > 1 && rr.blank()) continue;
+          throw fieldCountError(path, ncols, rr.count, options.where(dataRows + 1));
         }
-        switch (kinds[c]) {
-          case K_STRING:
-            col.str[row] = f === 2 ? t : text.slice(s, e);
-            break;
-          case K_INT: {
-            const x = scanInt(t, s, e);
-            if (x === Infinity) {
-              const v = bigInt64Text(t.slice(s, e));
-              if (v === null) throw mismatch(c, t.slice(s, e));
-              col.big[row] = v;
-            } else if (x === x) {
-              storeInt64(col.big, col.i32, row, x);
-            } else {
-              throw mismatch(c, t.slice(s, e));
+        const text = rr.text;
+        const starts = rr.starts;
+        const ends = rr.ends;
+        const flags = rr.flags;
+        const cols = b.columns;
+        for (let c = 0; c < ncols; c++) {
+          const col = cols[c]!;
+          let s = starts[c]!;
+          let e = ends[c]!;
+          const f = flags[c]!;
+          if (f === 0 && s === e) {
+            col.setNull(row);
+            continue;
+          }
+          let t = text;
+          if (f === 2) {
+            t = text.slice(s, e).replaceAll('""', '"');
+            s = 0;
+            e = t.length;
+          }
+          switch (kinds[c]) {
+            case K_STRING:
+              col.str[row] = f === 2 ? t : text.slice(s, e);
+              break;
+            case K_INT: {
+              const x = scanInt(t, s, e);
+              if (x === Infinity) {
+                const v = bigInt64Text(t.slice(s, e));
+                if (v === null) throw mismatch(c, t.slice(s, e));
+                col.big[row] = v;
+              } else if (x === x) {
+                storeInt64(col.big, col.i32, row, x);
+              } else {
+                throw mismatch(c, t.slice(s, e));
+              }
+              break;
             }
-            break;
-          }
-          case K_FLOAT: {
-            const x = scanFloat(t, s, e);
-            if (x !== x && !isNaNText(t, s, e)) throw mismatch(c, t.slice(s, e));
-            if (col.type === "float64") col.f64[row] = x;
-            else col.setFloat(row, x);
-            break;
-          }
-          case K_BOOL: {
-            const x = scanBool(t, s, e);
-            if (x < 0) throw mismatch(c, t.slice(s, e));
-            col.u8[row] = x;
-            break;
-          }
-          case K_DATE: {
-            const x = scanDate(t, s, e);
-            if (x !== x) throw mismatch(c, t.slice(s, e));
-            storeInt64(col.big, col.i32, row, x);
-            break;
-          }
-          case K_TS: {
-            if (!scanTimestamp(t, s, e, parts)) throw mismatch(c, t.slice(s, e));
-            const v = timestampTicks(parts, units[c]!);
-            if (v === null) throw mismatch(c, t.slice(s, e));
-            if (typeof v === "number") storeInt64(col.big, col.i32, row, v);
-            else col.big[row] = v;
-            break;
-          }
-          default: {
-            const cell = t.slice(s, e);
-            if (!readTypedCell(col, row, cell, schema[c]!)) throw mismatch(c, cell);
+            case K_FLOAT: {
+              const x = scanFloat(t, s, e);
+              if (x !== x && !isNaNText(t, s, e)) throw mismatch(c, t.slice(s, e));
+              if (col.type === "float64") col.f64[row] = x;
+              else col.setFloat(row, x);
+              break;
+            }
+            case K_BOOL: {
+              const x = scanBool(t, s, e);
+              if (x < 0) throw mismatch(c, t.slice(s, e));
+              col.u8[row] = x;
+              break;
+            }
+            case K_DATE: {
+              const x = scanDate(t, s, e);
+              if (x !== x) throw mismatch(c, t.slice(s, e));
+              storeInt64(col.big, col.i32, row, x);
+              break;
+            }
+            case K_TS: {
+              if (!scanTimestamp(t, s, e, parts)) throw mismatch(c, t.slice(s, e));
+              const v = timestampTicks(parts, units[c]!);
+              if (v === null) throw mismatch(c, t.slice(s, e));
+              if (typeof v === "number") storeInt64(col.big, col.i32, row, v);
+              else col.big[row] = v;
+              break;
+            }
+            default: {
+              const cell = t.slice(s, e);
+              if (!readTypedCell(col, row, cell, schema[c]!)) throw mismatch(c, cell);
+            }
           }
         }
       }
@@ -555,6 +575,111 @@ async function* csvBatches(
   } finally {
     if (file !== null && file !== options.file) file.close();
   }
+}
+
+/**
+ * Reads the record at `i` of `text` straight into row `row` of `cols`, in one pass,
+ * when it is plain: it ends at an LF within `text`, has one field per column, none
+ * quoted and no CR, and every cell reads as its column's type. Returns the index past
+ * its LF, or -1 for any other record, which the caller then splits with the record
+ * reader and reads cell by cell (that path reports what is wrong, and writes every
+ * cell of the row again over what this one may have written). An empty field is null,
+ * as there.
+ */
+function plainRecord(
+  text: string,
+  i: number,
+  d: number,
+  kinds: readonly number[],
+  cols: readonly ColumnBuilder[],
+  row: number,
+  units: readonly TimeUnit[],
+  parts: TimestampParts,
+  tsAt19: boolean,
+): number {
+  const n = text.length;
+  const last = kinds.length - 1;
+  for (let c = 0; c <= last; c++) {
+    const end = c === last ? LF_BYTE : d;
+    const col = cols[c]!;
+    if (i >= n) return -1;
+    let ch = text.charCodeAt(i);
+    if (ch === end) {
+      col.setNull(row);
+      i++;
+      continue;
+    }
+    const kind = kinds[c]!;
+    if (kind === K_INT) {
+      // -?(0|[1-9][0-9]*), at most 15 digits: scanInt's numbers, read as they are found.
+      let j = i;
+      const neg = ch === 45;
+      if (neg) {
+        if (++j >= n) return -1;
+        ch = text.charCodeAt(j);
+      }
+      let x = ch - 48;
+      if (x < 0 || x > 9) return -1;
+      const first = j;
+      for (j++; j < n; j++) {
+        const digit = text.charCodeAt(j) - 48;
+        if (digit < 0 || digit > 9) break;
+        x = x * 10 + digit;
+      }
+      if (j >= n || text.charCodeAt(j) !== end || j - first > 15) return -1;
+      if (ch === 48 && (neg || j - first > 1)) return -1; // -0, or a leading zero
+      storeInt64(col.big, col.i32, row, neg ? -x : x);
+      i = j + 1;
+      continue;
+    }
+    if (ch === QUOTE_BYTE) return -1;
+    // The field's end: right after a timestamp's usual 19 characters (when no delimiter
+    // can hide among them: scanTimestamp checks each), else found.
+    let j = i + 19;
+    if (kind !== K_TS || !tsAt19 || j >= n || text.charCodeAt(j) !== end) {
+      for (j = i; j < n; j++) {
+        ch = text.charCodeAt(j);
+        if (ch === d || ch === LF_BYTE || ch === CR_BYTE) break;
+      }
+      if (j >= n || ch !== end) return -1;
+    }
+    switch (kind) {
+      case K_STRING:
+        col.str[row] = text.slice(i, j);
+        break;
+      case K_FLOAT: {
+        const x = scanFloat(text, i, j);
+        if (x !== x && !isNaNText(text, i, j)) return -1;
+        if (col.type === "float64") col.f64[row] = x;
+        else col.setFloat(row, x);
+        break;
+      }
+      case K_BOOL: {
+        const x = scanBool(text, i, j);
+        if (x < 0) return -1;
+        col.u8[row] = x;
+        break;
+      }
+      case K_DATE: {
+        const x = scanDate(text, i, j);
+        if (x !== x) return -1;
+        storeInt64(col.big, col.i32, row, x);
+        break;
+      }
+      case K_TS: {
+        if (!scanTimestamp(text, i, j, parts)) return -1;
+        const v = timestampTicks(parts, units[c]!);
+        if (v === null) return -1;
+        if (typeof v === "number") storeInt64(col.big, col.i32, row, v);
+        else col.big[row] = v;
+        break;
+      }
+      default:
+        return -1; // time, duration, decimal, JSON: the record reader's path
+    }
+    i = j + 1;
+  }
+  return i;
 }
 
 /** Bytes already read, as the one chunk of a read. */

@@ -433,3 +433,109 @@ Deno.test("readCsvHeader() refuses more than MAX_COLUMNS columns with TOO_MANY_C
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a plain record (read in one pass) gives the values and errors of the record reader's path", async () => {
+  // Quoting a field sends its record down the record reader's path with the same
+  // cell text; an empty cell stays unquoted (quoted, it would be "" instead of null).
+  const schema: Schema = [
+    { name: "i", type: "int64", nullable: true },
+    { name: "f", type: "float64", nullable: true },
+    { name: "t", type: "timestamp", unit: "us", nullable: true },
+    { name: "s", type: "string", nullable: true },
+    { name: "b", type: "bool", nullable: true },
+    { name: "d", type: "date", nullable: true },
+  ];
+  const good = [
+    [
+      "0",
+      "-5",
+      "7",
+      "123456789012345",
+      "-999999999999999",
+      "1234567890123456",
+      "-9223372036854775808",
+      "",
+    ],
+    ["1.5", "-0", ".5", "NaN", "inf", "-Infinity", "1e300", "0.1", ""],
+    [
+      "2001-01-01 00:01:00",
+      "2001-01-01T00:01:00Z",
+      "2004-02-29 23:59:59",
+      "2001-01-01 00:01:00.123456",
+      "2001-01-01 00:01",
+      "2001-01-01",
+      "2001-01-01 00:01:00+05:30",
+      "",
+    ],
+    ["abc", "a b", "ünïcödé", 'x"y', "2001-01-01 00:01:00", "-", ""],
+    ["true", "FALSE", "True", ""],
+    ["2001-01-01", "1999-12-31", ""],
+  ];
+  const bad = [
+    ["-0", "007", "00", "-", "+1", "1e3", "12 ", "99999999999999999999", "1.0"],
+    ["abc", "1..2", "0.30000000000000001", "--1"],
+    ["2001-02-29 00:00:00", "2001-01-01 24:00:00", "2001-01-01 00:01:00.1234567", "x"],
+    [],
+    ["yes", "1"],
+    ["2001-13-01", "01/01/2001"],
+  ];
+  let x = 5;
+  const next = (n: number) => (x = (x * 1103515245 + 12345) % 2147483648) % n;
+  const quote = (cell: string) => cell === "" ? "" : `"${cell.replaceAll('"', '""')}"`;
+  const rows = Array.from({ length: 400 }, () => good.map((cells) => cells[next(cells.length)]!));
+  const dir = await makeTempDir();
+  try {
+    const read = async (name: string, lines: string[][], quoted: boolean) => {
+      const path = `${dir}/${name}.csv`;
+      const text = lines.map((r) => r.map((c) => quoted ? quote(c) : c).join(",")).join("\n");
+      await Deno.writeTextFile(path, `${schema.map((f) => f.name).join(",")}\n${text}\n`);
+      const start = (await readCsvHeader(path)).dataStart;
+      const end = (await Deno.stat(path)).size;
+      return await collect(schema, readCsvRange(path, schema, { start, end }, { batchRows: 64 }));
+    };
+    const plain = await read("plain", rows, false);
+    assert.equal(plain.length, 400);
+    assertSameValues(plain, await read("quoted", rows, true), true);
+    for (const [c, cells] of bad.entries()) {
+      for (const cell of cells) {
+        const lines = rows.slice(0, 50).map((r) => [...r]);
+        lines[33]![c] = cell;
+        const errors: string[] = [];
+        for (const quoted of [false, true]) {
+          await assert.rejects(read(`bad${c}`, lines, quoted), (err: IoError) => {
+            errors.push(`${err.code}: ${err.message}`);
+            return true;
+          });
+        }
+        assert.match(errors[0]!, /^SCHEMA_MISMATCH: .* row 34\b/, cell);
+        assert.equal(errors[0]!.replace(/csv'/, ""), errors[1]!.replace(/csv'/, ""), cell);
+      }
+    }
+    // Too few and too many fields, a CR line end, and a blank line: the reader's path.
+    const odd = rows.slice(0, 20).map((r) => r.join(","));
+    odd[5] = odd[5] + "\r";
+    odd[9] = "";
+    const path = `${dir}/odd.csv`;
+    await Deno.writeTextFile(path, `i,f,t,s,b,d\n${odd.join("\n")}\n`);
+    const start = (await readCsvHeader(path)).dataStart;
+    const got = await collect(
+      schema,
+      readCsvRange(path, schema, { start, end: (await Deno.stat(path)).size }),
+    );
+    assert.equal(got.length, 19);
+    for (
+      const [line, message] of [[`${odd[0]},x`, /has 7 fields/], [
+        odd[0]!.slice(0, odd[0]!.lastIndexOf(",")),
+        /has 5 fields/,
+      ]] as const
+    ) {
+      await Deno.writeTextFile(path, `i,f,t,s,b,d\n${odd[1]}\n${line}\n`);
+      await assert.rejects(
+        collect(schema, readCsvRange(path, schema, { start, end: (await Deno.stat(path)).size })),
+        message,
+      );
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
