@@ -273,6 +273,50 @@ function scanDateAt(text: string, s: number): number {
   return daysFromCivil(y, m, d);
 }
 
+// The day count of the last date scanned by `scanSeconds19`: rows of a table often
+// share their date, and its calendar arithmetic is most of a timestamp's cost.
+let lastDateKey = -1;
+let lastDays = 0;
+
+/**
+ * Scans the 19 characters `YYYY-MM-DD HH:MM:SS` (or `T` between) at `s`: the usual
+ * timestamp, with no fraction and no offset. Returns its seconds since the epoch, as
+ * {@link scanTimestamp} would (its rules), or NaN for any other text (which
+ * `scanTimestamp` then reads or refuses).
+ */
+export function scanSeconds19(text: string, s: number): number {
+  const sep = text.charCodeAt(s + 10);
+  if (
+    text.charCodeAt(s + 4) !== 45 || text.charCodeAt(s + 7) !== 45 ||
+    (sep !== 32 && sep !== 84) || text.charCodeAt(s + 13) !== 58 ||
+    text.charCodeAt(s + 16) !== 58
+  ) return NaN;
+  let key = 0;
+  for (const at of DATE_DIGITS) {
+    const d = text.charCodeAt(s + at) - 48;
+    if (d < 0 || d > 9) return NaN;
+    key = key * 10 + d;
+  }
+  let days = lastDays;
+  if (key !== lastDateKey) {
+    const y = Math.floor(key / 10000);
+    const m = Math.floor(key / 100) % 100;
+    const d = key % 100;
+    if (m < 1 || m > 12 || d < 1 || d > monthDays(y, m)) return NaN;
+    days = daysFromCivil(y, m, d);
+    lastDateKey = key;
+    lastDays = days;
+  }
+  const hh = digit2(text, s + 11);
+  const mm = digit2(text, s + 14);
+  const ss = digit2(text, s + 17);
+  if (hh < 0 || hh > 23 || mm < 0 || mm > 59 || ss < 0 || ss > 59) return NaN;
+  return days * 86400 + hh * 3600 + mm * 60 + ss;
+}
+
+/** Where the digits of `YYYY-MM-DD` are. */
+const DATE_DIGITS = [0, 1, 2, 3, 5, 6, 8, 9];
+
 /** Scans a `YYYY-MM-DD` span; returns days since the epoch, or NaN. */
 export function scanDate(text: string, s: number, e: number): number {
   return e - s === 10 ? scanDateAt(text, s) : NaN;

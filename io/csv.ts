@@ -32,8 +32,10 @@ import {
   scanDate,
   scanFloat,
   scanInt,
+  scanSeconds19,
   scanTimestamp,
   storeInt64,
+  TICKS_PER_SECOND,
   type TimestampParts,
   timestampParts,
   timestampTicks,
@@ -430,6 +432,7 @@ async function* csvBatches(
   if (ncols === 0) return;
   const kinds = schema.map(kindOf);
   const units: TimeUnit[] = schema.map((f) => f.unit ?? "us");
+  const perSecond = units.map((u) => TICKS_PER_SECOND[u]);
   const parts = timestampParts();
   // A delimiter among a timestamp's own characters could end its field early.
   const tsAt19 = !"0123456789-: T".includes(String.fromCharCode(options.delimiter));
@@ -471,6 +474,7 @@ async function* csvBatches(
         b.columns,
         row,
         units,
+        perSecond,
         parts,
         tsAt19,
       );
@@ -594,6 +598,7 @@ function plainRecord(
   cols: readonly ColumnBuilder[],
   row: number,
   units: readonly TimeUnit[],
+  perSecond: readonly number[],
   parts: TimestampParts,
   tsAt19: boolean,
 ): number {
@@ -667,6 +672,16 @@ function plainRecord(
         break;
       }
       case K_TS: {
+        if (j - i === 19) {
+          // Whole seconds: ticks are seconds × the unit's, while that stays safe (as
+          // timestampTicks has them).
+          const seconds = scanSeconds19(text, i);
+          const per = perSecond[c]!;
+          if (seconds === seconds && Math.abs(seconds) * per < 9e15) {
+            storeInt64(col.big, col.i32, row, seconds * per);
+            break;
+          }
+        }
         if (!scanTimestamp(text, i, j, parts)) return -1;
         const v = timestampTicks(parts, units[c]!);
         if (v === null) return -1;
