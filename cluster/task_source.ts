@@ -39,6 +39,14 @@ import type { FieldJson, TaskWindow } from "../client/types.ts";
 import { cutChunk, freezeBatchRows, readChunk } from "../io/chunk_window.ts";
 import { IoError } from "../io/errors.ts";
 
+/**
+ * A task of at most this many cells (rows × columns) is *small*: it takes about as
+ * long as a round trip to the master, so a worker may hold the next ones while it
+ * computes one (the master's spare slots), and may send its result with the next
+ * one's (`POST /tasks/done`). A larger one waits for nothing and nothing waits for it.
+ */
+export const SMALL_TASK_CELLS = 32_768;
+
 /** A source cut into task windows. */
 export interface SourceLayout {
   /** Format read. */

@@ -121,7 +121,7 @@ export class Membership {
         t && t.status === "RUNNING" && t.lease === running.lease &&
         t.worker_id === worker.worker_id
       ) {
-        if (!worker.holds(t.task_id)) worker.hold(t.task_id);
+        if (!worker.holds(t.task_id)) worker.hold(t.task_id, this.#s.large(t));
         kept.add(t.task_id);
         continue;
       }

@@ -23,7 +23,7 @@
  */
 import { createHash } from "node:crypto";
 import type { Batch, Schema } from "../format/column.ts";
-import { JobError } from "../client/errors.ts";
+import { JOB_STATUS_BY_CODE, JobError } from "../client/errors.ts";
 import type { FailedRequest, TaskErrorReport, TaskSpec, TextFallback } from "../client/types.ts";
 import { fallbackType, sourceFormatOf } from "../io/source.ts";
 import { decodeChunkBody, encodeBatchBody } from "../cluster/wire.ts";
@@ -31,14 +31,12 @@ import type { TaskRead } from "../cluster/task_source.ts";
 import { DispatchError } from "./transport.ts";
 import { isRemote, readablePath } from "./_remote_files.ts";
 import type { JobRow, TaskRow } from "./store.ts";
-import {
-  errorText,
-  type MasterState,
-  newId,
-  SPARE_SLOT_CELLS,
-  unstage,
-  type WorkerState,
-} from "./_state.ts";
+import { errorText, type MasterState, newId, unstage, type WorkerState } from "./_state.ts";
+
+/** What became of one result of a `POST /tasks/done`. */
+export type DoneOutcome =
+  | { task_id: string; ok: true }
+  | { task_id: string; ok: false; error: { code: string; message: string; status: number } };
 
 /** Hands out tasks and settles their attempts. */
 export class Scheduler {
@@ -67,7 +65,7 @@ export class Scheduler {
       if (!job) return;
       const queue = this.#s.queues.get(job.job_id)!;
       const task = queue[0]!;
-      const worker = this.#pickWorker(task, this.#spareSlotsServe(job, task));
+      const worker = this.#pickWorker(task, !this.#s.large(task));
       // A large task waits for a worker that holds nothing.
       if (!worker) return;
       queue.shift();
@@ -85,11 +83,6 @@ export class Scheduler {
       first ??= job;
     }
     return first;
-  }
-
-  /** Whether a task may go to a spare slot (see `SPARE_SLOT_CELLS`). */
-  #spareSlotsServe(job: JobRow, task: TaskRow): boolean {
-    return task.rows * Math.max(1, job.prepared?.schema.length ?? 1) <= SPARE_SLOT_CELLS;
   }
 
   /**
@@ -118,7 +111,7 @@ export class Scheduler {
     task.attempts++;
     task.started_at = now;
     this.#s.running.add(task);
-    worker.hold(task.task_id);
+    worker.hold(task.task_id, this.#s.large(task));
     job.updated_at = now;
     // Many a second: written behind (`store.ts`); a hand-out lost in a crash is only
     // handed out again. A job's first one is written at once.
@@ -161,8 +154,8 @@ export class Scheduler {
       worker_id: worker.worker_id,
       attempt: task.attempts,
     });
-    if (this.#s.inlineFor === worker && this.#s.inlineSpec === null) {
-      this.#s.inlineSpec = spec;
+    if (this.#s.inlineFor === worker && this.#s.inlineSpecs.length < this.#s.inlineMax) {
+      this.#s.inlineSpecs.push(spec);
       return;
     }
     this.#s.track(this.#dispatch(worker, task, spec));
@@ -261,13 +254,71 @@ export class Scheduler {
     options: { acceptNext?: boolean } = {},
   ): Promise<{ next?: TaskSpec }> {
     try {
-      return Promise.resolve(this.#taskDone(taskId, bytes, options.acceptNext === true));
+      const [next] = this.#inline(options.acceptNext === true ? 1 : 0, () => {
+        this.#taskDone(taskId, bytes);
+      });
+      return Promise.resolve(next ? { next } : {});
     } catch (err) {
       return Promise.reject(err);
     }
   }
 
-  #taskDone(taskId: string, bytes: Uint8Array, acceptNext: boolean): { next?: TaskSpec } {
+  /**
+   * Accepts several frozen chunks of one worker (`POST /tasks/done`), each as
+   * {@link taskDone} would, each with its own outcome.
+   *
+   * @param bodies The chunk bodies (`cluster/wire.ts`), checked one by one.
+   * @param acceptNext How many next tasks the worker takes in the answer.
+   * @returns Each body's outcome in order (its error as the single route would
+   * answer it), and the next tasks.
+   */
+  tasksDone(
+    bodies: readonly Uint8Array[],
+    acceptNext: number,
+  ): { results: DoneOutcome[]; next: TaskSpec[] } {
+    const results: DoneOutcome[] = [];
+    const next = this.#inline(acceptNext, () => {
+      for (const bytes of bodies) {
+        let taskId = "";
+        try {
+          taskId = decodeChunkBody(bytes).meta.task_id;
+          this.#taskDone(taskId, bytes);
+          results.push({ task_id: taskId, ok: true });
+        } catch (err) {
+          // As the single route answers it: a JobError by its code, anything else 500.
+          const code = err instanceof JobError ? err.code : "INTERNAL_ERROR";
+          const status = err instanceof JobError ? JOB_STATUS_BY_CODE[err.code] : 500;
+          const message = err instanceof Error ? err.message : String(err);
+          results.push({ task_id: taskId, ok: false, error: { code, message, status } });
+        }
+      }
+    });
+    return { results, next };
+  }
+
+  /**
+   * Runs `fn` (done-reports of one worker) so that up to `max` tasks assigned to that
+   * worker meanwhile come back here for the answer instead of a `POST /tasks`;
+   * should `fn` throw, they are handed over the usual way.
+   */
+  #inline(max: number, fn: () => void): TaskSpec[] {
+    const s = this.#s;
+    s.inlineMax = max;
+    s.inlineSpecs = [];
+    try {
+      fn();
+      return s.inlineSpecs;
+    } catch (err) {
+      for (const spec of s.inlineSpecs) this.#sendInline(spec);
+      throw err;
+    } finally {
+      s.inlineFor = null;
+      s.inlineMax = 0;
+      s.inlineSpecs = [];
+    }
+  }
+
+  #taskDone(taskId: string, bytes: Uint8Array): void {
     const task = this.#s.taskById.get(taskId);
     if (!task) throw new JobError("TASK_NOT_FOUND", `No task '${taskId}'`);
     const { meta, chunk } = decodeChunkBody(bytes);
@@ -294,24 +345,16 @@ export class Scheduler {
     // this one is staged (the task stays RUNNING under its lease until then).
     const worker = this.#s.workers.get(meta.worker_id) ??
       (task.worker_id ? this.#s.workers.get(task.worker_id) : undefined);
-    let next: TaskSpec | undefined;
     if (worker?.release(taskId)) {
       // A worker that accepts it gets its next task in this answer: one HTTP round
       // trip per task instead of two, which is most of a small task's cost.
-      this.#s.inlineFor = acceptNext ? worker : null;
-      try {
-        this.schedule();
-      } finally {
-        next = this.#s.inlineSpec ?? undefined;
-        this.#s.inlineFor = null;
-        this.#s.inlineSpec = null;
-      }
+      if (this.#s.inlineMax > 0) this.#s.inlineFor = worker;
+      this.schedule();
     }
     let staged: { path: string; offset: number };
     try {
       staged = this.#s.staging.append(job.job_id, job.generation, bytes);
     } catch (err) {
-      if (next && worker) this.#sendInline(worker, next);
       if (task.lease === meta.lease && task.status === "RUNNING") {
         this.#s.requeue(task, `the master could not stage its chunk: ${errorText(err)}`);
         this.schedule();
@@ -340,13 +383,15 @@ export class Scheduler {
     this.#s.log.debug("task done", { task_id: taskId, job_id: job.job_id, bytes: bytes.length });
     if (this.#s.allDone(job)) this.#s.hooks.startAssemble(job);
     this.schedule();
-    return next ? { next } : {};
   }
 
   /** The answer carrying `spec` will not be sent: hand it over the usual way. */
-  #sendInline(worker: WorkerState, spec: TaskSpec): void {
+  #sendInline(spec: TaskSpec): void {
     const task = this.#s.taskById.get(spec.task_id);
-    if (task && task.lease === spec.lease) this.#s.track(this.#dispatch(worker, task, spec));
+    const worker = this.#s.workers.get(spec.worker_id);
+    if (task && worker && task.lease === spec.lease) {
+      this.#s.track(this.#dispatch(worker, task, spec));
+    }
   }
 
   #checkLease(task: TaskRow, lease: string): void {

@@ -20,6 +20,7 @@ import type { ChunkStaging } from "./staging.ts";
 import type { JobRow, JobStore, TaskRow } from "./store.ts";
 import type { WorkerTransport } from "./transport.ts";
 import { removeJobCopies } from "./_remote_files.ts";
+import { SMALL_TASK_CELLS } from "../cluster/task_source.ts";
 
 /** What the master believes a worker does. */
 export type WorkerStatus = "idle" | "busy" | "offline";
@@ -29,9 +30,10 @@ export type WorkerStatus = "idle" | "busy" | "offline";
  * slots (see {@link WorkerState.slots}): such a task takes about as long as the
  * round trip that hands it out, so a worker that holds its next one while it
  * reports the last never waits for the master. A larger task only goes to a worker
- * that holds nothing: queued behind another it would wait while others sit idle.
+ * that holds nothing, and a worker that holds one has no spare slot: queued behind
+ * another, a task would wait while others sit idle.
  */
-export const SPARE_SLOT_CELLS = 32_768;
+export const SPARE_SLOT_CELLS = SMALL_TASK_CELLS;
 
 /** Slots a worker may ask for at most (`RegisterRequest.slots`). */
 export const MAX_SLOTS = 8;
@@ -55,6 +57,8 @@ export class WorkerState {
   registered_at: number;
   /** Tasks the master gave it and expects back, in the order given. */
   readonly #tasks = new Set<string>();
+  /** Those of them too large for a spare slot (see {@link SPARE_SLOT_CELLS}). */
+  readonly #large = new Set<string>();
   #slots = 1;
   #offline = false;
   /**
@@ -124,15 +128,22 @@ export class WorkerState {
     return this.#tasks.has(taskId);
   }
 
-  /** It now holds a task; with a slot still free it goes to the back of the free workers. */
-  hold(taskId: string): void {
+  /**
+   * It now holds a task; with a slot still free it goes to the back of the free workers.
+   *
+   * @param taskId The task.
+   * @param large Whether it is too large for a spare slot: the worker has none while it holds it.
+   */
+  hold(taskId: string, large: boolean): void {
     this.#tasks.add(taskId);
+    if (large) this.#large.add(taskId);
     this.#refresh(true);
   }
 
   /** It no longer holds a task (done, failed, dropped or re-queued); true if it held it. */
   release(taskId: string): boolean {
     if (!this.#tasks.delete(taskId)) return false;
+    this.#large.delete(taskId);
     this.#refresh(true);
     return true;
   }
@@ -141,6 +152,7 @@ export class WorkerState {
   releaseAll(): string[] {
     const ids = [...this.#tasks];
     this.#tasks.clear();
+    this.#large.clear();
     this.#refresh();
     return ids;
   }
@@ -190,7 +202,7 @@ export class WorkerState {
   #refresh(toBack = false): void {
     const taken = this.#tasks.size + this.#unsure;
     const idle = !this.#offline && taken === 0;
-    const spare = !this.#offline && taken > 0 && taken < this.#slots;
+    const spare = !this.#offline && taken > 0 && taken < this.#slots && this.#large.size === 0;
     if (!idle) this.#idle.delete(this);
     else if (toBack || !this.#idle.has(this)) {
       this.#idle.delete(this);
@@ -284,10 +296,12 @@ export class MasterState implements MasterSettings {
   /** Set by the master right after construction. */
   hooks!: MasterHooks;
   closed = false;
-  /** While a done-report is handled: its worker, which takes its next task in the answer. */
+  /** While a done-report is handled: its worker, which takes its next tasks in the answer. */
   inlineFor: WorkerState | null = null;
-  /** The task assigned to `inlineFor` meanwhile. */
-  inlineSpec: TaskSpec | null = null;
+  /** How many tasks the answer may carry (0: none, the worker did not ask). */
+  inlineMax = 0;
+  /** The tasks assigned to `inlineFor` meanwhile. */
+  inlineSpecs: TaskSpec[] = [];
 
   /** DONE tasks per job, while known (see {@link allDone}). */
   #doneCounts = new Map<string, number>();
@@ -305,6 +319,12 @@ export class MasterState implements MasterSettings {
     this.heartbeatMs = settings.heartbeatMs;
     this.taskTimeoutMs = settings.taskTimeoutMs;
     this.startedAt = this.now();
+  }
+
+  /** Whether a task is too large for a spare slot (see {@link SPARE_SLOT_CELLS}). */
+  large(task: TaskRow): boolean {
+    const columns = this.jobs.get(task.job_id)?.prepared?.schema.length ?? 1;
+    return task.rows * Math.max(1, columns) > SPARE_SLOT_CELLS;
   }
 
   /** Whether a job is still QUEUED or RUNNING. */

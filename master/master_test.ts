@@ -167,6 +167,41 @@ Deno.test("Master gives a worker with several slots small tasks up to its slots,
   }
 });
 
+Deno.test("Master.tasksDone() takes several results of one worker, each with its own outcome, and answers with as many next tasks as it freed", async () => {
+  const f = await fixture({ tasks: 6 });
+  try {
+    const id = await f.submit("job");
+    f.master.register({ worker_id: "w0", url: "http://w0", slots: 3 });
+    await f.master.settled();
+    const [a, b, c] = f.transport.assigned;
+    assert.ok(a && b && c);
+    const stale = { ...b, lease: "old" };
+    const { results, next } = f.master.tasksDone(
+      [fakeChunk(a), fakeChunk(stale), fakeChunk(c), fakeChunk(c)],
+      3,
+    );
+    assert.deepEqual(results.map((r) => r.ok ? "ok" : r.error.code), [
+      "ok",
+      "STALE_RESULT",
+      "ok",
+      "STALE_RESULT",
+    ]);
+    assert.deepEqual(next.map((s) => s.index), [3, 4], "two slots freed: two next tasks");
+    assert.equal(f.transport.assigned.length, 3, "no POST /tasks for them");
+    const tasks = f.master.job(id).tasks;
+    assert.deepEqual(tasks.map((t) => t.status), [
+      "DONE",
+      "RUNNING",
+      "DONE",
+      "RUNNING",
+      "RUNNING",
+      "QUEUED",
+    ]);
+  } finally {
+    await f.close();
+  }
+});
+
 Deno.test("Master gives a spare slot no large task, and re-queues a task a worker's heartbeat leaves out once it is no longer young", async () => {
   const f = await fixture({ tasks: 3, rows: SPARE_SLOT_CELLS + 1 });
   try {
