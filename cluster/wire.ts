@@ -1,8 +1,11 @@
 /**
- * The two binary bodies the cluster sends besides JSON:
+ * The binary bodies the cluster sends besides JSON:
  *
  * - a frozen chunk, worker → master (`POST /tasks/{id}/done`): {@link encodeChunkBody}
  *   and {@link decodeChunkBody};
+ * - several frozen chunks, worker → master (`POST /tasks/done`), each framed as above,
+ *   behind `"PFDONES1"`, a u32 count and a u32 length each: {@link encodeChunkBodies}
+ *   and {@link decodeChunkBodies};
  * - a task's rows, master → worker (`GET /tasks/{id}/rows`, for a worker that cannot
  *   read the source itself): {@link encodeBatchBody} and {@link decodeBatchBody}.
  *
@@ -40,6 +43,10 @@ import type { ChunkMeta, FieldJson } from "../client/types.ts";
 export const CHUNK_MAGIC = "PFCHUNK1";
 /** Magic of a rows body. */
 export const BATCH_MAGIC = "PFBATCH1";
+/** Magic of several frozen-chunk bodies in one (`POST /tasks/done`). */
+export const BODIES_MAGIC = "PFDONES1";
+/** Most chunk bodies in one `POST /tasks/done`. */
+export const MAX_BODIES = 64;
 /** Largest JSON part of a body. */
 export const MAX_META_BYTES = 16 * 1024 * 1024;
 /** Content type of both bodies. */
@@ -212,6 +219,73 @@ export function decodeChunkBody(bytes: Uint8Array): ChunkBody {
   }
   const meta = m as unknown as ChunkMeta;
   return { meta, chunk: { rows: meta.rows, blocks, stats: meta.stats } };
+}
+
+/**
+ * Frames several frozen-chunk bodies ({@link encodeChunkBody}) for one
+ * `POST /tasks/done`: `"PFDONES1"`, a u32 count, then each body as a u32 length and
+ * its bytes, nothing after.
+ *
+ * @param bodies The chunk bodies (1..{@link MAX_BODIES}).
+ * @returns The body.
+ */
+export function encodeChunkBodies(bodies: readonly Uint8Array[]): Uint8Array {
+  const size = FIXED + bodies.reduce((n, b) => n + 4 + b.length, 0);
+  const out = new Uint8Array(size);
+  const view = new DataView(out.buffer);
+  out.set(encoder.encode(BODIES_MAGIC), 0);
+  view.setUint32(8, bodies.length, true);
+  let at = FIXED;
+  for (const b of bodies) {
+    view.setUint32(at, b.length, true);
+    out.set(b, at + 4);
+    at += 4 + b.length;
+  }
+  return out;
+}
+
+/**
+ * Splits a `POST /tasks/done` body into its chunk bodies (views into `bytes`), each
+ * still to be checked by {@link decodeChunkBody}.
+ *
+ * @param bytes The body.
+ * @returns The chunk bodies.
+ * @throws {JobError} BAD_CHUNK naming what is wrong with the framing.
+ */
+export function decodeChunkBodies(bytes: Uint8Array): Uint8Array[] {
+  if (bytes.length < FIXED) {
+    throw bad(`Cannot read results: the body is ${bytes.length} bytes, it needs at least ${FIXED}`);
+  }
+  const found = String.fromCharCode(...bytes.subarray(0, 8));
+  if (found !== BODIES_MAGIC) {
+    throw bad(
+      `Cannot read results: expected magic "${BODIES_MAGIC}", found ${JSON.stringify(found)}`,
+    );
+  }
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const count = view.getUint32(8, true);
+  if (count < 1 || count > MAX_BODIES) {
+    throw bad(`Cannot read results: ${count} results, send 1..${MAX_BODIES}`);
+  }
+  const out: Uint8Array[] = [];
+  let at = FIXED;
+  for (let i = 0; i < count; i++) {
+    if (bytes.length - at < 4) throw bad(`Cannot read results: result ${i} has no length`);
+    const length = view.getUint32(at, true);
+    if (length > bytes.length - at - 4) {
+      throw bad(
+        `Cannot read results: result ${i} claims ${length} bytes, ${
+          bytes.length - at - 4
+        } are left`,
+      );
+    }
+    out.push(bytes.subarray(at + 4, at + 4 + length));
+    at += 4 + length;
+  }
+  if (at !== bytes.length) {
+    throw bad(`Cannot read results: ${bytes.length - at} bytes follow the last result`);
+  }
+  return out;
 }
 
 interface BatchColumnMeta {

@@ -3,8 +3,10 @@ import type { Batch } from "../format/column.ts";
 import {
   CHUNK_MAGIC,
   decodeBatchBody,
+  decodeChunkBodies,
   decodeChunkBody,
   encodeBatchBody,
+  encodeChunkBodies,
   encodeChunkBody,
 } from "./wire.ts";
 
@@ -124,4 +126,25 @@ Deno.test("decodeBatchBody() refuses truncated rows with BAD_CHUNK", () => {
   });
   assert.throws(() => decodeBatchBody(body.subarray(0, body.length - 1)), { code: "BAD_CHUNK" });
   assert.throws(() => decodeBatchBody(encodeChunkBody(id, chunk)), { code: "BAD_CHUNK" });
+});
+
+Deno.test("encodeChunkBodies() / decodeChunkBodies() carry several chunk bodies, and refuse bad framing with BAD_CHUNK", () => {
+  const bodies = ["a", "b", "c"].map((id) =>
+    encodeChunkBody({ task_id: id, lease: "l", worker_id: "w" }, chunk)
+  );
+  const framed = encodeChunkBodies(bodies);
+  const back = decodeChunkBodies(framed);
+  assert.deepEqual(back.map((b) => decodeChunkBody(b).meta.task_id), ["a", "b", "c"]);
+  const refused = (bytes: Uint8Array) =>
+    assert.throws(() => decodeChunkBodies(bytes), { name: "JobError", code: "BAD_CHUNK" });
+  refused(framed.subarray(0, 5));
+  refused(framed.subarray(0, framed.length - 1));
+  refused(Uint8Array.of(...framed, 0));
+  refused(encodeChunkBodies([]));
+  const wrongMagic = framed.slice();
+  wrongMagic[0] = 0;
+  refused(wrongMagic);
+  const tooLong = framed.slice();
+  new DataView(tooLong.buffer).setUint32(12, 1 << 30, true);
+  refused(tooLong);
 });

@@ -19,7 +19,7 @@
  * | `POST /jobs` | a user token with `can_freeze` |
  * | `GET /jobs`, `GET /jobs/{id}`, `GET /workers` | a user token |
  * | `POST /jobs/{id}/cancel`, `DELETE /jobs/{id}` | a user token with `can_freeze` |
- * | `POST /workers/register`, `POST /workers/{id}/heartbeat`, `POST /tasks/{id}/done`, `POST /tasks/{id}/failed`, `GET /tasks/{id}/rows` | a service token (the cluster's own processes) |
+ * | `POST /workers/register`, `POST /workers/{id}/heartbeat`, `POST /tasks/{id}/done`, `POST /tasks/done`, `POST /tasks/{id}/failed`, `GET /tasks/{id}/rows` | a service token (the cluster's own processes) |
  * | `GET /openapi.json` | any valid token |
  *
  * Jobs record their submitter's namespace and user; a user sees and cancels only
@@ -74,7 +74,7 @@ import {
 import type { RBACManager } from "../auth/rbac.ts";
 import { JOB_STATUS_BY_CODE } from "../client/errors.ts";
 import { MAX_JOB_WAIT_S } from "../client/types.ts";
-import { WIRE_CONTENT_TYPE } from "../cluster/wire.ts";
+import { decodeChunkBodies, MAX_BODIES, WIRE_CONTENT_TYPE } from "../cluster/wire.ts";
 import { MAX_CHUNK_ROWS } from "../format/constants.ts";
 import { CODEC_CHOICES } from "../codecs/registry.ts";
 import { SOURCE_FORMATS } from "../io/types.ts";
@@ -424,7 +424,9 @@ export function createMasterApp(deps: MasterAppDeps): OpenAPIHono<MasterEnv> {
   const smallLimit = limitBody({ maxBytes: DEFAULT_MAX_BODY_BYTES });
   const chunkLimit = limitBody({ maxBytes: maxChunkBytes });
   app.use(function bodyLimits(c, next) {
-    return /^\/tasks\/[^/]+\/done$/.test(c.req.path) ? chunkLimit(c, next) : smallLimit(c, next);
+    return /^\/tasks\/(?:[^/]+\/)?done$/.test(c.req.path)
+      ? chunkLimit(c, next)
+      : smallLimit(c, next);
   });
   app.use(jsonBody());
 
@@ -489,6 +491,32 @@ export function createMasterApp(deps: MasterAppDeps): OpenAPIHono<MasterEnv> {
   app.openapi(routes.failed, (c) => {
     master.taskFailed(c.req.valid("param").task_id, c.req.valid("json"));
     return c.json({ ok: true as const }, 200);
+  });
+
+  // Several results of one worker in one request (`cluster/wire.ts` encodeChunkBodies):
+  // each is taken or refused as `POST /tasks/{id}/done` would, and said in `results`;
+  // `?next=N`: up to N next tasks come in `next` (the first) and `next_more` (the rest).
+  app.post("/tasks/done", requireService(), async (c) => {
+    const type = (c.req.header("content-type") ?? "").split(";")[0]!.trim().toLowerCase();
+    if (type !== WIRE_CONTENT_TYPE) {
+      return c.json({
+        error: {
+          code: "UNSUPPORTED_MEDIA_TYPE",
+          message: `Send the frozen chunks as ${WIRE_CONTENT_TYPE}, got '${type || "nothing"}'`,
+        },
+      }, 415);
+    }
+    const bodies = decodeChunkBodies(new Uint8Array(await c.req.arrayBuffer()));
+    const wanted = Number(c.req.query("next") ?? 0);
+    const max = Number.isSafeInteger(wanted) ? Math.max(0, Math.min(wanted, MAX_BODIES)) : 0;
+    const { results, next } = master.tasksDone(bodies, max);
+    const [first, ...more] = next;
+    return c.json({
+      ok: true as const,
+      results,
+      ...(first ? { next: first } : {}),
+      ...(more.length > 0 ? { next_more: more } : {}),
+    }, 200);
   });
 
   app.post("/tasks/:task_id/done", requireService(), async (c) => {

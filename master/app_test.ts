@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { freeze } from "../ops/freeze.ts";
 import { readArchiveIndex } from "../format/reader.ts";
 import { tempDir, testCluster, writeCsv } from "./_test_utils.ts";
+import { encodeChunkBodies, encodeChunkBody } from "../cluster/wire.ts";
 
 async function jsonOf(res: Response): Promise<Record<string, unknown>> {
   assert.match(res.headers.get("content-type") ?? "", /json/);
@@ -105,6 +106,13 @@ Deno.test("createMasterApp() answers bad requests with 4xx JSON errors and keeps
       ],
       ["done as JSON", () => post("/tasks/nope/done", "{}"), 415, "UNSUPPORTED_MEDIA_TYPE"],
       [
+        "results with a bad frame",
+        () => post("/tasks/done", "PFDONES1....", "application/vnd.permafrost.frame"),
+        422,
+        "BAD_CHUNK",
+      ],
+      ["results as JSON", () => post("/tasks/done", "{}"), 415, "UNSUPPORTED_MEDIA_TYPE"],
+      [
         "failed for an unknown task",
         () =>
           post("/tasks/nope/failed", JSON.stringify({ lease: "l", worker_id: "w", error: "x" })),
@@ -174,6 +182,34 @@ Deno.test("createMasterApp() answers bad requests with 4xx JSON errors and keeps
       );
       assert.equal(bad.status, 422, JSON.stringify(job));
       assert.equal((await jsonOf(bad) as { error: { code: string } }).error.code, "BAD_CHUNK");
+    });
+    await t.step("results for an unknown task: each refused in its own outcome", async () => {
+      const chunk = {
+        rows: 1,
+        blocks: [{ bytes: Uint8Array.of(1), raw_length: 1, predictor: "raw" }],
+        stats: [{ min: 1, max: 1, null_count: 0 }],
+      };
+      const body = encodeChunkBodies(
+        ["nope", "nope2"].map((id) =>
+          encodeChunkBody({ task_id: id, lease: "l", worker_id: "w" }, chunk)
+        ),
+      );
+      const res = await app.request("/tasks/done?next=2", {
+        method: "POST",
+        headers: { "content-type": "application/vnd.permafrost.frame" },
+        body: body as Uint8Array<ArrayBuffer>,
+      });
+      assert.equal(res.status, 200);
+      const answer = await res.json();
+      assert.deepEqual(
+        answer.results.map((r: { task_id: string; error: { code: string; status: number } }) => [
+          r.task_id,
+          r.error.code,
+          r.error.status,
+        ]),
+        [["nope", "TASK_NOT_FOUND", 404], ["nope2", "TASK_NOT_FOUND", 404]],
+      );
+      assert.equal(answer.next, undefined);
     });
     await t.step("the master still serves", async () => {
       const res = await app.request("/health");

@@ -54,7 +54,7 @@ import { ChunkStaging } from "./staging.ts";
 import { httpTransport, type WorkerTransport } from "./transport.ts";
 import type { JobRow, JobStore } from "./store.ts";
 import { errorText, iso, MasterState, newId } from "./_state.ts";
-import { Scheduler } from "./_scheduler.ts";
+import { type DoneOutcome, Scheduler } from "./_scheduler.ts";
 import { Membership } from "./_membership.ts";
 import { Assembly } from "./_assembly.ts";
 import { acceptRemoteFiles, ensureSourceCopy, isRemote, readablePath } from "./_remote_files.ts";
@@ -478,6 +478,21 @@ export class Master {
     options: { acceptNext?: boolean } = {},
   ): Promise<{ next?: TaskSpec }> {
     return this.#scheduler.taskDone(taskId, bytes, options);
+  }
+
+  /**
+   * Accepts several frozen chunks of one worker (`POST /tasks/done`), each as
+   * {@link taskDone} would, each with its own outcome.
+   *
+   * @param bodies The chunk bodies (`cluster/wire.ts`).
+   * @param acceptNext How many next tasks the worker takes in the answer.
+   * @returns Each body's outcome, in order, and the next tasks.
+   */
+  tasksDone(
+    bodies: readonly Uint8Array[],
+    acceptNext: number,
+  ): { results: DoneOutcome[]; next: TaskSpec[] } {
+    return this.#scheduler.tasksDone(bodies, acceptNext);
   }
 
   /**

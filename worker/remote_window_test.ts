@@ -168,6 +168,7 @@ Deno.test("a WorkerNode that does not see the master's copy freezes its window f
       fetch,
       logger: memoryLogger().logger,
       encoder: () => INLINE_ENCODER,
+      reportBatch: 1, // each result alone, as this master reads them
     });
     try {
       await node.register("http://w");

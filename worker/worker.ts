@@ -37,11 +37,23 @@ import type {
   TaskErrorReport,
   TaskSpec,
 } from "../client/types.ts";
-import { KeptSource, readTaskRows, sameSchema, type TaskRead } from "../cluster/task_source.ts";
+import {
+  KeptSource,
+  readTaskRows,
+  sameSchema,
+  SMALL_TASK_CELLS,
+  type TaskRead,
+} from "../cluster/task_source.ts";
 import { ParquetReaders } from "../io/parquet.ts";
 import { TaskSpecChecker } from "./task_spec.ts";
 import { type TaskEncoder, TaskThread } from "./task_thread.ts";
-import { decodeBatchBody, encodeChunkBody, WIRE_CONTENT_TYPE } from "../cluster/wire.ts";
+import {
+  decodeBatchBody,
+  encodeChunkBodies,
+  encodeChunkBody,
+  MAX_BODIES,
+  WIRE_CONTENT_TYPE,
+} from "../cluster/wire.ts";
 import type { ServiceToken } from "../cluster/service_token.ts";
 import { MasterLink } from "./_master_link.ts";
 import { fetchWindowFile, readableFromStore } from "./_remote_window.ts";
@@ -81,6 +93,11 @@ export interface WorkerNodeDeps {
    * time, and the next waits here instead of a round trip to the master away.
    */
   slots?: number;
+  /**
+   * Results of small tasks it sends in one request at most (default
+   * {@link DEFAULT_REPORT_BATCH}; 1: each alone, `POST /tasks/{id}/done`).
+   */
+  reportBatch?: number;
 }
 
 /**
@@ -88,7 +105,14 @@ export interface WorkerNodeDeps {
  * starts the next as soon as it has sent a result, while the master takes it and
  * answers with another (the master gives spare slots only small tasks).
  */
-export const DEFAULT_SLOTS = 2;
+export const DEFAULT_SLOTS = 4;
+
+/**
+ * Results of small tasks sent together by default (`POST /tasks/done`): one round
+ * trip for two tasks. With {@link DEFAULT_SLOTS} twice that, the worker computes the
+ * next two while the last two travel.
+ */
+export const DEFAULT_REPORT_BATCH = 2;
 
 /** What a worker reports about itself (`GET /health` on the worker). */
 export interface WorkerState {
@@ -102,6 +126,14 @@ export interface WorkerState {
   master: string;
   /** Tasks it finished since it started. */
   tasks_done: number;
+}
+
+/** A result waiting to be sent with others (`POST /tasks/done`). */
+interface Outgoing {
+  run: Run;
+  body: Uint8Array;
+  /** Ends the run's report: true when the master took the result. */
+  settle: (taken: boolean) => void;
 }
 
 interface Run {
@@ -158,6 +190,13 @@ export class WorkerNode {
   #turn: Promise<void> = Promise.resolve();
   #slots: number;
   #reporting = new Set<Run>();
+  /** Results of small tasks waiting to be sent together. */
+  #outbox: Outgoing[] = [];
+  /** Whether a `POST /tasks/done` is on its way (one at a time). */
+  #sending = false;
+  #reportBatch: number;
+  /** Aborts a `POST /tasks/done` when the worker stops. */
+  #sendAbort = new AbortController();
   #runs = new Set<Promise<void>>();
   #tasksDone = 0;
   #loop: Promise<void> | null = null;
@@ -188,6 +227,7 @@ export class WorkerNode {
     this.#readsOnThread = deps.readRows === undefined;
     this.#heartbeatMs = (deps.heartbeatS ?? 5) * 1000;
     this.#slots = Math.max(1, Math.floor(deps.slots ?? DEFAULT_SLOTS));
+    this.#reportBatch = Math.max(1, Math.min(MAX_BODIES, deps.reportBatch ?? DEFAULT_REPORT_BATCH));
   }
 
   /** What the worker is doing. */
@@ -223,8 +263,10 @@ export class WorkerNode {
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#wake.abort();
+    this.#sendAbort.abort();
     for (const run of [...this.#queued]) this.#drop(run.spec.task_id, "worker stopping");
     if (this.#current) this.#drop(this.#current.spec.task_id, "worker stopping");
+    this.#flush();
     await this.#loop;
     await Promise.allSettled([...this.#runs]);
     const encoder = this.#encoder;
@@ -418,6 +460,7 @@ export class WorkerNode {
       this.#unqueue(run);
       if (this.#current === run) this.#current = null;
       this.#runs.delete(run.done);
+      this.#flush(); // a result may have waited for this task's
     });
     this.#runs.add(run.done);
   }
@@ -439,6 +482,14 @@ export class WorkerNode {
   }
 
   #drop(taskId: string, why: string): boolean {
+    try {
+      return this.#dropRun(taskId, why);
+    } finally {
+      this.#flush(); // a dropped result leaves the outbox; a dropped task may end a wait
+    }
+  }
+
+  #dropRun(taskId: string, why: string): boolean {
     const reporting = [...this.#reporting].find((r) => r.spec.task_id === taskId);
     if (reporting && !reporting.cancelled) {
       reporting.cancelled = true;
@@ -520,7 +571,9 @@ export class WorkerNode {
     this.#reporting.add(run);
     run.next();
     try {
-      const accepted = await this.#report(run, "done", body);
+      const accepted = this.#reportBatch > 1 && small(spec)
+        ? await this.#send(run, body)
+        : await this.#report(run, "done", body);
       if (accepted) {
         this.#tasksDone++;
         const ms = (a: number, b: number) => Math.round(b - a);
@@ -532,6 +585,140 @@ export class WorkerNode {
       }
     } finally {
       this.#reporting.delete(run);
+    }
+  }
+
+  /** Puts a result in the outbox; resolves once it is settled (true: the master took it). */
+  #send(run: Run, body: Uint8Array): Promise<boolean> {
+    return new Promise((settle) => {
+      this.#outbox.push({ run, body, settle });
+      this.#flush();
+    });
+  }
+
+  /**
+   * Sends the outbox when it holds a batch, or when no small task is being computed
+   * or waits here (no result then waits for another to join it); one request at a
+   * time, the next once its answer is in.
+   */
+  #flush(): void {
+    if (this.#sending) return;
+    this.#outbox = this.#outbox.filter((o) => {
+      if (!o.run.cancelled && !this.#stopped) return true;
+      o.settle(false);
+      return false;
+    });
+    if (this.#outbox.length === 0) return;
+    const next = this.#current ?? this.#queued[0];
+    if (next && small(next.spec) && this.#outbox.length < this.#reportBatch) return;
+    const items = this.#outbox.splice(0, this.#reportBatch);
+    this.#sending = true;
+    const sent = this.#sendBatch(items).catch((err) => {
+      this.#log.error("sending results crashed", { err });
+      for (const o of items) o.settle(false);
+    }).finally(() => {
+      this.#sending = false;
+      this.#runs.delete(sent);
+      this.#flush();
+    });
+    this.#runs.add(sent);
+  }
+
+  /**
+   * `POST /tasks/done` with several results, until the master answers: each result
+   * is then settled as its own report would be (taken; refused as stale; refused
+   * otherwise, then reported failed; or 5xx, sent again). A master without the
+   * route (404, 405: an older one), or that refuses the request as a whole (4xx),
+   * gets each result alone.
+   */
+  async #sendBatch(items: Outgoing[]): Promise<void> {
+    let backoff = 100;
+    for (let attempt = 1;; attempt++) {
+      items = items.filter((o) => {
+        if (!o.run.cancelled && !this.#stopped) return true;
+        o.settle(false);
+        return false;
+      });
+      if (items.length === 0) return;
+      const free = Math.max(0, this.#slots - this.#queued.length - (this.#current ? 1 : 0));
+      let answer: {
+        results?: { task_id: string; ok: boolean; error?: TaskErrorReport & { status?: number } }[];
+        next?: unknown;
+        next_more?: unknown[];
+      };
+      try {
+        const res = await this.#link.post(
+          `/tasks/done?next=${free}`,
+          encodeChunkBodies(items.map((o) => o.body)) as BodyInit,
+          WIRE_CONTENT_TYPE,
+          this.#sendAbort.signal,
+        );
+        answer = await this.#link.json(res);
+        if (!Array.isArray(answer?.results)) {
+          throw new JobError("REQUEST_FAILED", "The master's answer has no results", {
+            status: 404,
+          });
+        }
+      } catch (err) {
+        const status = err instanceof JobError ? err.status : undefined;
+        if (status !== undefined && status >= 400 && status < 500) {
+          this.#log.info("the master takes no batch of results; sending each alone", {
+            status,
+            err,
+          });
+          if (status === 404 || status === 405) this.#reportBatch = 1;
+          for (const o of items) o.settle(await this.#report(o.run, "done", o.body));
+          return;
+        }
+        if (this.#stopped) continue; // settled above on the next turn
+        if (attempt === 1 || attempt % 10 === 0) {
+          this.#log.warn("cannot report to the master; retrying", {
+            tasks: items.map((o) => o.run.spec.task_id),
+            attempts: attempt,
+            err,
+          });
+        }
+        await this.#sleep(backoff);
+        backoff = Math.min(backoff * 2, Math.max(1000, 2 * this.#heartbeatMs));
+        continue;
+      }
+      for (const spec of [answer.next, ...(answer.next_more ?? [])]) {
+        if (spec !== undefined) this.#acceptInline(spec);
+      }
+      const again: Outgoing[] = [];
+      for (const [i, o] of items.entries()) {
+        const result = answer.results?.[i];
+        if (!result || result.task_id !== o.run.spec.task_id) {
+          again.push(o); // not answered for: sent again (a duplicate is refused as stale)
+        } else if (result.ok) {
+          o.settle(true);
+        } else if (result.error?.code === "STALE_RESULT") {
+          this.#log.info("the master ignored a stale result", { task_id: result.task_id });
+          o.settle(false);
+        } else if ((result.error?.status ?? 500) >= 500) {
+          again.push(o);
+        } else {
+          this.#log.error("the master refused a result", {
+            task_id: result.task_id,
+            error: result.error,
+          });
+          const error = {
+            code: result.error?.code ?? "ERROR",
+            message: result.error?.message ?? "",
+          };
+          o.settle(
+            await this.#report(
+              o.run,
+              "failed",
+              JSON.stringify({ lease: o.run.spec.lease, worker_id: this.workerId, error }),
+            ),
+          );
+        }
+      }
+      if (again.length === 0) return;
+      items = again;
+      await this.#sleep(backoff);
+      backoff = Math.min(backoff * 2, Math.max(1000, 2 * this.#heartbeatMs));
     }
   }
 
@@ -694,6 +881,11 @@ export class WorkerNode {
     }
     return batch;
   }
+}
+
+/** Whether a task is small (see `SMALL_TASK_CELLS`): its result may wait to be sent with others. */
+function small(spec: TaskSpec): boolean {
+  return spec.window.rows * Math.max(1, spec.schema.length) <= SMALL_TASK_CELLS;
 }
 
 /** The identity of a task's source file as the master accepted it. */

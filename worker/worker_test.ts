@@ -11,13 +11,18 @@ import { IoError } from "../io/errors.ts";
 import type { TaskSpec } from "../client/types.ts";
 import { JobError } from "../client/errors.ts";
 import { fieldJson, layoutSource, readTaskRows, sourceSchema } from "../cluster/task_source.ts";
-import { decodeChunkBody, encodeBatchBody, WIRE_CONTENT_TYPE } from "../cluster/wire.ts";
+import {
+  decodeChunkBodies,
+  decodeChunkBody,
+  encodeBatchBody,
+  WIRE_CONTENT_TYPE,
+} from "../cluster/wire.ts";
 import { planColumns } from "../format/plan.ts";
 import { memoryLogger, writeCsv } from "../master/_test_utils.ts";
 import { createWorkerApp } from "./app.ts";
 import { specSource, stuckRows, testSpec } from "./_test_utils.ts";
 import { TaskThread } from "./task_thread.ts";
-import { DEFAULT_SLOTS, WorkerNode, type WorkerNodeDeps } from "./worker.ts";
+import { DEFAULT_REPORT_BATCH, DEFAULT_SLOTS, WorkerNode, type WorkerNodeDeps } from "./worker.ts";
 
 interface Call {
   path: string;
@@ -37,6 +42,8 @@ function scriptedMaster(heartbeatS = 0.01) {
     next: [] as unknown[],
     /** Query strings of the done-reports. */
     doneQueries: [] as string[],
+    /** How many results each `POST /tasks/done` carried. */
+    batches: [] as number[],
     /** What `GET /tasks/{id}/rows` answers with. */
     rows: null as Batch | null,
   };
@@ -63,6 +70,29 @@ function scriptedMaster(heartbeatS = 0.01) {
       const drop = state.drop;
       state.drop = [];
       return json({ ok: true, drop });
+    }
+    if (url.pathname === "/tasks/done" && bytes) {
+      // Several results: each is recorded as its own done-report would be.
+      if (state.doneFailures > 0) {
+        state.doneFailures--;
+        return json({ error: { code: "UNAVAILABLE", message: "busy" } }, 503);
+      }
+      calls.pop();
+      state.doneQueries.push(url.search);
+      state.batches.push(decodeChunkBodies(bytes).length);
+      const results = decodeChunkBodies(bytes).map((body) => {
+        const taskId = decodeChunkBody(body).meta.task_id;
+        calls.push({ path: `/tasks/${taskId}/done`, body: undefined, bytes: body });
+        return { task_id: taskId, ok: true };
+      });
+      const wanted = Number(url.searchParams.get("next") ?? 0);
+      const next = state.next.splice(0, wanted);
+      return json({
+        ok: true,
+        results,
+        ...(next.length > 0 ? { next: next[0] } : {}),
+        ...(next.length > 1 ? { next_more: next.slice(1) } : {}),
+      });
     }
     if (url.pathname.endsWith("/done")) {
       if (state.doneFailures > 0) {
@@ -218,6 +248,7 @@ Deno.test("WorkerNode runs a task, retries the result until the master takes it,
       return batch;
     },
     slots: 1,
+    reportBatch: 1,
   });
   node.start("http://w1:1");
   try {
@@ -302,32 +333,70 @@ Deno.test("WorkerNode holds as many tasks as its slots, computes one at a time, 
   }
 });
 
-Deno.test("WorkerNode runs the next task the master sends in its answer to a done-report", async () => {
+for (const reportBatch of [1, DEFAULT_REPORT_BATCH]) {
+  Deno.test(`WorkerNode runs the next task the master sends in its answer to a done-report (results sent ${reportBatch} at most)`, async () => {
+    const master = scriptedMaster();
+    const second = { ...testSpec("t2"), index: 1 };
+    master.state.next = [second, { task_id: "malformed" }];
+    const { logger, lines } = memoryLogger();
+    const node = nodeFor(master, {
+      logger,
+      encoder: () => INLINE_ENCODER,
+      readRows: () => Promise.resolve(batch),
+      reportBatch,
+    });
+    node.start("http://w1:1");
+    try {
+      await until("registration", () => node.state.status === "idle");
+      node.accept(testSpec("t1"));
+      await until("both tasks", () => node.state.tasks_done === 2);
+      await node.idle();
+      assert.deepEqual(
+        master.calls.filter((c) => c.path.endsWith("/done")).map((c) => c.path),
+        ["/tasks/t1/done", "/tasks/t2/done"],
+      );
+      // Alone: one next task asked for; together: as many as it has free slots.
+      const query = reportBatch === 1 ? "?next=1" : `?next=${DEFAULT_SLOTS}`;
+      assert.deepEqual(master.state.doneQueries, [query, query]);
+      const body = decodeChunkBody(master.calls.find((c) => c.path === "/tasks/t2/done")!.bytes!);
+      assert.equal(body.meta.lease, "lease-t2");
+      assert.ok(lines.some((l) => l.msg === "the master sent a malformed next task"));
+      assert.equal(node.state.status, "idle");
+    } finally {
+      await node.stop();
+    }
+  });
+}
+
+Deno.test("WorkerNode sends the results of small tasks together, and retries them until the master takes them", async () => {
   const master = scriptedMaster();
-  const second = { ...testSpec("t2"), index: 1 };
-  master.state.next = [second, { task_id: "malformed" }];
-  const { logger, lines } = memoryLogger();
+  master.state.doneFailures = 1;
+  const gates: (() => void)[] = [];
   const node = nodeFor(master, {
-    logger,
     encoder: () => INLINE_ENCODER,
-    readRows: () => Promise.resolve(batch),
+    readRows: () => new Promise<Batch>((r) => gates.push(() => r(batch))),
   });
   node.start("http://w1:1");
   try {
     await until("registration", () => node.state.status === "idle");
-    node.accept(testSpec("t1"));
-    await until("both tasks", () => node.state.tasks_done === 2);
+    for (const id of ["t1", "t2", "t3"]) node.accept(testSpec(id));
+    await until("t1 read", () => gates.length === 1);
+    gates[0]!();
+    await until("t2 read", () => gates.length === 2);
+    // t1's result waits for t2's: nothing sent yet.
+    assert.equal(master.calls.filter((c) => c.path.endsWith("/done")).length, 0);
+    gates[1]!();
+    await until("t3 read", () => gates.length === 3);
+    gates[2]!(); // nothing after t3: its result goes alone
     await node.idle();
+    assert.deepEqual(master.state.batches, [2, 1], "t1 and t2 together (after one 503), then t3");
     assert.deepEqual(
       master.calls.filter((c) => c.path.endsWith("/done")).map((c) => c.path),
-      ["/tasks/t1/done", "/tasks/t2/done"],
+      ["/tasks/done", "/tasks/t1/done", "/tasks/t2/done", "/tasks/t3/done"],
     );
-    assert.deepEqual(master.state.doneQueries, ["?next=1", "?next=1"]);
-    const body = decodeChunkBody(master.calls.find((c) => c.path === "/tasks/t2/done")!.bytes!);
-    assert.equal(body.meta.lease, "lease-t2");
-    assert.ok(lines.some((l) => l.msg === "the master sent a malformed next task"));
-    assert.equal(node.state.status, "idle");
+    assert.equal(node.state.tasks_done, 3);
   } finally {
+    for (const open of gates) open();
     await node.stop();
   }
 });
@@ -544,9 +613,11 @@ Deno.test("createWorkerApp() takes a task, refuses a second one, cancels, and an
       assert.deepEqual(await res.json(), { accepted: true, task_id: "t1" });
     });
     await t.step("a task past its slots is a 409 BUSY", async () => {
-      const res = await post("/tasks", testSpec("t2"));
-      assert.equal(res.status, 202, "its second slot");
-      const past = await post("/tasks", testSpec("t4"));
+      for (let i = 2; i <= DEFAULT_SLOTS; i++) {
+        const res = await post("/tasks", testSpec(`s${i}`));
+        assert.equal(res.status, 202, `slot ${i}`);
+      }
+      const past = await post("/tasks", testSpec("past"));
       assert.equal(past.status, 409);
       assert.equal((await past.json()).error.code, "BUSY");
     });
