@@ -180,6 +180,8 @@ export async function clusterThroughput(source: string, workers: 1 | 2): Promise
 
 /** The scheduler figure: one job of 1,000 tasks of 100 rows on 2 workers. */
 export interface SchedulerRun extends ClusterRun {
+  /** Whether the payload equals a local freeze's of the same source and options. */
+  same_payload: boolean;
   /** Tasks per second, submission to DONE. */
   tasks_per_s: number;
   /** Seconds from submission to the first task handed out (the master's clock). */
@@ -211,6 +213,9 @@ export async function schedulerThroughput(
     const lines = ["id,v,label"];
     for (let i = 0; i < 100_000; i++) lines.push(`${i},${(i * 31) % 977},k${i % 9}`);
     await Deno.writeTextFile(source, lines.join("\n") + "\n");
+    // The payload every job must have (untimed, in this process).
+    const { freeze } = await import("../ops/freeze.ts");
+    const local = await freeze(source, join(dir, "local.pf"), { codec: "zstd", chunkRows: 100 });
     const runs: SchedulerRun[] = [];
     for (let round = 0; round < rounds; round++) {
       const cpu = async () => {
@@ -230,6 +235,7 @@ export async function schedulerThroughput(
       const lastIn = Math.max(...job.tasks.map((t) => ms(t.finished_at)));
       runs.push({
         ...run,
+        same_payload: run.payload_sha256 === local.payload_sha256,
         tasks_per_s: job.tasks.length / run.seconds,
         prepare_s: (firstOut - ms(job.created_at)) / 1000,
         tasks_s: (lastIn - firstOut) / 1000,
@@ -257,7 +263,9 @@ export function schedulerLine(r: SchedulerRun): string {
   return `${r.seconds.toFixed(2)} s end to end, **${r.tasks_per_s.toFixed(0)} tasks/s** ` +
     `(preparation ${r.prepare_s.toFixed(2)} s, tasks ${r.tasks_s.toFixed(2)} s = ${
       (1000 / r.tasks_s).toFixed(0)
-    } tasks/s, assembly ${r.assembly_s.toFixed(2)} s${cpu})`;
+    } tasks/s, assembly ${
+      r.assembly_s.toFixed(2)
+    } s${cpu}; same payload as a local freeze: ${r.same_payload})`;
 }
 
 function out(line: string): void {
