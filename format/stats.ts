@@ -36,9 +36,10 @@ export function columnStats(column: Column): ColumnStats {
     case "time":
     case "duration":
     case "decimal": {
+      const v = column.values;
+      if (v instanceof BigInt64Array && LITTLE_ENDIAN) return int64Stats(v, validity, nulls);
       let min: bigint | null = null;
       let max: bigint | null = null;
-      const v = column.values;
       for (let i = 0; i < n; i++) {
         if (!present(i)) continue;
         const x = v[i]!;
@@ -100,6 +101,47 @@ export function columnStats(column: Column): ColumnStats {
       };
     }
   }
+}
+
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/**
+ * The bounds of 64-bit integers compared as their two 32-bit halves (the high one
+ * signed), so that no value becomes a BigInt but the two bounds.
+ */
+function int64Stats(
+  v: BigInt64Array,
+  validity: Uint8Array | null,
+  nulls: number,
+): ColumnStats {
+  const lo = new Uint32Array(v.buffer, v.byteOffset, v.length * 2);
+  const hi = new Int32Array(v.buffer, v.byteOffset, v.length * 2);
+  let minAt = -1;
+  let maxAt = -1;
+  let minHi = 0;
+  let minLo = 0;
+  let maxHi = 0;
+  let maxLo = 0;
+  for (let i = 0; i < v.length; i++) {
+    if (validity !== null && validity[i] === 0) continue;
+    const h = hi[2 * i + 1]!;
+    const l = lo[2 * i]!;
+    if (minAt < 0 || h < minHi || (h === minHi && l < minLo)) {
+      minAt = i;
+      minHi = h;
+      minLo = l;
+    }
+    if (maxAt < 0 || h > maxHi || (h === maxHi && l > maxLo)) {
+      maxAt = i;
+      maxHi = h;
+      maxLo = l;
+    }
+  }
+  return {
+    min: minAt < 0 ? null : String(v[minAt]),
+    max: maxAt < 0 ? null : String(v[maxAt]),
+    null_count: nulls,
+  };
 }
 
 function floatStat(x: number): number | string {
