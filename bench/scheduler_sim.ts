@@ -4,7 +4,8 @@
  * `app.request` (no sockets, nothing encoded), so what is timed is the master's own
  * work:
  *
- * - per task, a job of 2,000 tasks on 2, 10, 50 and 200 workers (CPU of the process
+ * - per task, a job of 2,000 tasks on 2, 10, 50 and 200 workers, whose results come
+ *   each alone and four at a time (`POST /tasks/done`) (CPU of the process
  *   minus the fake workers' own code, median of 3 alternating rounds): the goal is a
  *   cost flat in the number of workers;
  * - heartbeats of 1,000 workers that each hold a task, with the master's clock ticks,
@@ -18,6 +19,8 @@
 import { simulateHeartbeats, simulateJob } from "../master/simulation.ts";
 
 const WORKERS = [2, 10, 50, 200] as const;
+/** Results per request: each alone (a worker of one slot), and four at a time (8 slots), as workers send them by default. */
+const BATCHES = [1, 4] as const;
 const TASKS = 2000;
 const ROUNDS = 3;
 const HEARTBEAT_WORKERS = 1000;
@@ -26,6 +29,8 @@ const HEARTBEAT_ROUNDS = 10;
 /** One worker count's runs. */
 interface SimRow {
   workers: number;
+  /** Results per request (1: each alone, one task held; 4: as real workers, 8 held). */
+  batch: number;
   /** Master CPU µs per task, each round. */
   us: number[];
   /** Tasks per second of wall time (the master and its fake workers on one thread). */
@@ -46,12 +51,19 @@ function median(xs: number[]): number {
 export async function schedulerSimFigures(): Promise<string[]> {
   const work = await Deno.makeTempDir({ prefix: "permafrost-scheduler-sim-" });
   try {
-    const rows: SimRow[] = WORKERS.map((workers) => ({ workers, us: [], perS: [], exact: true }));
+    const rows: SimRow[] = BATCHES.flatMap((batch) =>
+      WORKERS.map((workers) => ({ workers, batch, us: [], perS: [], exact: true }))
+    );
     let n = 0;
     for (let round = 0; round < ROUNDS; round++) {
       for (const row of rows) {
         const dir = `${work}/job-${n++}`;
-        const run = await simulateJob({ workers: row.workers, tasks: TASKS, dir });
+        const run = await simulateJob({
+          workers: row.workers,
+          tasks: TASKS,
+          dir,
+          batch: row.batch,
+        });
         await Deno.remove(dir, { recursive: true });
         row.us.push((run.cpu_s - run.fake_worker_s) / TASKS * 1e6);
         row.perS.push(TASKS / run.wall_s);
@@ -67,7 +79,10 @@ export async function schedulerSimFigures(): Promise<string[]> {
     });
     const hbUs = (hb.cpu_s - hb.fake_worker_s) / hb.heartbeats * 1e6;
     const share = (hb.cpu_s - hb.fake_worker_s) / HEARTBEAT_ROUNDS / hb.heartbeat_s;
-    const flat = median(rows.at(-1)!.us) / median(rows[0]!.us);
+    const flat = (batch: number) => {
+      const mine = rows.filter((r) => r.batch === batch);
+      return median(mine.at(-1)!.us) / median(mine[0]!.us);
+    };
     return [
       `Simulation (\`bench/scheduler_sim.ts\`, \`master/simulation.ts\`): the real master (app, job store ` +
       `on disk, staging, scheduler) with in-process fake workers over \`app.request\` (no sockets, ` +
@@ -76,15 +91,16 @@ export async function schedulerSimFigures(): Promise<string[]> {
         TASKS.toLocaleString("en-US")
       } tasks:`,
       "",
-      "| workers | master CPU per task | rounds (µs) | tasks/s (wall, one thread) | every task done exactly once |",
-      "|---|---|---|---|---|",
+      "| workers | results per request | master CPU per task | rounds (µs) | tasks/s (wall, one thread) | every task done exactly once |",
+      "|---|---|---|---|---|---|",
       ...rows.map((r) =>
-        `| ${r.workers} | ${median(r.us).toFixed(0)} µs | ${
+        `| ${r.workers} | ${r.batch} | ${median(r.us).toFixed(0)} µs | ${
           r.us.map((x) => x.toFixed(0)).join(", ")
         } | ${median(r.perS).toFixed(0)} | ${r.exact} |`
       ),
       "",
-      `- Per-task cost at 200 workers / at 2 workers: **${flat.toFixed(2)}×** (flat is 1).`,
+      `- Per-task cost at 200 workers / at 2 workers: **${flat(1).toFixed(2)}×** with results ` +
+      `sent alone, **${flat(4).toFixed(2)}×** four at a time (flat is 1).`,
       `- Heartbeats of ${
         HEARTBEAT_WORKERS.toLocaleString("en-US")
       } workers, each holding a task, ` +

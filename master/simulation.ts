@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { cpuUsage } from "node:process";
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { FieldJson, JobRecord, TaskSpec, TaskWindow } from "../client/types.ts";
-import { encodeChunkBody, WIRE_CONTENT_TYPE } from "../cluster/wire.ts";
+import { encodeChunkBodies, encodeChunkBody, WIRE_CONTENT_TYPE } from "../cluster/wire.ts";
 import { createLogger } from "../internal/log.ts";
 import { createMasterApp, type MasterEnv } from "./app.ts";
 import { Master } from "./master.ts";
@@ -35,6 +35,12 @@ export interface SimulationOptions {
   dir: string;
   /** Rows of each task (default 100). */
   rowsPerTask?: number;
+  /**
+   * Results each fake worker sends per request (default 1: `POST /tasks/{id}/done`,
+   * one task held). Above 1 it holds twice as many tasks (`slots`) and sends its
+   * results that many at a time (`POST /tasks/done`), as real workers do.
+   */
+  batch?: number;
 }
 
 /** What one simulated job gave. */
@@ -125,12 +131,24 @@ class FakeWorkers {
   /** The task each worker holds (heartbeat simulation: never reported). */
   holding = new Map<string, TaskSpec>();
   #report: boolean;
+  #batch: number;
   #loops = new Set<Promise<void>>();
   #failure: unknown = null;
+  /** Batched workers: the tasks each holds, and which of them has its loop running. */
+  #queues = new Map<string, TaskSpec[]>();
+  #working = new Set<string>();
 
-  constructor(app: OpenAPIHono<MasterEnv>, report: boolean) {
+  constructor(app: OpenAPIHono<MasterEnv>, report: boolean, batch = 1) {
     this.app = app;
     this.#report = report;
+    this.#batch = batch;
+  }
+
+  #start(work: () => Promise<void>): void {
+    const loop = Promise.resolve().then(work).catch((err) => {
+      this.#failure ??= err;
+    }).finally(() => this.#loops.delete(loop));
+    this.#loops.add(loop);
   }
 
   /** The transport the master hands tasks through: each lands on its fake worker. */
@@ -144,10 +162,17 @@ class FakeWorkers {
           return Promise.resolve();
         }
         // The worker starts once the master's call has returned, as over HTTP.
-        const loop = Promise.resolve().then(() => this.#work(spec)).catch((err) => {
-          this.#failure ??= err;
-        }).finally(() => this.#loops.delete(loop));
-        this.#loops.add(loop);
+        if (this.#batch > 1) {
+          const queue = this.#queues.get(workerId) ?? [];
+          this.#queues.set(workerId, queue);
+          queue.push(spec);
+          if (!this.#working.has(workerId)) {
+            this.#working.add(workerId);
+            this.#start(() => this.#workBatched(workerId, queue));
+          }
+        } else {
+          this.#start(() => this.#work(spec));
+        }
         return Promise.resolve();
       },
       cancel: () => Promise.resolve(),
@@ -160,7 +185,11 @@ class FakeWorkers {
       const res = await this.app.request("/workers/register", {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ worker_id: id, url: `http://${id}` }),
+        body: JSON.stringify({
+          worker_id: id,
+          url: `http://${id}`,
+          ...(this.#batch > 1 ? { slots: 2 * this.#batch } : {}),
+        }),
       });
       if (res.status !== 200) throw new Error(`register ${id}: ${res.status} ${await res.text()}`);
       await res.body?.cancel();
@@ -173,18 +202,7 @@ class FakeWorkers {
     let spec: TaskSpec | undefined = first;
     while (spec) {
       let t = performance.now();
-      const body = encodeChunkBody(
-        { task_id: spec.task_id, lease: spec.lease, worker_id: spec.worker_id },
-        {
-          rows: spec.window.rows,
-          blocks: [{
-            bytes: Uint8Array.of(spec.index & 255, 1, 2, 3),
-            raw_length: 4,
-            predictor: "raw_text",
-          }],
-          stats: [{ min: null, max: null, null_count: 0 }],
-        },
-      );
+      const body = fakeChunkBody(spec);
       this.ownSeconds += (performance.now() - t) / 1000;
       const res = await this.app.request(`/tasks/${encodeURIComponent(spec.task_id)}/done?next=1`, {
         method: "POST",
@@ -197,6 +215,42 @@ class FakeWorkers {
       this.accepted.set(spec.task_id, (this.accepted.get(spec.task_id) ?? 0) + 1);
       spec = (JSON.parse(text) as { next?: TaskSpec }).next;
       this.ownSeconds += (performance.now() - t) / 1000;
+    }
+  }
+
+  /**
+   * Sends the results of the tasks a batched worker holds, `batch` at a time, and
+   * takes the next tasks of each answer, until it holds none.
+   */
+  async #workBatched(workerId: string, queue: TaskSpec[]): Promise<void> {
+    try {
+      while (queue.length > 0) {
+        let t = performance.now();
+        const specs = queue.splice(0, this.#batch);
+        const body = encodeChunkBodies(specs.map((spec) => fakeChunkBody(spec)));
+        this.ownSeconds += (performance.now() - t) / 1000;
+        const res = await this.app.request(`/tasks/done?next=${specs.length}`, {
+          method: "POST",
+          headers: { "content-type": WIRE_CONTENT_TYPE },
+          body: body as Uint8Array<ArrayBuffer>,
+        });
+        const text = await res.text();
+        t = performance.now();
+        if (res.status !== 200) throw new Error(`done ${workerId}: ${res.status} ${text}`);
+        const answer = JSON.parse(text) as {
+          results: { task_id: string; ok: boolean }[];
+          next?: TaskSpec;
+          next_more?: TaskSpec[];
+        };
+        for (const r of answer.results) {
+          if (!r.ok) throw new Error(`done ${r.task_id}: ${JSON.stringify(r)}`);
+          this.accepted.set(r.task_id, (this.accepted.get(r.task_id) ?? 0) + 1);
+        }
+        if (answer.next) queue.push(answer.next, ...(answer.next_more ?? []));
+        this.ownSeconds += (performance.now() - t) / 1000;
+      }
+    } finally {
+      this.#working.delete(workerId);
     }
   }
 
@@ -232,7 +286,29 @@ class FakeWorkers {
   }
 }
 
-async function openMaster(dir: string, tasks: number, rows: number, report: boolean) {
+/** The tiny chunk a fake worker hands back for a task. */
+function fakeChunkBody(spec: TaskSpec): Uint8Array {
+  return encodeChunkBody(
+    { task_id: spec.task_id, lease: spec.lease, worker_id: spec.worker_id },
+    {
+      rows: spec.window.rows,
+      blocks: [{
+        bytes: Uint8Array.of(spec.index & 255, 1, 2, 3),
+        raw_length: 4,
+        predictor: "raw_text",
+      }],
+      stats: [{ min: null, max: null, null_count: 0 }],
+    },
+  );
+}
+
+async function openMaster(
+  dir: string,
+  tasks: number,
+  rows: number,
+  report: boolean,
+  batch = 1,
+) {
   await Deno.mkdir(dir, { recursive: true });
   const source = join(dir, "source.csv");
   await Deno.writeTextFile(source, "a\n1\n");
@@ -249,7 +325,7 @@ async function openMaster(dir: string, tasks: number, rows: number, report: bool
     },
   });
   const app = createMasterApp({ master, logger: QUIET });
-  workers = new FakeWorkers(app, report);
+  workers = new FakeWorkers(app, report, batch);
   return {
     master,
     store,
@@ -281,7 +357,7 @@ async function submit(app: OpenAPIHono<MasterEnv>, source: string, destination: 
  */
 export async function simulateJob(options: SimulationOptions): Promise<SimulatedJob> {
   const rows = options.rowsPerTask ?? 100;
-  const sim = await openMaster(options.dir, options.tasks, rows, true);
+  const sim = await openMaster(options.dir, options.tasks, rows, true, options.batch ?? 1);
   try {
     const archive = join(options.dir, "out.pf");
     await sim.workers.register(options.workers);

@@ -101,18 +101,19 @@ export interface WorkerNodeDeps {
 }
 
 /**
- * Tasks a worker holds at once by default: the one it computes and the next, so it
- * starts the next as soon as it has sent a result, while the master takes it and
- * answers with another (the master gives spare slots only small tasks).
+ * Tasks a worker holds at once by default: the one it computes and those after it,
+ * so it starts the next as soon as it has a result, while the master takes the last
+ * ones and answers with more (the master gives spare slots only small tasks).
  */
-export const DEFAULT_SLOTS = 4;
+export const DEFAULT_SLOTS = 8;
 
 /**
  * Results of small tasks sent together by default (`POST /tasks/done`): one round
- * trip for two tasks. With {@link DEFAULT_SLOTS} twice that, the worker computes the
- * next two while the last two travel.
+ * trip for four tasks. With {@link DEFAULT_SLOTS} twice that, the worker computes the
+ * next four while the last four travel (on a loaded machine a round trip can take
+ * several tasks' time: the master waits for a core too).
  */
-export const DEFAULT_REPORT_BATCH = 2;
+export const DEFAULT_REPORT_BATCH = 4;
 
 /** What a worker reports about itself (`GET /health` on the worker). */
 export interface WorkerState {

@@ -375,6 +375,7 @@ Deno.test("WorkerNode sends the results of small tasks together, and retries the
   const node = nodeFor(master, {
     encoder: () => INLINE_ENCODER,
     readRows: () => new Promise<Batch>((r) => gates.push(() => r(batch))),
+    reportBatch: 2,
   });
   node.start("http://w1:1");
   try {
