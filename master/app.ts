@@ -1,14 +1,18 @@
 /**
  * The master's Hono app: the REST paths of `DESIGN.md` ("Master REST") over a
  * {@link Master}, typed with `@hono/zod-openapi` (`/openapi.json`), plus the status
- * page at `/` and `GET /tasks/{id}/rows` (a task's rows, for a worker that cannot
- * read the source itself).
+ * page at `/`, `GET /tasks/{id}/rows` (a task's rows, for a worker that cannot
+ * read the source itself) and `POST /tasks/done` (several frozen chunks of one
+ * worker in one request, `cluster/wire.ts` encodeChunkBodies: each taken or refused
+ * as `POST /tasks/{id}/done` would, its outcome in `results`; `?next=N` brings up to
+ * N next tasks, in `next` and `next_more`). A worker that registers with `slots` > 1
+ * holds that many tasks and lists them in `tasks` on register and heartbeat.
  *
  * The app owns no state: {@link createMasterApp} gets the master and a logger, so
  * tests drive it through `app.request()` and `serve.ts` / `cli/servers.ts` put it
  * behind `Deno.serve`. Every error answer is `{"error": {"code", "message"}}`
  * (`internal/http_error.ts`; cluster codes mapped by `JOB_STATUS_BY_CODE`). Bodies
- * are limited to 1 MiB, except a frozen chunk (`maxChunkBytes`).
+ * are limited to 1 MiB, except frozen chunks (`maxChunkBytes`).
  *
  * Security: with an {@link RBACManager} (a JWT secret configured) every
  * route but `GET /health` and the status page `/` needs `Authorization: Bearer

@@ -4,7 +4,7 @@
  * | method | path | body → answer |
  * |---|---|---|
  * | GET | /health | → `{status, version, worker_id, state, task_id, master, tasks_done}` |
- * | POST | /tasks | a task (`TaskSpec`) → 202 `{accepted, task_id}`; 409 `BUSY` while another runs |
+ * | POST | /tasks | a task (`TaskSpec`) → 202 `{accepted, task_id}`; 409 `BUSY` while it holds as many as its slots |
  * | POST | /tasks/{task_id}/cancel | → `{ok, dropped}` (`DELETE /tasks/{task_id}` does the same) |
  *
  * No state of its own: {@link createWorkerApp} gets the {@link WorkerNode}, so tests
@@ -84,7 +84,7 @@ const routes = {
     responses: {
       202: json(z.object({ accepted: z.literal(true), task_id: z.string() }), "Started"),
       400: json(ErrorSchema, "Invalid task"),
-      409: json(ErrorSchema, "Busy with another task"),
+      409: json(ErrorSchema, "Busy: it holds as many tasks as its slots"),
     },
   }),
   cancel: createRoute({

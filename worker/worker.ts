@@ -1,9 +1,10 @@
 /**
  * `WorkerNode`: a cluster worker without HTTP. It registers with the master (and
  * keeps retrying with back-off, logging it, while the master cannot be reached),
- * sends a heartbeat every interval the master asked for (saying which task it runs,
- * so a restarted master can re-adopt it), runs one task at a time, and reports the
- * frozen chunk or the failure.
+ * sends a heartbeat every interval the master asked for (saying which tasks it holds,
+ * so a restarted master can re-adopt it), holds up to `slots` tasks and computes one
+ * at a time, and reports the frozen chunk or the failure: the results of small tasks
+ * several at a time (`POST /tasks/done`), the others alone.
  *
  * A task: read the chunk's rows and encode them on the task thread
  * (`task_thread.ts`) when this machine sees the same source file, so this thread
