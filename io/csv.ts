@@ -436,6 +436,8 @@ async function* csvBatches(
   const parts = timestampParts();
   // A delimiter among a timestamp's own characters could end its field early.
   const tsAt19 = !"0123456789-: T".includes(String.fromCharCode(options.delimiter));
+  // Each string column's short texts, one string each (see plainRecord).
+  const shared = schema.map(() => new Map<number, string>());
   const given = options.bytes;
   const file = given ? null : options.file ?? await openForRead(path);
   try {
@@ -477,6 +479,7 @@ async function* csvBatches(
         perSecond,
         parts,
         tsAt19,
+        shared,
       );
       if (past >= 0) {
         rr.pos = past;
@@ -581,6 +584,11 @@ async function* csvBatches(
   }
 }
 
+/** Longest text {@link plainRecord} shares between rows: 7 ASCII characters and the length fit a double's 53 bits. */
+const SHARED_TEXT_LENGTH = 7;
+/** Most distinct texts of a column shared within one read (beyond, each row has its own). */
+const MAX_SHARED_TEXTS = 65_536;
+
 /**
  * Reads the record at `i` of `text` straight into row `row` of `cols`, in one pass,
  * when it is plain: it ends at an LF within `text`, has one field per column, none
@@ -601,6 +609,7 @@ function plainRecord(
   perSecond: readonly number[],
   parts: TimestampParts,
   tsAt19: boolean,
+  shared: readonly Map<number, string>[],
 ): number {
   const n = text.length;
   const last = kinds.length - 1;
@@ -638,6 +647,34 @@ function plainRecord(
       continue;
     }
     if (ch === QUOTE_BYTE) return -1;
+    if (kind === K_STRING) {
+      // A short ASCII text is packed into a number as its end is found, and each
+      // distinct one made a string once: its rows share it, so the predictors' maps
+      // hash it once, not once a row.
+      let key = 0;
+      let j = i;
+      for (; j < n; j++) {
+        ch = text.charCodeAt(j);
+        if (ch === d || ch === LF_BYTE || ch === CR_BYTE) break;
+        key = ch < 128 ? key * 128 + ch : Infinity;
+      }
+      if (j >= n || ch !== end) return -1;
+      const length = j - i;
+      if (length > SHARED_TEXT_LENGTH || key === Infinity) {
+        col.str[row] = text.slice(i, j);
+      } else {
+        const texts = shared[c]!;
+        key = key * 8 + length;
+        let value = texts.get(key);
+        if (value === undefined) {
+          value = text.slice(i, j);
+          if (texts.size < MAX_SHARED_TEXTS) texts.set(key, value);
+        }
+        col.str[row] = value;
+      }
+      i = j + 1;
+      continue;
+    }
     // The field's end: right after a timestamp's usual 19 characters (when no delimiter
     // can hide among them: scanTimestamp checks each), else found.
     let j = i + 19;
@@ -649,9 +686,6 @@ function plainRecord(
       if (j >= n || ch !== end) return -1;
     }
     switch (kind) {
-      case K_STRING:
-        col.str[row] = text.slice(i, j);
-        break;
       case K_FLOAT: {
         const x = scanFloat(text, i, j);
         if (x !== x && !isNaNText(text, i, j)) return -1;
