@@ -183,7 +183,7 @@ function readCapped(
   keep = count,
 ): Uint32Array {
   const bytes = reader.bytes(count, what);
-  const values = Uint32Array.from(keep < count ? bytes.subarray(0, keep) : bytes);
+  const values = new Uint32Array(keep < count ? bytes.subarray(0, keep) : bytes);
   const kept = values.length;
   let escapes = 0;
   for (let i = 0; i < kept; i++) if (bytes[i] === ESCAPE) escapes++;
