@@ -825,6 +825,7 @@ async function* scanRanges(
     offsets: [dataStart],
     rows: 0,
     inRange: 0,
+    paused: false,
   };
   // Ranges given so far; the last boundary found waits for a record after it.
   let given = 0;
@@ -850,6 +851,12 @@ async function* scanRanges(
       // them all. The scanner (several times slower) takes any record holding either.
       const n = buf.length;
       pos = plainRecords(buf, pos, base, cut);
+      if (cut.paused) {
+        // A range was just completed: give it before scanning on.
+        cut.paused = false;
+        yield* ready();
+        continue;
+      }
       if (pos >= n && final) break;
       const end = pos >= n ? -1 : scanner.recordEnd(buf, pos, final);
       if (end < 0) {
@@ -894,6 +901,8 @@ interface RangeCut {
   readonly offsets: number[];
   rows: number;
   inRange: number;
+  /** Set by {@link plainRecords} when it stops at the first record after a boundary. */
+  paused: boolean;
 }
 
 /** Counts a data record ending at byte `end` of the file. */
@@ -907,8 +916,9 @@ function countRecord(cut: RangeCut, end: number): void {
 
 /**
  * Counts the records from `pos` that end at an LF with no quote or CR before it,
- * and returns where the first other one starts (or the buffer's end). `base` is the
- * file offset of `buf[0]`.
+ * and returns where the first other one starts (or the buffer's end), or where the
+ * record after the first one of a range starts (`paused` set), so the range before it
+ * can be given. `base` is the file offset of `buf[0]`.
  */
 function plainRecords(buf: Uint8Array, pos: number, base: number, cut: RangeCut): number {
   const n = buf.length;
@@ -917,7 +927,14 @@ function plainRecords(buf: Uint8Array, pos: number, base: number, cut: RangeCut)
     const c = buf[i]!;
     if (c === LF_BYTE) {
       // An empty line is no record, unless the file has one column (an empty value).
-      if (cut.oneColumn || i > start) countRecord(cut, base + i + 1);
+      if (cut.oneColumn || i > start) {
+        countRecord(cut, base + i + 1);
+        if (cut.inRange === 1 && cut.offsets.length > 1) {
+          // The first record after a boundary completes the range before it.
+          cut.paused = true;
+          return i + 1;
+        }
+      }
       start = i + 1;
     } else if (c === QUOTE_BYTE || c === CR_BYTE) break;
   }
