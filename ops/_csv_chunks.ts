@@ -13,6 +13,7 @@ import type { ChunkEncryption } from "../format/crypto.ts";
 import type { BlockPlan } from "../format/block_encode.ts";
 import { csvRowBoundaries, readCsvRange } from "../io/csv.ts";
 import { IoError } from "../io/errors.ts";
+import { readFailed } from "../io/_file.ts";
 import type { ForcedType } from "../io/types.ts";
 
 /** One chunk of a CSV file: its byte range and where it sits. */
@@ -84,6 +85,31 @@ export async function cutCsv(
   return { value: { offsets, rows: cut.rows }, transfer: [offsets.buffer] };
 }
 
+/** Largest chunk {@link readCsvChunk} reads in one piece (a larger one streams). */
+const WHOLE_READ_BYTES = 64 << 20;
+
+/** Bytes `[start, end)` of an open file (fewer when it ends sooner). */
+async function readWhole(
+  file: Deno.FsFile,
+  path: string,
+  start: number,
+  end: number,
+): Promise<Uint8Array> {
+  const buf = new Uint8Array(end - start);
+  let filled = 0;
+  try {
+    await file.seek(start, Deno.SeekMode.Start);
+    while (filled < buf.length) {
+      const n = await file.read(buf.subarray(filled));
+      if (n === null) break;
+      filled += n;
+    }
+  } catch (cause) {
+    throw readFailed(path, cause);
+  }
+  return filled === buf.length ? buf : buf.subarray(0, filled);
+}
+
 /**
  * Parses the first `rows` data rows of a CSV file, from where its data starts, before
  * the file is cut (so the freeze plans while a Worker cuts it, see {@link CsvCutTask}).
@@ -119,17 +145,29 @@ export async function readFirstCsvChunk(
  *
  * @param chunk The chunk.
  * @param schema The file's schema.
+ * @param file The file, already open (a Worker keeps it open from chunk to chunk);
+ * else it is opened and closed here.
  * @returns Its rows.
  * @throws {IoError} PARSE_FAILED or SCHEMA_MISMATCH naming the data row as a whole-file
  * read does; READ_FAILED when the range no longer holds the rows it held when the
  * file was cut (the file changed while it was frozen).
  */
-export async function readCsvChunk(chunk: CsvChunk, schema: Schema): Promise<Batch> {
+export async function readCsvChunk(
+  chunk: CsvChunk,
+  schema: Schema,
+  file?: Deno.FsFile,
+): Promise<Batch> {
   const parts: Batch[] = [];
+  const { start, end } = chunk.range;
+  // A chunk of a few MB is read whole, in one read, and decoded once.
+  const bytes = file && end - start <= WHOLE_READ_BYTES
+    ? await readWhole(file, chunk.path, start, end)
+    : undefined;
   const rows = readCsvRange(chunk.path, schema, chunk.range, {
     delimiter: chunk.delimiter,
     batchRows: Math.max(1, chunk.rows),
     origin: { firstRow: chunk.firstRow, types: chunk.types },
+    ...(bytes ? { bytes } : file ? { file } : {}),
   });
   for await (const batch of rows) parts.push(batch);
   const batch = parts.length === 1 ? parts[0]! : concatBatches(schema, parts);

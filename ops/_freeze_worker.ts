@@ -3,8 +3,9 @@
  * `format/_block_worker.ts` does, and runs {@link ParquetChunkTask}s and
  * {@link CsvChunkTask}s: reads the chunk's rows from the Parquet or CSV file, then
  * encodes them, so decoding the source uses every core too; and a {@link CsvCutTask},
- * a CSV file's cut into chunks, found while the freeze's thread plans. Each file stays open (one DuckDB per Worker, keyed by path,
- * forced types and batch size) across jobs, and is closed when the pool shuts down.
+ * a CSV file's cut into chunks, found while the freeze's thread plans. Each file stays
+ * open across jobs (a Parquet file in one DuckDB per Worker, keyed by path, forced types
+ * and batch size; a CSV file as a file), and is closed when the pool shuts down.
  *
  * @module
  */
@@ -12,6 +13,7 @@ import { INLINE_ENCODER } from "../format/chunk.ts";
 import { servePoolWorker } from "../format/pool.ts";
 import { ParquetReaders } from "../io/parquet.ts";
 import { IoError } from "../io/errors.ts";
+import { openForRead } from "../io/_file.ts";
 import type { ParquetChunkTask, ParquetOpenTask } from "./_parquet_chunks.ts";
 import { type CsvChunkTask, type CsvCutTask, cutCsv, readCsvChunk } from "./_csv_chunks.ts";
 import { readChunk } from "../io/chunk_window.ts";
@@ -19,13 +21,23 @@ import { readChunk } from "../io/chunk_window.ts";
 // One open file per Worker for the whole freeze (and a second, should a caller
 // freeze two files with one pool).
 const files = new ParquetReaders(2);
+// The CSV file being frozen, open from chunk to chunk (the last one asked for only).
+let csv: { path: string; file: Deno.FsFile } | null = null;
+
+async function csvFile(path: string): Promise<Deno.FsFile> {
+  if (csv?.path === path) return csv.file;
+  csv?.file.close();
+  csv = null;
+  csv = { path, file: await openForRead(path) };
+  return csv.file;
+}
 
 servePoolWorker({
   async run(task) {
     const t = task as ParquetChunkTask | ParquetOpenTask | CsvChunkTask | CsvCutTask;
     if (t?.kind === "csv-cut") return await cutCsv(t);
     if (t?.kind === "csv-chunk") {
-      const batch = await readCsvChunk(t.chunk, t.schema);
+      const batch = await readCsvChunk(t.chunk, t.schema, await csvFile(t.chunk.path));
       return await INLINE_ENCODER.encode({
         batch,
         plans: t.plans,
@@ -60,6 +72,8 @@ servePoolWorker({
     });
   },
   close() {
+    csv?.file.close();
+    csv = null;
     return files.close();
   },
 });
