@@ -44,6 +44,8 @@ function scriptedMaster(heartbeatS = 0.01) {
     doneQueries: [] as string[],
     /** How many results each `POST /tasks/done` carried. */
     batches: [] as number[],
+    /** An older master: no `POST /tasks/done` (404). */
+    noBatches: false,
     /** What `GET /tasks/{id}/rows` answers with. */
     rows: null as Batch | null,
   };
@@ -71,7 +73,7 @@ function scriptedMaster(heartbeatS = 0.01) {
       state.drop = [];
       return json({ ok: true, drop });
     }
-    if (url.pathname === "/tasks/done" && bytes) {
+    if (url.pathname === "/tasks/done" && bytes && !state.noBatches) {
       // Several results: each is recorded as its own done-report would be.
       if (state.doneFailures > 0) {
         state.doneFailures--;
@@ -93,6 +95,9 @@ function scriptedMaster(heartbeatS = 0.01) {
         ...(next.length > 0 ? { next: next[0] } : {}),
         ...(next.length > 1 ? { next_more: next.slice(1) } : {}),
       });
+    }
+    if (url.pathname === "/tasks/done") {
+      return json({ error: { code: "NOT_FOUND", message: url.pathname } }, 404);
     }
     if (url.pathname.endsWith("/done")) {
       if (state.doneFailures > 0) {
@@ -398,6 +403,34 @@ Deno.test("WorkerNode sends the results of small tasks together, and retries the
     assert.equal(node.state.tasks_done, 3);
   } finally {
     for (const open of gates) open();
+    await node.stop();
+  }
+});
+
+Deno.test("WorkerNode sends each result alone to a master without POST /tasks/done (an older one)", async () => {
+  const master = scriptedMaster();
+  master.state.noBatches = true;
+  const node = nodeFor(master, {
+    encoder: () => INLINE_ENCODER,
+    readRows: () => Promise.resolve(batch),
+  });
+  node.start("http://w1:1");
+  try {
+    await until("registration", () => node.state.status === "idle");
+    for (const id of ["t1", "t2", "t3"]) node.accept(testSpec(id));
+    await node.idle();
+    node.accept(testSpec("t4"));
+    await node.idle();
+    const dones = master.calls.filter((c) => c.path.endsWith("/done")).map((c) => c.path);
+    assert.equal(dones.filter((p) => p === "/tasks/done").length, 1, "asked once, then alone");
+    assert.deepEqual(dones.filter((p) => p !== "/tasks/done").sort(), [
+      "/tasks/t1/done",
+      "/tasks/t2/done",
+      "/tasks/t3/done",
+      "/tasks/t4/done",
+    ]);
+    assert.equal(node.state.tasks_done, 4);
+  } finally {
     await node.stop();
   }
 });
