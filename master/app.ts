@@ -229,7 +229,7 @@ const RunningSchema = z.object({ task_id: z.string().min(1), lease: z.string().m
   .nullable().optional();
 
 const HeldSchema = z.array(z.object({ task_id: z.string().min(1), lease: z.string().min(1) }))
-  .max(4 * MAX_SLOTS).optional().openapi({
+  .max(1000).optional().openapi({
     description:
       "Every task the worker holds (computing, queued, or its result on the way); when given, `running` is ignored",
   });
