@@ -62,7 +62,7 @@ export const MASTER_CONFIG = Object.freeze({
     default: 5,
     parse: numberParser({ min: 0.05, max: 3600 }),
     description:
-      "Seconds between worker heartbeats; a worker silent for 3 intervals is offline and its task re-queued",
+      "Seconds between worker heartbeats; a worker silent for 3 intervals is offline and its tasks re-queued",
   }),
   taskTimeoutS: setting({
     flag: "--task-timeout-s",
