@@ -55,14 +55,24 @@ export interface PlanOptions {
   conditioning?: boolean;
   /**
    * A quick plan (`freeze --profile max_speed`, whose plan is serial time before any
-   * block is encoded): trials on the first {@link QUICK_SAMPLE_ROWS} rows, with the
-   * conditioners of {@link QUICK_CONDITIONERS} only, and no second look at a near miss.
+   * block is encoded): trials on the first {@link QUICK_SAMPLE_ROWS} rows, keys of at
+   * most {@link QUICK_KEY_CARDINALITY} values, the conditioners of
+   * {@link QUICK_CONDITIONERS} only, and no second look at a near miss.
    */
   quick?: boolean;
 }
 
 /** Rows a quick plan's trials run on (see {@link PlanOptions.quick}). */
 export const QUICK_SAMPLE_ROWS = 4096;
+
+/**
+ * Most distinct values a key may have in a quick plan's sample: as many per row as
+ * {@link MAX_KEY_CARDINALITY} in {@link PLAN_SAMPLE_ROWS} (256 in 4,096 rows). In fewer
+ * rows fewer values show, so the full limit would take far more columns as keys (every
+ * column of flights-3m, whose 4,096 first rows hold at most 930 distinct values of any),
+ * and the trial of every key set is most of a plan's time.
+ */
+export const QUICK_KEY_CARDINALITY = MAX_KEY_CARDINALITY * QUICK_SAMPLE_ROWS / PLAN_SAMPLE_ROWS;
 
 /**
  * The conditioners a quick plan tries: `keyed_rank` (the cheapest to encode: a rank in
@@ -93,11 +103,12 @@ export function planColumns(
     plans[f.name] = { deps: [], quantization: options.quantization?.[f.name] ?? "QUANT_NONE" };
   }
   if (options.conditioning === false || sample.length < 2 || schema.length < 2) return plans;
+  const maxDistinct = options.quick ? QUICK_KEY_CARDINALITY : MAX_KEY_CARDINALITY;
   const keys = schema
-    .map((_f, i) => ({ i, distinct: distinctCount(sample.columns[i]!, MAX_KEY_CARDINALITY + 1) }))
+    .map((_f, i) => ({ i, distinct: distinctCount(sample.columns[i]!, maxDistinct + 1) }))
     // A quantized column cannot be a key: the reader would see its rounded values.
     .filter((k) => plans[schema[k.i]!.name]!.quantization === "QUANT_NONE")
-    .filter((k) => k.distinct > 1 && k.distinct <= MAX_KEY_CARDINALITY)
+    .filter((k) => k.distinct > 1 && k.distinct <= maxDistinct)
     .sort((a, b) => a.distinct - b.distinct || a.i - b.i)
     .slice(0, MAX_KEY_CANDIDATES)
     .map((k) => k.i);

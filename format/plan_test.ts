@@ -11,6 +11,7 @@ import {
   planColumns,
   planPredictors,
   QUICK_CONDITIONERS,
+  QUICK_KEY_CARDINALITY,
   QUICK_SAMPLE_ROWS,
 } from "./plan.ts";
 import { predictBlock, trialSize } from "./block_encode.ts";
@@ -163,4 +164,32 @@ Deno.test("a quick plan (max_speed) decides from the first QUICK_SAMPLE_ROWS row
   // keyed_freq's near miss on routes, which only a second look on more rows accepts.
   assert.deepEqual(planColumns(routes(131_072), { quick: true }).destination!.deps, []);
   assert.ok(!QUICK_CONDITIONERS.has("keyed_freq"));
+});
+
+Deno.test("a quick plan takes keys of at most QUICK_KEY_CARDINALITY values in its sample", () => {
+  // fare follows from route and route from fare, 300 values each in 4,096 rows: keys
+  // for the full plan (at most 1,024), not for the quick one (at most 256 in as many rows).
+  const rows = QUICK_SAMPLE_ROWS;
+  let x = 11;
+  const next = () => (x = (x * 1103515245 + 12345) % 2147483648) >> 12;
+  const route = Array.from({ length: rows }, () => `R${next() % 300}`);
+  const fare = BigInt64Array.from(route, (r) => BigInt((Number(r.slice(1)) * 104729) % 9973));
+  const batch: Batch = {
+    schema: [
+      { name: "route", type: "string", nullable: false },
+      { name: "fare", type: "int64", nullable: false },
+    ],
+    columns: [
+      { type: "string", values: route, validity: null },
+      { type: "int64", values: fare, validity: null },
+    ],
+    length: rows,
+  };
+  assert.equal(QUICK_KEY_CARDINALITY, 256);
+  // Each follows from the other: the full plan conditions one on the other.
+  const full = planColumns(batch);
+  assert.equal(full.fare!.deps.length + full.route!.deps.length, 1);
+  assert.ok(full.fare!.deps[0] === "route" || full.route!.deps[0] === "fare");
+  const quick = planColumns(batch, { quick: true });
+  assert.deepEqual([quick.fare!.deps, quick.route!.deps], [[], []]);
 });
