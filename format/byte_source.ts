@@ -38,6 +38,7 @@ const SYNC_READ_MAX = 256 << 10;
  * @returns The source.
  * @throws {FormatError} BAD_ARGUMENT naming the absolute path when it cannot be opened.
  */
+// deno-lint-ignore require-await -- async so that a file that cannot be opened is a rejection, as callers await it
 export async function openFileSource(path: string): Promise<ByteSource> {
   let file: Deno.FsFile;
   try {
