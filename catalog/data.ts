@@ -106,7 +106,7 @@ export async function serveRows(path: string, request: RowsRequest): Promise<Row
     }
     const schema = selectSchema(reader.index.schema, request.columns);
     // Compiled now, so a bad filter is a 400 and not a cut body.
-    const where = whereFor(request.where, reader.index.schema);
+    const where = await whereFor(request.where, reader.index.schema);
     const { readable, writable } = new TransformStream<Uint8Array, Uint8Array>();
     const open = reader;
     const scan = scanArchive(open, { rows, columns: request.columns, where }, newCounters());

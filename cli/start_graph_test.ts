@@ -156,6 +156,37 @@ Deno.test("thaw loads no npm package until it writes Arrow or Parquet", async ()
   assert.deepEqual(npmIn(graph), []);
 });
 
+Deno.test("a thaw slice to stdout evaluates no module it does not use", async () => {
+  // `thaw x.pf - --rows A:B` evaluated ~6 ms of modules it never ran: the --where
+  // compiler, the xlsx writer (for one constant), the stores' registry and transfers,
+  // schema evolution, temp files. Each now loads where used.
+  const graph = await runtimeGraph([MAIN, ARCHIVE_FAMILY, new URL("ops/thaw.ts", ROOT)], {
+    evaluated: true,
+  });
+  const unused = [
+    "ops/where.ts",
+    "ops/_where_syntax.ts",
+    "io/xlsx.ts",
+    "io/cell_text.ts",
+    "ops/evolve.ts",
+    "ops/schema_diff.ts",
+    "internal/temp_files.ts",
+    "storage/registry.ts",
+    "storage/journal.ts",
+    "storage/range_reader.ts",
+    "storage/transfer.ts",
+  ];
+  const loaded = unused.filter((path) => graph.has(new URL(path, ROOT).href))
+    .map((path) =>
+      `${path} (imported by ${graph.get(new URL(path, ROOT).href)!.replace(ROOT.href, "")})`
+    );
+  assert.deepEqual(loaded, [], "load these where they are used");
+  // Still evaluated: what the slice runs (a guard against a renamed or moved module).
+  for (const path of ["ops/_scan.ts", "io/output.ts", "io/_write_text.ts", "format/reader.ts"]) {
+    assert.ok(graph.has(new URL(path, ROOT).href), path);
+  }
+});
+
 Deno.test("every module loaded by a computed specifier is in deno compile's --include list", async () => {
   const included = new Set(lazyModules().map((u) => u.href));
   const computedImport = /(?<!typeof )\bimport\((?!["'`])/;

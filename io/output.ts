@@ -26,19 +26,19 @@
  */
 import { nodePath } from "../internal/node_builtin.ts";
 import type { Batch, Schema } from "../format/column.ts";
-import {
-  commitTemp,
-  createTempBeside,
-  type LockedTemp,
-  pathExists,
-  renameTarget,
-} from "../internal/temp_files.ts";
+import type { LockedTemp } from "../internal/temp_files.ts";
 import type { DuckImage } from "./_duckdb_image.ts";
 import { type ByteWriter, readRange, removeQuietly, writeAll } from "./_file.ts";
 import { type RenderedRows, writeCsv, writeJsonl } from "./_write_text.ts";
 import type { ArrowParts } from "./arrow_table.ts";
 import { IoError } from "./errors.ts";
-import { writeXlsx } from "./xlsx.ts";
+
+// Loaded where used: stdout (a 10-row slice piped on) needs neither temp files nor the
+// xlsx writer, and evaluating them costs such a start ~2 ms. Literal specifiers: they
+// load no npm package (Arrow and DuckDB go by computed ones, below).
+function tempFiles(): Promise<typeof import("../internal/temp_files.ts")> {
+  return import("../internal/temp_files.ts");
+}
 
 /** The output formats `writeOutput` writes. */
 export type OutputFormat = "csv" | "jsonl" | "json" | "parquet" | "arrow" | "xlsx";
@@ -167,7 +167,7 @@ export async function writeOutput(
   checkDelimiter(delimiter);
   const target = await outputTarget(path);
   const replace = options.replace ?? true;
-  if (target.kind === "file" && !replace && await pathExists(target.path)) {
+  if (target.kind === "file" && !replace && await (await tempFiles()).pathExists(target.path)) {
     throw destinationExists(path);
   }
   const sourceErrors = new WeakSet<object>();
@@ -271,7 +271,7 @@ async function outputTarget(path: string): Promise<OutputTarget> {
   if (path === STDOUT) return { kind: "stdout" };
   let info: Deno.FileInfo;
   try {
-    const target = await renameTarget(path);
+    const target = await (await tempFiles()).renameTarget(path);
     if (target !== null) return { kind: "file", path: target };
     info = await Deno.stat(path);
   } catch (cause) {
@@ -325,8 +325,10 @@ async function writeTo(sink: ByteWriter, spec: WriteSpec): Promise<number> {
       return writeJsonl(sink, schema, preparedFor(input, "text"));
     case "json":
       return writeJsonl(sink, schema, preparedFor(input, "text"), true);
-    case "xlsx":
+    case "xlsx": {
+      const { writeXlsx } = await import("./xlsx.ts");
       return writeXlsx(sink, schema, batchesOnly(input), { splitSheets: spec.splitSheets });
+    }
     case "arrow": {
       const m = (await import(WRITE_ARROW.href)) as typeof import("./_write_arrow.ts");
       return await m.writeArrow(sink, schema, preparedFor(input, "arrow"), spec.arrowStream);
@@ -342,6 +344,7 @@ async function writeFile(
   spec: WriteSpec,
   replace: boolean,
 ): Promise<WriteOutputResult> {
+  const { commitTemp, createTempBeside } = await tempFiles();
   let temp: LockedTemp;
   try {
     temp = await createTempBeside(path);

@@ -17,13 +17,66 @@
 import { nodePath } from "../internal/node_builtin.ts";
 import { ArchiveReader, type OpenOptions } from "../format/reader.ts";
 import type { ArchiveIndex } from "../format/reader.ts";
-import { openRangeReader } from "../storage/range_reader.ts";
-import { storeFor } from "../storage/registry.ts";
 import { isRemote } from "../storage/uri.ts";
-import { downloadFile, uploadFile, uploadSink } from "../storage/transfer.ts";
+import type { ObjectStore } from "../storage/store.ts";
+import type { UploadSink } from "../storage/transfer.ts";
 import { OpsError } from "./errors.ts";
 
-export { isRemote, uploadFile, uploadSink };
+export { isRemote };
+
+// The stores' modules (registry, journal, ranged reads, transfers) load on the first
+// remote use: a local thaw or audit never needs them, and evaluating them costs every
+// such start ~1.5 ms. Literal specifiers: they load no npm package, and the stores
+// themselves load by computed ones (storage/registry.ts).
+function registry(): Promise<typeof import("../storage/registry.ts")> {
+  return import("../storage/registry.ts");
+}
+
+function transfer(): Promise<typeof import("../storage/transfer.ts")> {
+  return import("../storage/transfer.ts");
+}
+
+/**
+ * The store of a URI (`storage/registry.ts`'s `storeFor`, loaded on first use).
+ *
+ * @param uri An object URI.
+ * @returns Its store.
+ */
+export async function storeAt(uri: string): Promise<ObjectStore> {
+  return (await registry()).storeFor(uri);
+}
+
+/**
+ * Uploads a local file to a URI (`storage/transfer.ts`'s `uploadFile`).
+ *
+ * @param args Local path, destination, storage class.
+ * @returns What `uploadFile` returns.
+ */
+export async function uploadFile(
+  ...args: Parameters<typeof import("../storage/transfer.ts").uploadFile>
+): ReturnType<typeof import("../storage/transfer.ts").uploadFile> {
+  return await (await transfer()).uploadFile(...args);
+}
+
+/**
+ * An upload fed as bytes are written (`storage/transfer.ts`'s `uploadSink`); the
+ * transfer module loads with the first bytes.
+ *
+ * @param uri The destination.
+ * @param storageClass Its storage class (or access tier).
+ * @returns The sink.
+ */
+export function uploadSink(uri: string, storageClass?: string): UploadSink {
+  let sink: Promise<UploadSink> | undefined;
+  const started = () => (sink ??= transfer().then((m) => m.uploadSink(uri, storageClass)));
+  return {
+    write: async (bytes) => await (await started()).write(bytes),
+    finish: async () => await (await started()).finish(),
+    abort: async () => {
+      if (sink) await (await sink).abort();
+    },
+  };
+}
 
 /**
  * Opens an archive at a path or URI.
@@ -37,6 +90,7 @@ export async function openArchive(
   options: OpenOptions = {},
 ): Promise<ArchiveReader> {
   if (!isRemote(where)) return await ArchiveReader.open(where, options);
+  const { openRangeReader } = await import("../storage/range_reader.ts");
   return await ArchiveReader.openSource(await openRangeReader(where), options);
 }
 
@@ -68,7 +122,7 @@ export interface DestinationOptions {
  * @throws {OpsError} DESTINATION_EXISTS.
  */
 export async function checkNoObject(uri: string, overwrite: boolean | undefined): Promise<void> {
-  if (overwrite === false && (await storeFor(uri).stat(uri)) !== null) {
+  if (overwrite === false && (await (await storeAt(uri)).stat(uri)) !== null) {
     throw new OpsError(
       "DESTINATION_EXISTS",
       `'${uri}' already exists; pass --force (overwrite: true) to replace it`,
@@ -112,7 +166,7 @@ export async function toDestination<T>(
  * @returns Its tag.
  */
 export async function objectTag(uri: string): Promise<string | null> {
-  return (await storeFor(uri).stat(uri))?.etag ?? null;
+  return (await (await storeAt(uri)).stat(uri))?.etag ?? null;
 }
 
 /**
@@ -132,7 +186,7 @@ export async function fromSource<T>(
   const dir = await Deno.makeTempDir({ prefix: "permafrost-download-" });
   try {
     const local = nodePath().join(dir, nodePath().basename(source));
-    await downloadFile(source, local);
+    await (await transfer()).downloadFile(source, local);
     return await read(local);
   } finally {
     await Deno.remove(dir, { recursive: true }).catch(() => {});

@@ -18,7 +18,7 @@ import type { Batch, Column, Schema } from "../format/column.ts";
 import { sliceBatch } from "../format/column.ts";
 import type { ArchiveReader, RowRange } from "../format/reader.ts";
 import { OpsError } from "./errors.ts";
-import { type CompiledWhere, compileWhere, type WhereNode } from "./where.ts";
+import type { CompiledWhere, WhereNode } from "./where.ts";
 
 /** Chunks tested before a scan may switch to one pass (see the module doc). */
 export const ADAPT_AFTER = 4;
@@ -75,18 +75,22 @@ export function selectSchema(schema: Schema, columns: readonly string[] | undefi
 }
 
 /**
- * Compiles a `where` option for a schema (text, tree or already compiled).
+ * Compiles a `where` option for a schema (text, tree or already compiled). The
+ * compiler (`where.ts`, its parser and literal parsing) loads only for a filter: a
+ * read without one, a 10-row slice say, never evaluates it (~0.8 ms of every start).
  *
  * @param where The option.
  * @param schema The archive's schema.
  * @returns The compiled filter, or undefined when there is none.
+ * @throws {OpsError} BAD_OPTION (from `compileWhere`) for a filter that does not parse or fit the schema.
  */
-export function whereFor(
+export async function whereFor(
   where: ScanOptions["where"],
   schema: Schema,
-): CompiledWhere | undefined {
+): Promise<CompiledWhere | undefined> {
   if (where === undefined) return undefined;
   if (typeof where === "object" && "mask" in where) return where;
+  const { compileWhere } = await import("./where.ts");
   return compileWhere(where, schema);
 }
 
@@ -106,7 +110,7 @@ export async function* scanArchive(
   const { schema, footer } = reader.index;
   const outSchema = selectSchema(schema, options.columns);
   const names = outSchema.map((f) => f.name);
-  const where = whereFor(options.where, schema);
+  const where = await whereFor(options.where, schema);
   const start = Math.max(0, options.rows?.start ?? 0);
   const end = Math.min(footer.rows, options.rows?.end ?? footer.rows);
   counters.payload_bytes += footer.payload_length;

@@ -13,12 +13,16 @@ import type { ArrowSchemaJson, ColumnStats } from "../format/header.ts";
 import { schemaFromJson } from "../format/header.ts";
 import type { KeyRing } from "../format/key_provider.ts";
 import type { RowRange } from "../format/reader.ts";
-import { storeFor } from "../storage/registry.ts";
 import { isRemote } from "../storage/uri.ts";
-import { openArchive } from "./_remote.ts";
+import { openArchive, storeAt } from "./_remote.ts";
 import { OpsError } from "./errors.ts";
-import { scanArchive, type ScanCounters, type ScanOptions, selectSchema } from "./_scan.ts";
-import { compileWhere } from "./where.ts";
+import {
+  scanArchive,
+  type ScanCounters,
+  type ScanOptions,
+  selectSchema,
+  whereFor,
+} from "./_scan.ts";
 
 /** Name of the manifest file in a partitioned dataset directory. */
 export const MANIFEST_NAME = "_manifest.json";
@@ -79,7 +83,7 @@ export function datasetFile(dir: string, relative: string): string {
 export async function isPartitionedDir(path: string): Promise<boolean> {
   if (isRemote(path)) {
     const manifest = datasetFile(path, MANIFEST_NAME);
-    return (await storeFor(manifest).stat(manifest)) !== null;
+    return (await (await storeAt(manifest)).stat(manifest)) !== null;
   }
   try {
     const info = await Deno.stat(path);
@@ -104,7 +108,7 @@ export async function readManifest(
   const at = datasetFile(dir, MANIFEST_NAME);
   try {
     const text = isRemote(at)
-      ? new TextDecoder().decode((await storeFor(at).read(at)).bytes)
+      ? new TextDecoder().decode((await (await storeAt(at)).read(at)).bytes)
       : await Deno.readTextFile(at);
     manifest = JSON.parse(text);
   } catch (cause) {
@@ -153,11 +157,7 @@ export async function* readPartitioned(
 ): AsyncGenerator<Batch> {
   const { manifest, schema } = await readManifest(dir);
   selectSchema(schema, options.columns);
-  const where = typeof options.where === "object" && "mask" in options.where
-    ? options.where
-    : options.where === undefined
-    ? undefined
-    : compileWhere(options.where, schema);
+  const where = await whereFor(options.where, schema);
   const start = options.rows?.start ?? 0;
   const end = options.rows?.end ?? Infinity;
   counters.partitions_total += manifest.partitions.length;

@@ -15,12 +15,11 @@
  */
 import type * as arrow from "apache-arrow";
 import type { Batch, Schema } from "../format/column.ts";
-import { type Evolution, evolveBatches, planEvolution } from "./evolve.ts";
+import type { Evolution } from "./evolve.ts";
 import type { RowRange } from "../format/reader.ts";
 import { isRemote, openArchive, toDestination } from "./_remote.ts";
 import type { KeyRing } from "../format/key_provider.ts";
 import { type OutputFormat, outputFormatOf, writeOutput } from "../io/output.ts";
-import { XLSX_MAX_DATA_ROWS } from "../io/xlsx.ts";
 import { OpsError } from "./errors.ts";
 import type { ArchiveReader } from "../format/reader.ts";
 import type { Prepared } from "../io/output.ts";
@@ -153,26 +152,31 @@ export async function thaw(
   if (partitioned) {
     checkEncrypted(archive, false, options);
     const { schema } = await readManifest(archive);
-    const evolved = evolution(schema, options);
+    const evolved = await evolution(schema, options);
     const out = evolved ? evolved.target : selectSchema(schema, options.columns);
     const rows = readPartitioned(archive, evolved ? evolved.options : options, counters);
-    written = await writeOutput(output, out, evolved ? evolveBatches(rows, evolved) : rows, {
-      format,
-      delimiter: options.delimiter,
-      splitSheets: options.splitSheets,
-      replace: options.overwrite,
-    });
+    written = await writeOutput(
+      output,
+      out,
+      evolved ? evolved.evolveBatches(rows, evolved) : rows,
+      {
+        format,
+        delimiter: options.delimiter,
+        splitSheets: options.splitSheets,
+        replace: options.overwrite,
+      },
+    );
   } else {
     const reader = await openArchive(archive, { keys: options.keys, requireKey: true });
     try {
       encrypted = reader.index.header.encryption !== null;
       checkEncrypted(archive, encrypted, options);
-      const evolved = evolution(reader.index.schema, options);
+      const evolved = await evolution(reader.index.schema, options);
       const schema = evolved ? evolved.target : selectSchema(reader.index.schema, options.columns);
       // Compiled before the output is touched, so a bad --where is reported as such.
-      const where = whereFor(options.where, reader.index.schema);
+      const where = await whereFor(options.where, reader.index.schema);
       if (format === "xlsx" && !options.splitSheets && options.where === undefined) {
-        checkSheetRows(reader.index.footer.rows, options.rows);
+        await checkSheetRows(reader.index.footer.rows, options.rows);
       }
       const workers = readThreads(threads, reader, options, evolved);
       const pooled = workers > 0 ? await poolScan() : null;
@@ -189,7 +193,7 @@ export async function thaw(
           );
         } else {
           const read = scanArchive(reader, { ...(evolved?.options ?? options), where }, counters);
-          scan = evolved ? evolveBatches(read, evolved) : read;
+          scan = evolved ? evolved.evolveBatches(read, evolved) : read;
         }
         written = await writeOutput(output, schema, scan, {
           format,
@@ -241,9 +245,9 @@ export async function thawTable(archive: string, options: ThawOptions = {}): Pro
     checkEncrypted(archive, false, options);
     const { schema } = await readManifest(archive);
     const counters = { ...newCounters(), partitions_total: 0, partitions_read: 0 };
-    const evolved = evolution(schema, options);
+    const evolved = await evolution(schema, options);
     const rows = readPartitioned(archive, evolved?.options ?? options, counters);
-    for await (const b of evolved ? evolveBatches(rows, evolved) : rows) batches.push(b);
+    for await (const b of evolved ? evolved.evolveBatches(rows, evolved) : rows) batches.push(b);
     return batchesToTable(
       evolved ? evolved.target : selectSchema(schema, options.columns),
       batches,
@@ -252,7 +256,7 @@ export async function thawTable(archive: string, options: ThawOptions = {}): Pro
   const reader = await openArchive(archive, { keys: options.keys, requireKey: true });
   try {
     checkEncrypted(archive, reader.index.header.encryption !== null, options);
-    const evolved = evolution(reader.index.schema, options);
+    const evolved = await evolution(reader.index.schema, options);
     const schema = evolved ? evolved.target : selectSchema(reader.index.schema, options.columns);
     const workers = readThreads(checkThreads(options.threads), reader, options, evolved);
     if (workers > 0) {
@@ -269,22 +273,31 @@ export async function thawTable(archive: string, options: ThawOptions = {}): Pro
       }
     }
     const rows = scanArchive(reader, evolved?.options ?? options);
-    for await (const b of evolved ? evolveBatches(rows, evolved) : rows) batches.push(b);
+    for await (const b of evolved ? evolved.evolveBatches(rows, evolved) : rows) batches.push(b);
     return batchesToTable(schema, batches);
   } finally {
     reader.close();
   }
 }
 
+/** An evolution planned for a read, with what applies it. */
+type PlannedEvolution = Evolution & {
+  options: ThawOptions;
+  evolveBatches: typeof import("./evolve.ts").evolveBatches;
+};
+
 /**
  * How to read the stored rows for `options.schema`, when given: the evolution, and the
  * options that read only the stored columns it needs (at least one, so rows still count).
+ * `evolve.ts` (and its schema diff) loads only then: a thaw without a schema never
+ * evaluates it.
  */
-function evolution(
+async function evolution(
   stored: Schema,
   options: ThawOptions,
-): (Evolution & { options: ThawOptions }) | null {
+): Promise<PlannedEvolution | null> {
   if (!options.schema) return null;
+  const { evolveBatches, planEvolution } = await import("./evolve.ts");
   const target = options.columns
     ? options.columns.map((name) => {
       const f = options.schema!.find((g) => g.name === name);
@@ -301,7 +314,7 @@ function evolution(
     : options.schema;
   const plan = planEvolution(stored, target);
   const columns = plan.read.length > 0 ? [...plan.read] : [stored[0]!.name];
-  return { ...plan, options: { ...options, columns } };
+  return { ...plan, options: { ...options, columns }, evolveBatches };
 }
 
 /**
@@ -359,7 +372,9 @@ function checkEncrypted(archive: string, encrypted: boolean, options: ThawOption
   }
 }
 
-function checkSheetRows(total: number, rows: RowRange | undefined): void {
+/** Refuses more rows than one sheet holds; `io/xlsx.ts` loads only for an xlsx output. */
+async function checkSheetRows(total: number, rows: RowRange | undefined): Promise<void> {
+  const { XLSX_MAX_DATA_ROWS } = await import("../io/xlsx.ts");
   const n = Math.max(0, Math.min(total, rows?.end ?? total) - (rows?.start ?? 0));
   if (n > XLSX_MAX_DATA_ROWS) {
     throw new OpsError(
