@@ -213,6 +213,7 @@ const _loadedByComputedSpecifiers = () => [
   import("./format/key_provider.ts"),
   import("./keys/_aws4fetch.ts"),
   import("./io/_write_arrow.ts"),
+  import("./io/_write_arrow_js.ts"),
   import("./io/_write_parquet.ts"),
   import("./io/arrow_table.ts"),
   import("./io/arrow_schema.ts"),

@@ -76,6 +76,7 @@ const LOADED_ELSEWHERE = [
   "../format/key_provider.ts",
   "../keys/_aws4fetch.ts",
   "../io/_write_arrow.ts",
+  "../io/_write_arrow_js.ts",
   "../io/_write_parquet.ts",
   "../io/arrow_table.ts",
   "../io/arrow_schema.ts",
