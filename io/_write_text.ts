@@ -45,10 +45,13 @@ class ByteSink {
   pos = 0;
   readonly #file: ByteWriter | null;
 
-  /** @param file Where {@link flush} writes; null to keep everything in `buf`. */
-  constructor(file: ByteWriter | null, capacity = FLUSH_BYTES * 2) {
+  /**
+   * @param file Where {@link flush} writes; null to keep everything in `buf`.
+   * @param buffer Its size, or a buffer to write into (its old bytes are overwritten).
+   */
+  constructor(file: ByteWriter | null, buffer: number | Uint8Array = FLUSH_BYTES * 2) {
     this.#file = file;
-    this.buf = new Uint8Array(capacity);
+    this.buf = typeof buffer === "number" ? new Uint8Array(buffer) : buffer;
     this.view = new DataView(this.buf.buffer);
   }
 
@@ -392,6 +395,12 @@ export interface RenderedRows {
   readonly bytes: Uint8Array;
   /** Rows in `bytes`. */
   readonly length: number;
+  /**
+   * Called once `bytes` are written, when their buffer may be reused: a thaw's pool hands
+   * it back to its Workers (`ops/_pool_scan.ts`), which render later chunks into it
+   * instead of faulting in fresh pages. `bytes` must not be read after.
+   */
+  readonly recycle?: () => void;
 }
 
 /** How rows are rendered: CSV with its delimiter, JSON lines, or the rows of a JSON array. */
@@ -414,6 +423,9 @@ let widest: { key: string; bytesPerRow: number } | null = null;
  * @param rendering Format (and CSV delimiter).
  * @param firstRow Index of the batch's first row in the whole output (error messages,
  * and the separators of a JSON array).
+ * @param spare Buffers it may render into instead of allocating one (a Worker's, handed
+ * back by the writer): it takes one big enough for its size guess out of the list, and
+ * drops those smaller (the guess only grows in one schema and format).
  * @returns The rendered rows.
  * @throws {IoError} SCHEMA_MISMATCH for a batch that does not match; WRITE_FAILED for
  * a lone surrogate.
@@ -423,6 +435,7 @@ export function renderRows(
   batch: Batch,
   rendering: TextRendering,
   firstRow: number,
+  spare?: ArrayBuffer[],
 ): RenderedRows {
   checkBatch(schema, batch);
   // A guess at the size, so that most batches never regrow the buffer: the widest rows
@@ -433,7 +446,8 @@ export function renderRows(
   const perRow = widest?.key === key
     ? Math.ceil(widest.bytesPerRow * 1.05) + 4
     : schema.length * 12 + 8;
-  const sink = new ByteSink(null, Math.max(1024, batch.length * perRow));
+  const size = Math.max(1024, batch.length * perRow);
+  const sink = new ByteSink(null, spareBuffer(spare, size) ?? size);
   if (rendering.format === "csv") {
     new CsvRows(schema, rendering.delimiter).write(sink, batch, 0, batch.length, firstRow);
   } else {
@@ -449,6 +463,15 @@ export function renderRows(
   if (widest?.key !== key || widest.bytesPerRow < bytesPerRow) widest = { key, bytesPerRow };
   // The sink's own buffer, not a copy: nothing else holds it (a Worker moves it whole).
   return { rendered: rendering, bytes: sink.buf.subarray(0, sink.pos), length: batch.length };
+}
+
+/** A buffer of `spare` of at least `size` bytes, taken out of it; smaller ones are dropped. */
+function spareBuffer(spare: ArrayBuffer[] | undefined, size: number): Uint8Array | undefined {
+  while (spare !== undefined && spare.length > 0) {
+    const b = spare.pop()!;
+    if (b.byteLength >= size) return new Uint8Array(b);
+  }
+  return undefined;
 }
 
 /** Writes a batch's rows, or rows rendered with the same options, through a sink. */
@@ -472,6 +495,7 @@ async function writeRows(
     }
     await sink.flush();
     await writeAll(file, item.bytes);
+    item.recycle?.();
     return;
   }
   checkBatch(schema, item);

@@ -10,7 +10,7 @@ import type { Batch, Column, Field, Schema, TimeUnit } from "../format/column.ts
 import { withCodes } from "../format/coded_strings.ts";
 import { IoError } from "./errors.ts";
 import { TimestampFormatter } from "./_format.ts";
-import { renderRows } from "./_write_text.ts";
+import { renderRows, writeCsv } from "./_write_text.ts";
 
 const CSV = { format: "csv", delimiter: "," } as const;
 const text = (batch: Batch, schema: Schema) =>
@@ -113,4 +113,60 @@ Deno.test("CSV: timestamps render as TimestampFormatter formats them, repeated o
       assert.equal(text(batch, schema), rows.join(""), `${unit} ${zone}`);
     }
   }
+});
+
+Deno.test("renderRows renders into a spare buffer big enough, overwriting its old bytes", () => {
+  const schema: Schema = [{ name: "n", type: "float64", nullable: false }];
+  const batch: Batch = {
+    schema,
+    columns: [{
+      type: "float64",
+      values: Float64Array.from({ length: 300 }, (_, i) => i * 37 - 900),
+      validity: null,
+    }],
+    length: 300,
+  };
+  const fresh = renderRows(schema, batch, CSV, 0);
+  const expected = new TextDecoder().decode(fresh.bytes);
+  const small = new ArrayBuffer(16);
+  const big = new ArrayBuffer(1 << 20);
+  new Uint8Array(big).fill(0x41); // stale bytes of an earlier chunk
+  const spare = [big, small];
+  const reused = renderRows(schema, batch, CSV, 0, spare);
+  // The small one is dropped (too small for the guess), the big one taken.
+  assert.equal(spare.length, 0);
+  assert.equal(reused.bytes.buffer, big);
+  assert.equal(new TextDecoder().decode(reused.bytes), expected);
+  // None that fits: a fresh buffer, as without spares.
+  const none = [new ArrayBuffer(16)];
+  const again = renderRows(schema, batch, CSV, 0, none);
+  assert.notEqual(again.bytes.buffer, none[0]);
+  assert.equal(new TextDecoder().decode(again.bytes), expected);
+});
+
+Deno.test("writeCsv recycles rendered rows only once their bytes are written", async () => {
+  const schema: Schema = [{ name: "n", type: "float64", nullable: false }];
+  const batch: Batch = {
+    schema,
+    columns: [{ type: "float64", values: Float64Array.from([1, 2, 3]), validity: null }],
+    length: 3,
+  };
+  const events: string[] = [];
+  const rendered = renderRows(schema, batch, CSV, 0);
+  const chunks: string[] = [];
+  const file = {
+    write: (p: Uint8Array) => {
+      events.push("write");
+      chunks.push(new TextDecoder().decode(p));
+      return Promise.resolve(p.length);
+    },
+  };
+  const rows = await writeCsv(file, schema, [{
+    ...rendered,
+    recycle: () => events.push("recycle"),
+  }], ",");
+  assert.equal(rows, 3);
+  assert.equal(chunks.join(""), "n\n1.0\n2.0\n3.0\n");
+  assert.equal(events.lastIndexOf("write") < events.indexOf("recycle"), true);
+  assert.equal(events.filter((e) => e === "recycle").length, 1);
 });

@@ -36,6 +36,8 @@ export interface ThawChunkTask {
     | { arrow: true }
     | { duckdb: true }
     | null;
+  /** Output buffers the writer is done with, for the Worker to render into again. */
+  spare?: ArrayBuffer[];
 }
 
 /**
@@ -80,6 +82,15 @@ export async function* scanInPool(
   }
   const bytesBefore = reader.bytesRead;
   const inFlight: Promise<Prepared>[] = [];
+  // Rendered text's buffers, handed back by the writer once written (`recycle`) and
+  // moved to the Workers with the next tasks; at most one per task in flight.
+  const spare: ArrayBuffer[] = [];
+  const recycle = (r: RenderedRows): RenderedRows => ({
+    ...r,
+    recycle: () => {
+      if (spare.length < pool.capacity) spare.push(r.bytes.buffer as ArrayBuffer);
+    },
+  });
   let firstRow = 0;
   try {
     for await (const read of reader.chunkJobs({ rows: { start, end }, columns: options.columns })) {
@@ -96,9 +107,13 @@ export async function* scanInPool(
           ? { rendering: output.text, firstRow }
           : output,
       };
+      if (spare.length > 0) task.spare = spare.splice(0);
       firstRow += read.to - read.from;
       const done = output !== null
-        ? pool.run<RenderedRows | ArrowParts | DuckImage>(task, transferOf(read.job))
+        ? pool.run<RenderedRows | ArrowParts | DuckImage>(task, [
+          ...transferOf(read.job),
+          ...(task.spare ?? []),
+        ]).then((r) => "rendered" in r ? recycle(r) : r)
         : pool.run<{ columns: PostedColumn[]; length: number }>(task, transferOf(read.job)).then(
           (r): Batch => ({
             schema: read.schema,
