@@ -3,12 +3,21 @@
  * against DuckDB writing the same CSV as Parquet (zstd) in the same run: archive size,
  * freeze and thaw speed, and every thaw's hash equal to the others' (a profile changes
  * how the bytes are stored, never the rows). `deno task bench` calls
- * {@link profileFigures}; alone: `deno run -A bench/profile_bench.ts [CSV]`.
+ * {@link profileFigures}; alone:
+ *
+ * ```
+ * deno run -A bench/profile_bench.ts [CSV] [--profiles max_speed,balanced] [--rounds 5]
+ * ```
+ *
+ * `--rounds N` alternates DuckDB's write and each profile's freeze and thaw N times and
+ * reports the medians (read them, not one run, on a shared machine); `--profiles`
+ * leaves out the others (`max_compression` takes minutes on flights-3m).
  *
  * @module
  */
 import { createHash } from "node:crypto";
 import { join } from "node:path";
+import { parseArgs } from "../internal/config.ts";
 import { freeze, thaw } from "../mod.ts";
 import { openLockedDuckDB, sqlString } from "../io/_duckdb.ts";
 import type { CodecProfile } from "../format/new_archive.ts";
@@ -60,7 +69,23 @@ async function duckdbParquet(
     return { seconds, bytes: (await Deno.stat(out)).size };
   } finally {
     db.close();
+    // The next round writes a new file, as a user's COPY to a fresh path does.
+    await Deno.remove(out).catch(() => {});
   }
+}
+
+/** Which profiles, and how many alternating rounds. */
+export interface ProfileOptions {
+  /** Profiles to run (default: all four). */
+  profiles?: readonly CodecProfile[];
+  /** Rounds of DuckDB's write and every profile, alternated; medians reported (default 1). */
+  rounds?: number;
+}
+
+function median(xs: readonly number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 /**
@@ -69,12 +94,65 @@ async function duckdbParquet(
  * @param csv The dataset as CSV.
  * @param name Its name, for the lines.
  * @param work A scratch directory.
+ * @param options Profiles and rounds.
  * @returns Markdown lines for `bench/RESULTS.md`.
  */
-export async function profileFigures(csv: string, name: string, work: string): Promise<string[]> {
+export async function profileFigures(
+  csv: string,
+  name: string,
+  work: string,
+  options: ProfileOptions = {},
+): Promise<string[]> {
+  const profiles = options.profiles ?? PROFILES;
+  const rounds = Math.max(1, options.rounds ?? 1);
   const csvBytes = (await Deno.stat(csv)).size;
+  const rounded: ProfileRun[][] = [];
+  const duckRuns: { seconds: number; bytes: number }[] = [];
+  for (let round = 0; round < rounds; round++) {
+    if (rounds > 1) duckRuns.push(await duckdbParquet(csv, work));
+    rounded.push(await profileRound(csv, name, work, profiles));
+  }
+  if (rounds === 1) duckRuns.push(await duckdbParquet(csv, work));
+  const runs = profiles.map((_, i): ProfileRun => ({
+    ...rounded[0]![i]!,
+    freezeSeconds: median(rounded.map((r) => r[i]!.freezeSeconds)),
+    thawSeconds: median(rounded.map((r) => r[i]!.thawSeconds)),
+  }));
+  const hashes = new Set(rounded.flat().map((r) => r.csvSha256));
+  const duck = { seconds: median(duckRuns.map((d) => d.seconds)), bytes: duckRuns[0]!.bytes };
+  const balanced = runs.find((r) => r.profile === "balanced");
+  const mbps = (s: number) => (csvBytes / 1e6 / s).toFixed(1);
+  const how = rounds === 1
+    ? "one run each"
+    : `median of ${rounds} rounds alternating DuckDB's write and each profile`;
+  const lines = [
+    `Profiles on ${name} (${(csvBytes / 1e6).toFixed(1)} MB of CSV), ${how}, the same rows ` +
+    `back from every one (CSV hashes equal: ${hashes.size === 1}). ` +
+    `DuckDB writing the same CSV as Parquet (zstd) in this run: ${duck.seconds.toFixed(2)} s, ` +
+    `${(duck.bytes / 1e6).toFixed(2)} MB.`,
+    "",
+    "| profile | columns' codecs | archive | vs balanced | freeze MB/s | freeze vs DuckDB Parquet write | thaw to CSV MB/s |",
+    "|---|---|---|---|---|---|---|",
+    ...runs.map((r) =>
+      `| ${r.profile} | ${r.codecs} | ${(r.bytes / 1e6).toFixed(2)} MB | ${
+        balanced ? `${(r.bytes / balanced.bytes).toFixed(3)}×` : "—"
+      } | ${mbps(r.freezeSeconds)} | ${(r.freezeSeconds / duck.seconds).toFixed(2)}× | ${
+        mbps(r.thawSeconds)
+      } |`
+    ),
+  ];
+  return lines;
+}
+
+/** One freeze and thaw of `csv` with each profile. */
+async function profileRound(
+  csv: string,
+  name: string,
+  work: string,
+  profiles: readonly CodecProfile[],
+): Promise<ProfileRun[]> {
   const runs: ProfileRun[] = [];
-  for (const profile of PROFILES) {
+  for (const profile of profiles) {
     const archive = join(work, `${name}.${profile}.pf`);
     const back = join(work, `${name}.${profile}.csv`);
     const f = await timed(() => freeze(csv, archive, { profile }));
@@ -97,36 +175,29 @@ export async function profileFigures(csv: string, name: string, work: string): P
     await Deno.remove(back);
     await Deno.remove(archive);
   }
-  const duck = await duckdbParquet(csv, work);
-  const balanced = runs.find((r) => r.profile === "balanced")!;
-  const mbps = (s: number) => (csvBytes / 1e6 / s).toFixed(1);
-  const lines = [
-    `Profiles on ${name} (${(csvBytes / 1e6).toFixed(1)} MB of CSV), one run each, the same rows ` +
-    `back from every one (CSV hashes equal: ${
-      new Set(runs.map((r) => r.csvSha256)).size === 1
-    }). ` +
-    `DuckDB writing the same CSV as Parquet (zstd) in this run: ${duck.seconds.toFixed(2)} s, ` +
-    `${(duck.bytes / 1e6).toFixed(2)} MB.`,
-    "",
-    "| profile | columns' codecs | archive | vs balanced | freeze MB/s | freeze vs DuckDB Parquet write | thaw to CSV MB/s |",
-    "|---|---|---|---|---|---|---|",
-    ...runs.map((r) =>
-      `| ${r.profile} | ${r.codecs} | ${(r.bytes / 1e6).toFixed(2)} MB | ${
-        (r.bytes / balanced.bytes).toFixed(3)
-      }× | ${mbps(r.freezeSeconds)} | ${(r.freezeSeconds / duck.seconds).toFixed(2)}× | ${
-        mbps(r.thawSeconds)
-      } |`
-    ),
-  ];
-  return lines;
+  return runs;
 }
 
 if (import.meta.main) {
-  const csv = Deno.args[0] ??
-    join(new URL(".", import.meta.url).pathname, ".cache", "flights-3m.csv");
+  const args = parseArgs(Deno.args, { string: ["profiles", "rounds"] });
+  const csv = args._[0] === undefined
+    ? join(new URL(".", import.meta.url).pathname, ".cache", "flights-3m.csv")
+    : String(args._[0]);
+  const profiles = typeof args.flags.profiles !== "string" ? undefined : args.flags.profiles
+    .split(",").map((p) => {
+      if (!(PROFILES as readonly string[]).includes(p)) {
+        throw new Error(`--profiles: '${p}' is not one of ${PROFILES.join(", ")}`);
+      }
+      return p as CodecProfile;
+    });
+  const rounds = typeof args.flags.rounds === "string" ? Number(args.flags.rounds) : 1;
+  if (!Number.isInteger(rounds) || rounds < 1) throw new Error("--rounds: give a whole number ≥ 1");
   const work = await Deno.makeTempDir({ prefix: "permafrost-profiles-" });
   try {
-    const lines = await profileFigures(csv, csv.split("/").pop()!.replace(/\.csv$/, ""), work);
+    const lines = await profileFigures(csv, csv.split("/").pop()!.replace(/\.csv$/, ""), work, {
+      ...(profiles ? { profiles } : {}),
+      rounds,
+    });
     await Deno.stdout.write(new TextEncoder().encode(lines.join("\n") + "\n"));
   } finally {
     await Deno.remove(work, { recursive: true });
