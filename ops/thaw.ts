@@ -25,6 +25,7 @@ import type { ArchiveReader } from "../format/reader.ts";
 import type { Prepared } from "../io/output.ts";
 import type { ArrowParts } from "../io/arrow_table.ts";
 import type { PoolOutput } from "./_pool_scan.ts";
+import type { BlockPool } from "../format/pool.ts";
 import { checkThreads } from "./threads.ts";
 import {
   isPartitionedDir,
@@ -140,6 +141,27 @@ export async function thaw(
   const started = performance.now();
   checkRows(options.rows);
   const threads = checkThreads(options.threads);
+  // The Workers start first, so that their start (an isolate and its modules each,
+  // ~50 ms) overlaps this thread's own: its Node modules, the header and the footer.
+  const early = earlyPool(archive, threads, options);
+  try {
+    return await thawFile(archive, output, options, threads, started, early);
+  } finally {
+    // Closing is idempotent: this stops a pool that went unused (a failure, or a
+    // footer that says the read stays on this thread).
+    early?.then((pool) => pool.close(), () => {});
+  }
+}
+
+/** {@link thaw} to a local path, with the pool {@link earlyPool} started (if any). */
+async function thawFile(
+  archive: string,
+  output: string,
+  options: ThawOptions,
+  threads: number,
+  started: number,
+  early: Promise<BlockPool> | null,
+): Promise<ThawSummary> {
   const format = options.format ?? outputFormatOf(output);
   const counters: PartitionCounters = {
     ...newCounters(),
@@ -180,7 +202,8 @@ export async function thaw(
       }
       const workers = readThreads(threads, reader, options, evolved);
       const pooled = workers > 0 ? await poolScan() : null;
-      const pool = pooled?.thawPool(workers) ?? null;
+      const ready = workers > 0 ? await early : null;
+      const pool = ready ?? pooled?.thawPool(workers) ?? null;
       try {
         let scan: AsyncIterable<Prepared>;
         if (pool) {
@@ -325,6 +348,39 @@ const POOL_SCAN = new URL("./_pool_scan.ts", import.meta.url);
 
 function poolScan(): Promise<typeof import("./_pool_scan.ts")> {
   return import(POOL_SCAN.href);
+}
+
+/** Archives smaller than this open before any Worker starts: they may hold one chunk. */
+const EARLY_POOL_BYTES = 1 << 20;
+
+/**
+ * The thaw pool, started before the archive is opened, when the read will most
+ * likely run on it: no `where`, no schema, no row range, and a local archive file of
+ * at least {@link EARLY_POOL_BYTES} (many chunks). {@link readThreads} still decides
+ * once the footer is read; a pool it does not want is closed unused.
+ */
+function earlyPool(
+  archive: string,
+  threads: number,
+  options: ThawOptions,
+): Promise<BlockPool> | null {
+  if (
+    threads === 0 || options.where !== undefined || options.schema !== undefined ||
+    options.rows !== undefined || isRemote(archive)
+  ) {
+    return null;
+  }
+  try {
+    const info = Deno.statSync(archive);
+    if (!info.isFile || info.size < EARLY_POOL_BYTES) return null;
+  } catch {
+    // Missing or unreadable: opening it reports that.
+    return null;
+  }
+  const pool = poolScan().then((m) => m.thawPool(threads));
+  // Awaited (or closed) once the archive is open; a failed start fails there.
+  pool.catch(() => {});
+  return pool;
 }
 
 /**

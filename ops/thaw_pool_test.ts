@@ -171,3 +171,31 @@ Deno.test("thawTable on Worker threads gives the table one on this thread gives"
     assert.deepEqual(tableToIPC(pooled, "file"), tableToIPC(inline, "file"));
   }
 });
+
+Deno.test("a thaw whose Workers start before the archive opens (1 MiB and more) writes the same bytes, and a pool it does not use is closed", async (t) => {
+  const schema: Schema = [{ name: "x", type: "float64", nullable: false }];
+  const batch = randomBatch(schema, 240_000, 7);
+  const many = `${TMP}/big_many.pf`;
+  const one = `${TMP}/big_one.pf`;
+  await writeTestArchive(many, batch, { chunkRows: 60_000 });
+  await writeTestArchive(one, batch, { chunkRows: 240_000 });
+  for (const archive of [many, one]) {
+    assert.ok((await Deno.stat(archive)).size >= 1 << 20, "the early pool's size rule applies");
+  }
+  await t.step("many chunks: read on the pool started first", async () => {
+    const [inline, pooled, rows] = await both(many, "csv");
+    assert.equal(rows, 240_000);
+    assert.deepEqual(pooled, inline);
+  });
+  await t.step("one chunk: read on this thread, the pool closed unused", async () => {
+    const [inline, pooled, rows] = await both(one, "csv");
+    assert.equal(rows, 240_000);
+    assert.deepEqual(pooled, inline);
+  });
+  await t.step("a failure after the pool started rejects with its own error", async () => {
+    await assert.rejects(
+      thaw(many, `${TMP}/out.unknown`, { threads: 2 }),
+      (e: Error & { code?: string }) => e.code === "UNKNOWN_FORMAT",
+    );
+  });
+});
