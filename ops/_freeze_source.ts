@@ -154,11 +154,28 @@ export async function openChunks(
     const format = fileFormat(source, options.format);
     if (format === "parquet") return await openParquetChunks(source, options);
     if (format === "csv") {
-      const file = await openFile(source, options);
-      return await openCsvChunks(source, file, options);
+      // Started before the file is opened, so the Workers load their modules (the
+      // encoder, node:zlib) while this thread infers the types and plans.
+      const pool = freezePool(options.threads);
+      let file: Source;
+      try {
+        file = await openFile(source, options);
+      } catch (err) {
+        await pool.shutdown();
+        throw err;
+      }
+      return await openCsvChunks(source, file, pool, options);
     }
   }
   return batchChunks(await openAny(source, options), options);
+}
+
+/** A pool of `_freeze_worker.ts` Workers, which read a file's chunks where they encode them. */
+function freezePool(threads: number): BlockPool {
+  return new BlockPool(threads, {
+    script: new URL("./_freeze_worker.ts", import.meta.url),
+    revive: reviveIoError,
+  });
 }
 
 /** Chunks of a source read on this thread (`rechunk`), encoded in the pool when there is one. */
@@ -204,19 +221,16 @@ function fileFormat(path: string, format: SourceFormat | undefined): SourceForma
 async function openCsvChunks(
   path: string,
   source: Source,
+  pool: BlockPool,
   options: FreezeOptions & { chunkRows: number; threads: number; planRows?: number },
 ): Promise<OpenedChunks> {
-  if (options.planRows !== undefined) return await sampledCsvChunks(path, source, options);
+  if (options.planRows !== undefined) return await sampledCsvChunks(path, source, pool, options);
   const { chunkRows } = options;
   const bytes = source.bytes ?? 0;
   const delimiter = source.dialect?.delimiter ?? ",";
   await source.close(); // the first chunk is read below, the rest by the Workers
   const types = { ...options.types };
-  // Started first, so the Workers load and the cut runs while the first chunk is read.
-  const pool = new BlockPool(options.threads, {
-    script: new URL("./_freeze_worker.ts", import.meta.url),
-    revive: reviveIoError,
-  });
+  // The pool started first: the cut runs while the first chunk is read.
   const task: CsvCutTask = { kind: "csv-cut", path, everyRows: chunkRows, delimiter };
   const cutting = pool.run<CsvCut>(task);
   cutting.catch(() => {}); // awaited by the chunks below; this only marks it handled
@@ -281,6 +295,7 @@ async function openCsvChunks(
 async function sampledCsvChunks(
   path: string,
   source: Source,
+  pool: BlockPool,
   options: FreezeOptions & { chunkRows: number; threads: number; planRows?: number },
 ): Promise<OpenedChunks> {
   const { chunkRows } = options;
@@ -288,11 +303,7 @@ async function sampledCsvChunks(
   const delimiter = source.dialect?.delimiter ?? ",";
   await source.close(); // the sample is read below, the chunks by the Workers
   const types = { ...options.types };
-  // Started first, so the Workers load while the sample is read and planned on.
-  const pool = new BlockPool(options.threads, {
-    script: new URL("./_freeze_worker.ts", import.meta.url),
-    revive: reviveIoError,
-  });
+  // The pool started first: the Workers load while the sample is read and planned on.
   let cut: Awaited<ReturnType<typeof csvRowRanges>>;
   let sample: Batch | null;
   try {
@@ -359,10 +370,7 @@ async function openParquetChunks(
   };
   // Started first, so the Workers load and open the file while this thread reads
   // and plans the first chunk.
-  const pool = new BlockPool(options.threads, {
-    script: new URL("./_freeze_worker.ts", import.meta.url),
-    revive: reviveIoError,
-  });
+  const pool = freezePool(options.threads);
   for (let i = 0; i < pool.threads; i++) {
     const task: ParquetOpenTask = { kind: "parquet-open", file };
     pool.run(task).catch(() => {}); // a failure shows again on the first chunk

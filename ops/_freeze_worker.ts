@@ -18,6 +18,10 @@ import type { ParquetChunkTask, ParquetOpenTask } from "./_parquet_chunks.ts";
 import { type CsvChunkTask, type CsvCutTask, cutCsv, readCsvChunk } from "./_csv_chunks.ts";
 import { readChunk } from "../io/chunk_window.ts";
 
+// node:zlib (zstd) loaded now, while this thread waits for its first chunk, rather than
+// on that chunk's first block (~15-20 ms of a Worker's CPU on the freeze's critical path).
+import("node:zlib").catch(() => {}); // a failure shows again where zstd loads it
+
 // One open file per Worker for the whole freeze (and a second, should a caller
 // freeze two files with one pool).
 const files = new ParquetReaders(2);
