@@ -12,7 +12,8 @@
  *
  * A regular file (or a new path) is written to a locked temp file beside it
  * (`.<name>.pf.tmp-<random>`, covered by `.gitignore`; stale ones of a killed process
- * are removed by the next write, see `internal/temp_files.ts`), fsynced and renamed
+ * are removed by the next write, see `internal/temp_files.ts`), flushed to disk as it
+ * grows, fsynced and renamed
  * over the target only once complete: no half-written file ever carries the final
  * name, and a failure removes the temp file. A symbolic link to a file is followed (the
  * file is replaced, the link kept). Anything else is never renamed over: `-` means
@@ -354,9 +355,16 @@ async function writeFile(
   let rows: number;
   try {
     try {
-      rows = spec.format === "parquet"
-        ? await writeParquet(temp.path, spec.schema, preparedFor(spec.input, "duckdb"))
-        : await writeTo(temp.file, spec);
+      if (spec.format === "parquet") {
+        rows = await writeParquet(temp.path, spec.schema, preparedFor(spec.input, "duckdb"));
+      } else {
+        const ahead = new SyncAhead(temp);
+        try {
+          rows = await writeTo(ahead, spec);
+        } finally {
+          await ahead.close();
+        }
+      }
       await temp.file.sync();
     } finally {
       temp.file.close();
@@ -368,6 +376,57 @@ async function writeFile(
     throw err;
   }
   return { rows, bytes: (await Deno.stat(path)).size };
+}
+
+/** Bytes written between two of {@link SyncAhead}'s flushes. */
+export const SYNC_AHEAD_BYTES = 16 << 20;
+
+/**
+ * Writes into a temp file and flushes its data to disk as it grows (`fdatasync` on a
+ * second handle, in the background, every {@link SYNC_AHEAD_BYTES}), so that the
+ * `fsync` before the rename, which the durability rule keeps, finds only the last
+ * bytes still to write out instead of the whole file (~40 ms for 100 MB) while no
+ * other work is left to overlap it. A second handle, because Deno runs one handle's
+ * operations one after the other: a flush on `temp.file` would hold up its writes.
+ * Flushing early changes what is durable when, never what is written.
+ */
+class SyncAhead implements ByteWriter {
+  readonly #temp: LockedTemp;
+  #handle: Promise<Deno.FsFile | null> | null = null;
+  #running: Promise<void> | null = null;
+  #unsynced = 0;
+
+  constructor(temp: LockedTemp) {
+    this.#temp = temp;
+  }
+
+  async write(p: Uint8Array): Promise<number> {
+    const n = await this.#temp.file.write(p);
+    this.#unsynced += n;
+    if (this.#unsynced >= SYNC_AHEAD_BYTES && this.#running === null) {
+      this.#unsynced = 0;
+      this.#running = this.#flush().finally(() => {
+        this.#running = null;
+      });
+    }
+    return n;
+  }
+
+  /** A flush of what is written so far; a failure is left to the final `fsync`. */
+  async #flush(): Promise<void> {
+    this.#handle ??= Deno.open(this.#temp.path, { read: true }).catch(() => null);
+    try {
+      await (await this.#handle)?.syncData();
+    } catch {
+      // The fsync before the rename reports what is wrong with the file.
+    }
+  }
+
+  /** Waits for the flush in progress, then closes the second handle. */
+  async close(): Promise<void> {
+    await this.#running;
+    (await this.#handle)?.close();
+  }
 }
 
 /**

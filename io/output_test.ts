@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { type Batch, concatBatches, type Schema } from "../format/column.ts";
 import { IoError } from "./errors.ts";
-import { type OutputFormat, outputFormatOf, writeOutput } from "./output.ts";
+import { type OutputFormat, outputFormatOf, SYNC_AHEAD_BYTES, writeOutput } from "./output.ts";
 import { openSource } from "./source.ts";
 import {
   ALL_TYPES,
@@ -473,6 +473,40 @@ Deno.test("repeated dates and timestamps are written right across the writer's 1
       assert.ok(bytes > 3 * 1024 * 1024, `${bytes} bytes: several flushes`);
       assertSameValues(await readBack(path), batch, true);
     }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** Rows 10,000,000 + k for k in [0, rows), in batches of 500,000. */
+function* countingBatches(schema: Schema, rows: number): Generator<Batch> {
+  const per = 500_000;
+  for (let at = 0; at < rows; at += per) {
+    const n = Math.min(per, rows - at);
+    const values = new BigInt64Array(n);
+    for (let k = 0; k < n; k++) values[k] = BigInt(10_000_000 + at + k);
+    yield { schema, length: n, columns: [{ type: "int64", values, validity: null }] };
+  }
+}
+
+Deno.test("writeOutput() flushing a big file to disk as it grows writes every byte, in order", async () => {
+  const dir = await makeTempDir();
+  try {
+    // Rows of 9 bytes ("1xxxxxxx\n"), past two flushes and a tail.
+    const rows = Math.ceil((2.5 * SYNC_AHEAD_BYTES) / 9);
+    const schema: Schema = [{ name: "i", type: "int64", nullable: false }];
+    const path = `${dir}/big.csv`;
+    const written = await writeOutput(path, schema, countingBatches(schema, rows));
+    assert.equal(written.rows, rows);
+    assert.equal(written.bytes, 2 + 9 * rows);
+    const text = await Deno.readTextFile(path);
+    assert.equal(text.length, 2 + 9 * rows);
+    assert.ok(text.startsWith("i\n10000000\n10000001\n"));
+    for (let k = 0; k < rows; k += 7919) {
+      assert.equal(text.slice(2 + 9 * k, 2 + 9 * k + 9), `${10_000_000 + k}\n`);
+    }
+    assert.ok(text.endsWith(`${10_000_000 + rows - 1}\n`));
+    assert.deepEqual(await listDir(dir), ["big.csv"]);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
