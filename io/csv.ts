@@ -22,6 +22,7 @@
  * @module
  */
 import type { Batch, Field, Schema, TimeUnit } from "../format/column.ts";
+import { withCodes } from "../format/coded_strings.ts";
 import { BatchBuilder, type ColumnBuilder } from "./_builder.ts";
 import { blankRecord, CsvByteScanner, CsvRecordReader, END, NEED_MORE } from "./_csv_records.ts";
 import { fileSize, openForRead, readRange, tracked } from "./_file.ts";
@@ -437,7 +438,7 @@ async function* csvBatches(
   // A delimiter among a timestamp's own characters could end its field early.
   const tsAt19 = !"0123456789-: T".includes(String.fromCharCode(options.delimiter));
   // Each string column's short texts, one string each (see plainRecord).
-  const shared = schema.map(() => new Map<number, string>());
+  const shared = kinds.map((k) => new SharedTexts(k === K_STRING ? options.batchRows : 0));
   const given = options.bytes;
   const file = given ? null : options.file ?? await openForRead(path);
   try {
@@ -570,18 +571,70 @@ async function* csvBatches(
       dataRows++;
       if (row === options.batchRows) {
         b.length = row;
-        yield b.finish();
+        yield withSharedCodes(b.finish(), shared, kinds);
         b = new BatchBuilder(schema, options.batchRows, { growable: true });
         row = 0;
       }
     }
     if (row > 0) {
       b.length = row;
-      yield b.finish();
+      yield withSharedCodes(b.finish(), shared, kinds);
     }
   } finally {
     if (file !== null && file !== options.file) file.close();
   }
+}
+
+/**
+ * The short texts of one string column that {@link plainRecord} shares between rows:
+ * each distinct one made a string once (its rows share it, so the predictors' maps
+ * hash it once, not once a row), numbered in order of first appearance, and each row's
+ * number (its code) recorded, so the batch's values carry their codes
+ * (`format/coded_strings.ts`): the keyed predictors number their keys from the codes,
+ * with no hashing at all. A row not read by `plainRecord`, or whose text is not
+ * shared, keeps a stale code, which a reader of the codes refuses (its value is not
+ * that code's entry) and reads by its text.
+ */
+class SharedTexts {
+  /** Code of each packed text (see plainRecord). */
+  readonly codeOf = new Map<number, number>();
+  /** The texts by code: distinct, as their packed forms are. */
+  readonly dictionary: string[] = [];
+  /** Code of each row of the batch being read. */
+  codes: Uint32Array;
+
+  constructor(rows: number) {
+    this.codes = new Uint32Array(Math.min(rows, 1 << 20));
+  }
+
+  /** Records `code` at `row`, growing the codes as the batch grows. */
+  set(row: number, code: number): void {
+    if (row >= this.codes.length) {
+      const grown = new Uint32Array(Math.max(2 * this.codes.length, row + 1, 1024));
+      grown.set(this.codes);
+      this.codes = grown;
+    }
+    this.codes[row] = code;
+  }
+}
+
+/** A batch's string columns with the codes {@link SharedTexts} recorded; fresh codes for the next batch. */
+function withSharedCodes(
+  batch: Batch,
+  shared: readonly SharedTexts[],
+  kinds: readonly number[],
+): Batch {
+  for (let c = 0; c < kinds.length; c++) {
+    const column = batch.columns[c]!;
+    const texts = shared[c]!;
+    if (kinds[c] !== K_STRING || column.type !== "string" || texts.dictionary.length === 0) {
+      continue;
+    }
+    const rows = column.values.length;
+    withCodes(column.values, texts.codes.subarray(0, rows), texts.dictionary);
+    texts.codes = new Uint32Array(texts.codes.length);
+  }
+  return batch;
 }
 
 /** Longest text {@link plainRecord} shares between rows: 7 ASCII characters and the length fit a double's 53 bits. */
@@ -609,7 +662,7 @@ function plainRecord(
   perSecond: readonly number[],
   parts: TimestampParts,
   tsAt19: boolean,
-  shared: readonly Map<number, string>[],
+  shared: readonly SharedTexts[],
 ): number {
   const n = text.length;
   const last = kinds.length - 1;
@@ -665,12 +718,20 @@ function plainRecord(
       } else {
         const texts = shared[c]!;
         key = key * 8 + length;
-        let value = texts.get(key);
-        if (value === undefined) {
-          value = text.slice(i, j);
-          if (texts.size < MAX_SHARED_TEXTS) texts.set(key, value);
+        const code = texts.codeOf.get(key);
+        if (code !== undefined) {
+          col.str[row] = texts.dictionary[code]!;
+          texts.set(row, code);
+        } else {
+          const value = text.slice(i, j);
+          const size = texts.dictionary.length;
+          if (size < MAX_SHARED_TEXTS) {
+            texts.codeOf.set(key, size);
+            texts.dictionary.push(value);
+            texts.set(row, size);
+          }
+          col.str[row] = value;
         }
-        col.str[row] = value;
       }
       i = j + 1;
       continue;

@@ -17,6 +17,7 @@ import {
 import { IoError } from "./errors.ts";
 import { writeOutput } from "./output.ts";
 import { MAX_COLUMNS } from "./types.ts";
+import { codesOf } from "../format/coded_strings.ts";
 import {
   ALL_TYPES,
   assertSameValues,
@@ -538,4 +539,30 @@ Deno.test("a plain record (read in one pass) gives the values and errors of the 
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("openCsv() gives short texts codes into a dictionary of distinct texts, each row its code's entry", async () => {
+  const dir = await makeTempDir();
+  const path = `${dir}/codes.csv`;
+  const long = "a text longer than seven";
+  await Deno.writeTextFile(path, `k,n\nOSL,1\nJFK,2\n"OSL",3\nOSL,4\n${long},5\n,6\nJFK,7\n`);
+  const src = await openCsv(path, { batchRows: 4 });
+  const values: string[] = [];
+  for await (const batch of src.batches()) {
+    const column = batch.columns[0]!;
+    assert.equal(column.type, "string");
+    const texts = column.values as string[];
+    const coded = codesOf(texts);
+    assert.ok(coded !== undefined);
+    assert.equal(coded.codes.length, texts.length);
+    assert.equal(new Set(coded.dictionary).size, coded.dictionary.length);
+    for (const [i, v] of texts.entries()) {
+      // A row read otherwise (quoted, long, null) may hold any code, never a wrong one.
+      if (v === coded.dictionary[coded.codes[i]!]) assert.ok(["OSL", "JFK"].includes(v));
+      else assert.ok([long, "OSL", ""].includes(v));
+      values.push(column.validity?.[i] === 0 ? "null" : v);
+    }
+  }
+  assert.deepEqual(values, ["OSL", "JFK", "OSL", "OSL", long, "null", "JFK"]);
+  await Deno.remove(dir, { recursive: true });
 });

@@ -178,6 +178,16 @@ function codedPairIds(a: Column, b: Column): { ids: Int32Array; count: number } 
   return { ids, count };
 }
 
+/**
+ * {@link denseIds} of strings (the same ids): from their codes when they have them
+ * (`coded_strings.ts`: a dictionary decoder's or the CSV reader's), with no hashing of
+ * the rows whose value is their code's entry.
+ */
+export function textIds(values: readonly string[]): { ids: Int32Array; count: number } {
+  const coded = codesOf(values);
+  return coded === undefined ? denseIds(values) : codedIds(values, coded.codes, coded.dictionary);
+}
+
 /** A dependency's dense ids (see {@link denseIds}): from its codes when it has them. */
 function depIds(dep: Column): { ids: Int32Array; count: number } {
   if ((dep.type === "string" || dep.type === "json") && dep.validity === null) {

@@ -14,7 +14,7 @@
  * @module
  */
 import type { Column, Field, StringColumn } from "../column.ts";
-import { withCodes } from "../coded_strings.ts";
+import { codesOf, withCodes } from "../coded_strings.ts";
 import { FormatError } from "../errors.ts";
 import {
   checkDecodeField,
@@ -42,16 +42,41 @@ function encode(column: Column, context: EncodeContext): Uint8Array | null {
   const codeOf = new Map<string, number>();
   const dictionary: string[] = [];
   const codes = new Uint8Array(n);
-  for (let i = 0; i < n; i++) {
-    const v = values[i]!;
+  const byText = (v: string): number => {
     let code = codeOf.get(v);
     if (code === undefined) {
-      if (dictionary.length === MAX_CATEGORIES) return null;
+      if (dictionary.length === MAX_CATEGORIES) return -1;
       code = dictionary.length;
       codeOf.set(v, code);
       dictionary.push(v);
     }
-    codes[i] = code;
+    return code;
+  };
+  // Values that carry codes (`coded_strings.ts`: the CSV reader's, a decoder's) are
+  // coded through their code's text once per code; the rest through their text.
+  const coded = codesOf(values);
+  if (coded !== undefined) {
+    const { codes: given, dictionary: entries } = coded;
+    const codeOfGiven = new Int32Array(entries.length).fill(-1);
+    for (let i = 0; i < n; i++) {
+      const v = values[i]!;
+      const g = given[i]!;
+      let code: number;
+      if (v === entries[g]) {
+        code = codeOfGiven[g]!;
+        if (code < 0) code = codeOfGiven[g] = byText(v);
+      } else {
+        code = byText(v);
+      }
+      if (code < 0) return null;
+      codes[i] = code;
+    }
+  } else {
+    for (let i = 0; i < n; i++) {
+      const code = byText(values[i]!);
+      if (code < 0) return null;
+      codes[i] = code;
+    }
   }
   const plan = planTexts(dictionary, context.field.name);
   const out = new Uint8Array(varintSize(n) + varintSize(dictionary.length) + plan.size + n);

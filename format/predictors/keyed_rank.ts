@@ -56,7 +56,7 @@ import {
   writeVarint,
   zigzagInPlace,
 } from "./_ints.ts";
-import { columnOfEntries, denseIds, depKeyIds, depKeys, intTokens, keyIds } from "./_keys.ts";
+import { columnOfEntries, denseIds, depKeyIds, intTokens, textIds } from "./_keys.ts";
 import { planTexts, readTexts, writeTexts } from "./_text.ts";
 import type { DecodeContext, EncodeContext, Predictor } from "./predictor.ts";
 
@@ -76,11 +76,13 @@ function encode(column: Column, context: EncodeContext): Uint8Array {
     | (BigIntColumn & { type: "int64" | "date" })
     | (StringColumn & { type: "string" });
   const n = col.values.length;
-  const [a, b] = depKeys(ID, context.deps, n, context.field, true);
-  const keys = keyIds(a, b).ids;
-  const { ids: valueIds, count: valueCount } = denseIds(
-    col.type === "string" ? col.values : intTokens(col.values, null),
-  );
+  // The ids `keyIds(...depKeys(...))` gives, from string dependencies' codes when
+  // they have them (as the decoder numbers them); a value's id only names it (ranks
+  // depend on which rows are equal), so codes number string values too.
+  const keys = depKeyIds(ID, context.deps, n, context.field, true).ids;
+  const { ids: valueIds, count: valueCount } = col.type === "string"
+    ? textIds(col.values)
+    : denseIds(intTokens(col.values, null));
   const lists: number[][] = [];
   // The (key, value) pairs of every list of SHORT_LIST entries or more, so a
   // new value skips the scan of a long list. Lists never shrink, so a list is

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import type { Column } from "../column.ts";
-import { codesOf } from "../coded_strings.ts";
+import { codesOf, withCodes } from "../coded_strings.ts";
 import { categoryU8 } from "./category_u8.ts";
 import { keyedFreq } from "./keyed_freq.ts";
 import { keyedRank } from "./keyed_rank.ts";
@@ -207,4 +207,37 @@ Deno.test("keyed decoders key dependencies a dictionary decoder built as their s
     const other = encodeWith(predictor, distance, [plain, dest]).bytes!;
     assert.deepEqual(predictor.decode(other, 3000, { field, deps: [changed, d] }), distance);
   }
+});
+
+Deno.test("keyedRank.encode() writes the same bytes for strings with codes (a CSV read's) as without", () => {
+  const { origin, dest, distance } = flights(500);
+  const coded = (column: Column): Column => {
+    const values = [...(column.values as string[])];
+    const dictionary = [...new Set(values)];
+    const codes = new Uint32Array(values.map((v) => dictionary.indexOf(v)));
+    codes[3] = (codes[3]! + 1) % dictionary.length; // a stale code: read by its text
+    values[7] = values[7]!.split("").join(""); // another string of the same text
+    return { ...column, values: withCodes(values, codes, dictionary) } as Column;
+  };
+  const field = fieldOf("string");
+  const plain = keyedRank.encode(dest, { field, deps: [origin, distance], warn: () => {} });
+  const withDictionaries = keyedRank.encode(coded(dest), {
+    field,
+    deps: [coded(origin), distance],
+    warn: () => {},
+  });
+  assert.deepEqual(withDictionaries, plain);
+  const pairs = keyedRank.encode(distance, {
+    field: fieldOf("int64"),
+    deps: [coded(origin), coded(dest)],
+    warn: () => {},
+  });
+  assert.deepEqual(
+    pairs,
+    keyedRank.encode(distance, { field: fieldOf("int64"), deps: [origin, dest], warn: () => {} }),
+  );
+  assert.deepEqual(
+    categoryU8.encode(coded(dest), { field, deps: [], warn: () => {} }),
+    categoryU8.encode(dest, { field, deps: [], warn: () => {} }),
+  );
 });
