@@ -105,7 +105,10 @@ function encodeSmall(first: bigint, d: Uint32Array): Uint8Array {
   const m = d.length >>> 1;
   let g = 0;
   for (let i = 0; i < d.length && g !== 1; i += 2) {
-    g = gcd(Math.abs((d[i + 1]! | 0) * TWO_32 + d[i]!), g);
+    const x = Math.abs((d[i + 1]! | 0) * TWO_32 + d[i]!);
+    // gcd(0, g) and gcd(g, g) are g: most deltas of a sorted column (0, or its step)
+    // skip the divisions.
+    if (x !== 0 && x !== g) g = gcd(x, g);
   }
   if (g > 1) {
     for (let i = 0; i < d.length; i += 2) {
