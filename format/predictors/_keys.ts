@@ -188,6 +188,36 @@ export function textIds(values: readonly string[]): { ids: Int32Array; count: nu
   return coded === undefined ? denseIds(values) : codedIds(values, coded.codes, coded.dictionary);
 }
 
+/**
+ * `denseIds(intTokens(values, null))` (the same ids): through a table indexed by
+ * value when every value is within ±2^53 and their range is proportional to the
+ * block, with no tokens and no hashing; else that way.
+ */
+export function intIds(values: BigInt64Array): { ids: Int32Array; count: number } {
+  const n = values.length;
+  const words = wordsOf(values);
+  let min = Infinity;
+  let max = -Infinity;
+  for (let i = 0; i < n; i++) {
+    const hi = words[2 * i + 1]! | 0;
+    if (hi < -SAFE_HI || hi >= SAFE_HI) return denseIds(intTokens(values, null));
+    const x = hi * TWO_32 + words[2 * i]!;
+    if (x < min) min = x;
+    if (x > max) max = x;
+  }
+  if (n === 0 || max - min > 4 * n + 1024) return denseIds(intTokens(values, null));
+  const slot = new Int32Array(max - min + 1).fill(-1);
+  const ids = new Int32Array(n);
+  let count = 0;
+  for (let i = 0; i < n; i++) {
+    const at = (words[2 * i + 1]! | 0) * TWO_32 + words[2 * i]! - min;
+    let id = slot[at]!;
+    if (id < 0) id = slot[at] = count++;
+    ids[i] = id;
+  }
+  return { ids, count };
+}
+
 /** A dependency's dense ids (see {@link denseIds}): from its codes when it has them. */
 function depIds(dep: Column): { ids: Int32Array; count: number } {
   if ((dep.type === "string" || dep.type === "json") && dep.validity === null) {

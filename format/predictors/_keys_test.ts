@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import type { Column, Field } from "../column.ts";
 import { withCodes } from "../coded_strings.ts";
 import { prng } from "../_test_utils.ts";
-import { depKeyIds, depKeys, keyIds } from "./_keys.ts";
+import { denseIds, depKeyIds, depKeys, intIds, intTokens, keyIds } from "./_keys.ts";
 
 const FIELD: Field = { name: "c", type: "int64", nullable: false };
 
@@ -48,5 +48,19 @@ Deno.test("depKeyIds() of coded dependencies gives the ids of their strings", as
         assert.deepEqual(depKeyIds("test", [a], rows, FIELD, false), byStrings([a]));
       }
     });
+  }
+});
+
+Deno.test("intIds() numbers int64 values as denseIds of their tokens does", () => {
+  const cases: bigint[][] = [
+    [],
+    [5n, -3n, 5n, 0n, -3n, 7n],
+    Array.from({ length: 3000 }, (_, i) => BigInt((i * 37) % 101) - 50n),
+    [1n, 1n << 60n, 1n, -(1n << 60n)], // beyond ±2^53: tokens
+    [0n, 1n << 40n, 0n], // a range far wider than the block: tokens
+  ];
+  for (const values of cases) {
+    const column = BigInt64Array.from(values);
+    assert.deepEqual(intIds(column), denseIds(intTokens(column, null)));
   }
 });

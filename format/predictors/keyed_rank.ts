@@ -56,7 +56,7 @@ import {
   writeVarint,
   zigzagInPlace,
 } from "./_ints.ts";
-import { columnOfEntries, denseIds, depKeyIds, intTokens, textIds } from "./_keys.ts";
+import { columnOfEntries, depKeyIds, intIds, textIds } from "./_keys.ts";
 import { planTexts, readTexts, writeTexts } from "./_text.ts";
 import type { DecodeContext, EncodeContext, Predictor } from "./predictor.ts";
 
@@ -82,7 +82,7 @@ function encode(column: Column, context: EncodeContext): Uint8Array {
   const keys = depKeyIds(ID, context.deps, n, context.field, true).ids;
   const { ids: valueIds, count: valueCount } = col.type === "string"
     ? textIds(col.values)
-    : denseIds(intTokens(col.values, null));
+    : intIds(col.values);
   const lists: number[][] = [];
   // The (key, value) pairs of every list of SHORT_LIST entries or more, so a
   // new value skips the scan of a long list. Lists never shrink, so a list is
