@@ -207,13 +207,14 @@ async function thawFile(
       try {
         let scan: AsyncIterable<Prepared>;
         if (pool) {
-          scan = pooled!.scanInPool(
+          const chunks = pooled!.scanInPool(
             reader,
             options,
             pool,
             poolOutput(format, options.delimiter),
             counters,
           );
+          scan = mayReadFirst(output, options) ? startedNow(chunks) : chunks;
         } else {
           const read = scanArchive(reader, { ...(evolved?.options ?? options), where }, counters);
           scan = evolved ? evolved.evolveBatches(read, evolved) : read;
@@ -399,6 +400,39 @@ function readThreads(
   const end = options.rows?.end ?? Infinity;
   const chunks = reader.index.footer.chunks.filter((c) => c.row_end > start && c.row_start < end);
   return chunks.length >= 2 ? threads : 0;
+}
+
+/**
+ * Whether the pool may start on the rows before the writer has checked the output:
+ * yes, unless `overwrite: false` promises DESTINATION_EXISTS before any row is read
+ * and something is at the path.
+ */
+function mayReadFirst(output: string, options: ThawOptions): boolean {
+  if (options.overwrite !== false || output === "-") return true;
+  try {
+    Deno.lstatSync(output);
+    return false;
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * `chunks` with their first step taken now rather than at the writer's first pull: the
+ * pool's first chunks are read and handed to the Workers while the writer makes its
+ * temp file (the stale ones' directory scan, open, lock). A failure of that step
+ * surfaces at that pull, as it would have; if the writer fails before pulling, it is
+ * dropped with the pool (closed by the caller).
+ */
+function startedNow<T>(chunks: AsyncGenerator<T>): AsyncGenerator<T> {
+  const first = chunks.next();
+  first.catch(() => {});
+  return (async function* () {
+    const step = await first;
+    if (step.done) return;
+    yield step.value;
+    yield* chunks;
+  })();
 }
 
 /** What a pool's Workers prepare rows for: text, Arrow IPC and Parquet there, other formats here. */

@@ -199,3 +199,21 @@ Deno.test("a thaw whose Workers start before the archive opens (1 MiB and more) 
     );
   });
 });
+
+Deno.test("a Worker thaw that may not overwrite refuses an existing output as it was, and writes a new one byte for byte", async () => {
+  const archive = `${TMP}/no_overwrite.pf`;
+  await writeTestArchive(archive, randomBatch(SCHEMA, 1_000, 43), { chunkRows: 97 });
+  const existing = `${TMP}/exists.csv`;
+  await Deno.writeTextFile(existing, "old");
+  await assert.rejects(
+    thaw(archive, existing, { threads: 2, overwrite: false }),
+    (e: Error & { code?: string }) => e.code === "DESTINATION_EXISTS",
+  );
+  assert.equal(await Deno.readTextFile(existing), "old");
+  const fresh = `${TMP}/fresh.csv`;
+  await Deno.remove(fresh).catch(() => {});
+  const summary = await thaw(archive, fresh, { threads: 2, overwrite: false });
+  assert.equal(summary.rows, 1_000);
+  await thaw(archive, `${TMP}/inline_fresh.csv`, { threads: 0 });
+  assert.deepEqual(await Deno.readFile(fresh), await Deno.readFile(`${TMP}/inline_fresh.csv`));
+});
