@@ -63,7 +63,7 @@ function plainColumn(col: Column): ArrowColumnParts | null {
       return { length, nullCount, nullBitmap, valueOffsets: null, values: col.values };
     case "string": {
       const offsets = new Int32Array(length + 1);
-      const bytes = codedUtf8(col.values, length, offsets) ?? asciiBytes(col.values, offsets);
+      const bytes = codedUtf8(col.values, length, offsets) ?? asciiUtf8(col.values, offsets);
       if (bytes === null) return null;
       return { length, nullCount, nullBitmap, valueOffsets: offsets, values: bytes };
     }
@@ -72,8 +72,18 @@ function plainColumn(col: Column): ArrowColumnParts | null {
   }
 }
 
-/** The bytes of ASCII strings end to end (offsets filled), or null at the first that is not. */
-function asciiBytes(values: readonly string[], offsets: Int32Array): Uint8Array | null {
+/**
+ * The UTF-8 bytes of a column of ASCII strings (the common case: one byte per code
+ * unit) laid end to end, with each row's end in `offsets[i + 1]`, in a buffer of their
+ * exact size (the one a Worker moves and Arrow writes); null at the first string that
+ * is not ASCII, or past 2 GiB (the caller then encodes the general way).
+ * `arrow_table.ts` lays out its ASCII columns with it too.
+ *
+ * @param values A string column's values.
+ * @param offsets `values.length + 1` offsets, `offsets[0]` already 0.
+ * @returns The bytes, or null.
+ */
+export function asciiUtf8(values: readonly string[], offsets: Int32Array): Uint8Array | null {
   let total = 0;
   for (let i = 0; i < values.length; i++) {
     total += values[i]!.length;

@@ -49,6 +49,7 @@ import {
   schemaToArrow,
 } from "./arrow_schema.ts";
 import { codedUtf8 } from "../format/coded_strings.ts";
+import { asciiUtf8 } from "./_arrow_parts.ts";
 import { IoError } from "./errors.ts";
 import { movable } from "../internal/transfer.ts";
 import type { ForcedType } from "./types.ts";
@@ -348,7 +349,7 @@ export function columnToArrow(col: Column, field: Field): arrow.Data {
       // string cost more than the rest of the conversion.
       const offsets = new Int32Array(length + 1);
       const ascii = codedUtf8(col.values as string[], length, offsets) ??
-        asciiColumn(col.values as string[], length, offsets);
+        asciiUtf8(col.values as string[], offsets);
       if (ascii !== null) {
         return arrow.makeData({ ...props, valueOffsets: offsets, data: ascii } as never);
       }
@@ -391,35 +392,6 @@ export function columnToArrow(col: Column, field: Field): arrow.Data {
       return arrow.makeData({ ...props, valueOffsets: offsets, data: buf } as never);
     }
   }
-}
-
-/**
- * The UTF-8 bytes of a column of ASCII strings (the common case: one byte per code
- * unit), written in one pass with their offsets, or null at the first string that is
- * not ASCII (the caller then counts and encodes the general way).
- */
-function asciiColumn(values: string[], length: number, offsets: Int32Array): Uint8Array | null {
-  let buf = new Uint8Array(Math.max(64, length * 8));
-  let at = 0;
-  for (let i = 0; i < length; i++) {
-    const s = values[i] as string;
-    const n = s.length;
-    if (at + n > buf.length) {
-      if (at + n > 2147483647) return null;
-      const bigger = new Uint8Array(Math.min(2147483647, Math.max(buf.length * 2, at + n)));
-      bigger.set(buf.subarray(0, at));
-      buf = bigger;
-    }
-    for (let j = 0; j < n; j++) {
-      const c = s.charCodeAt(j);
-      if (c >= 0x80) return null;
-      buf[at + j] = c;
-    }
-    at += n;
-    offsets[i + 1] = at;
-  }
-  // A buffer of its own, the exact size: the one a Worker moves and Arrow writes.
-  return buf.slice(0, at);
 }
 
 function loneSurrogate(row: number, field: Field): IoError {
