@@ -46,16 +46,7 @@ export function plainArrowParts(
 
 function plainColumn(col: Column): ArrowColumnParts | null {
   const length = col.values.length;
-  let nullCount = 0;
-  let nullBitmap: Uint8Array | null = null;
-  if (col.validity !== null) {
-    const validity = col.validity;
-    for (let i = 0; i < length; i++) if (validity[i] === 0) nullCount++;
-    if (nullCount > 0) {
-      nullBitmap = new Uint8Array((length + 7) >> 3);
-      for (let i = 0; i < length; i++) if (validity[i]) nullBitmap[i >> 3]! |= 1 << (i & 7);
-    }
-  }
+  const { nullCount, nullBitmap } = arrowNulls(col.validity, length);
   switch (col.type) {
     case "int64":
     case "timestamp":
@@ -70,6 +61,37 @@ function plainColumn(col: Column): ArrowColumnParts | null {
     default:
       return null;
   }
+}
+
+/**
+ * A column's null count and Arrow validity bitmap (LSB first), the bitmap null when
+ * no row is null. `arrow_table.ts` takes it too.
+ *
+ * @param validity One byte per row, 0 for null; or null when every row is present.
+ * @param length Rows.
+ * @returns The count and the bitmap.
+ */
+export function arrowNulls(
+  validity: Uint8Array | null,
+  length: number,
+): { nullCount: number; nullBitmap: Uint8Array | null } {
+  let nullCount = 0;
+  if (validity !== null) { for (let i = 0; i < length; i++) if (validity[i] === 0) nullCount++; }
+  return { nullCount, nullBitmap: nullCount > 0 ? packBits(validity!, length) : null };
+}
+
+/**
+ * One bit per row, least significant first, set where `bytes[i]` is not 0 (Arrow's
+ * validity and boolean layout).
+ *
+ * @param bytes One byte per row.
+ * @param len Rows.
+ * @returns The bitmap.
+ */
+export function packBits(bytes: Uint8Array, len: number): Uint8Array {
+  const out = new Uint8Array((len + 7) >> 3);
+  for (let i = 0; i < len; i++) if (bytes[i]) out[i >> 3]! |= 1 << (i & 7);
+  return out;
 }
 
 /**

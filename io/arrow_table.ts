@@ -49,7 +49,7 @@ import {
   schemaToArrow,
 } from "./arrow_schema.ts";
 import { codedUtf8 } from "../format/coded_strings.ts";
-import { asciiUtf8 } from "./_arrow_parts.ts";
+import { arrowNulls, asciiUtf8, packBits } from "./_arrow_parts.ts";
 import { IoError } from "./errors.ts";
 import { movable } from "../internal/transfer.ts";
 import type { ForcedType } from "./types.ts";
@@ -64,12 +64,6 @@ function unpackBits(bits: Uint8Array, off: number, len: number): Uint8Array {
     const j = off + i;
     out[i] = ((bits[j >> 3] ?? 0) >> (j & 7)) & 1;
   }
-  return out;
-}
-
-function packBits(bytes: Uint8Array, len: number): Uint8Array {
-  const out = new Uint8Array((len + 7) >> 3);
-  for (let i = 0; i < len; i++) if (bytes[i]) out[i >> 3]! |= 1 << (i & 7);
   return out;
 }
 
@@ -285,13 +279,13 @@ export function batchFromArrow(rb: arrow.RecordBatch, schema: Schema): Batch {
 export function columnToArrow(col: Column, field: Field): arrow.Data {
   const length = col.values.length;
   const type = arrowType(field);
-  let nullCount = 0;
-  let nullBitmap: Uint8Array | undefined;
-  if (col.validity !== null) {
-    for (let i = 0; i < length; i++) if (col.validity[i] === 0) nullCount++;
-    if (nullCount > 0) nullBitmap = packBits(col.validity, length);
-  }
-  const props = { type, length, nullCount, nullBitmap } as const;
+  const nulls = arrowNulls(col.validity, length);
+  const props = {
+    type,
+    length,
+    nullCount: nulls.nullCount,
+    nullBitmap: nulls.nullBitmap ?? undefined,
+  } as const;
   switch (col.type) {
     case "int64":
     case "timestamp":
