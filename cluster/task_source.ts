@@ -338,11 +338,14 @@ export class KeptSource {
  */
 async function readCsvWindow(read: TaskRead, kept?: KeptSource): Promise<Batch> {
   const { path, identity, window } = read;
-  const small = window.end - window.start <= SYNC_WINDOW_BYTES;
-  if (identity && small && kept) {
+  const range = { start: window.start, end: window.end };
+  const options = { batchRows: window.batch_rows, delimiter: read.delimiter };
+  if (identity && window.end - window.start <= SYNC_WINDOW_BYTES) {
+    // Without a kept source, one of its own for this read alone.
+    const source = kept ?? new KeptSource();
     let file: Deno.FsFile;
     try {
-      file = await kept.open(path, identity);
+      file = await source.open(path, identity);
     } catch {
       throw sourceChanged(path, identity, null);
     }
@@ -352,17 +355,11 @@ async function readCsvWindow(read: TaskRead, kept?: KeptSource): Promise<Batch> 
       bytes = readRangeSync(file, path, window.start, window.end);
       checkIdentity(path, identity, handleIdentitySync(file));
     } catch (err) {
-      kept.close();
+      source.close();
       throw err;
     }
-    return await cutWindow(
-      read,
-      readCsvRange(path, read.schema, { start: window.start, end: window.end }, {
-        batchRows: window.batch_rows,
-        delimiter: read.delimiter,
-        bytes,
-      }),
-    );
+    if (source !== kept) source.close();
+    return await cutWindow(read, readCsvRange(path, read.schema, range, { ...options, bytes }));
   }
   let file: Deno.FsFile;
   try {
@@ -371,14 +368,6 @@ async function readCsvWindow(read: TaskRead, kept?: KeptSource): Promise<Batch> 
     throw identity ? sourceChanged(path, identity, null) : err;
   }
   try {
-    const range = { start: window.start, end: window.end };
-    const options = { batchRows: window.batch_rows, delimiter: read.delimiter };
-    if (identity && small) {
-      checkIdentity(path, identity, handleIdentitySync(file));
-      const bytes = readRangeSync(file, path, window.start, window.end);
-      checkIdentity(path, identity, handleIdentitySync(file));
-      return await cutWindow(read, readCsvRange(path, read.schema, range, { ...options, bytes }));
-    }
     if (identity) checkIdentity(path, identity, await handleIdentity(file));
     const chunk = await cutWindow(
       read,
