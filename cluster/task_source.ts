@@ -47,6 +47,19 @@ import { IoError } from "../io/errors.ts";
  */
 export const SMALL_TASK_CELLS = 32_768;
 
+/**
+ * Whether a task of `rows` rows of `columns` columns is small (see
+ * {@link SMALL_TASK_CELLS}): the one rule the master (spare slots) and the worker
+ * (results sent together) both apply.
+ *
+ * @param rows The task's rows.
+ * @param columns The job's columns (at least 1 counts).
+ * @returns True for a task of at most `SMALL_TASK_CELLS` cells.
+ */
+export function isSmallTask(rows: number, columns: number): boolean {
+  return rows * Math.max(1, columns) <= SMALL_TASK_CELLS;
+}
+
 /** A source cut into task windows. */
 export interface SourceLayout {
   /** Format read. */

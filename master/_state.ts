@@ -20,20 +20,10 @@ import type { ChunkStaging } from "./staging.ts";
 import type { JobRow, JobStore, TaskRow } from "./store.ts";
 import type { WorkerTransport } from "./transport.ts";
 import { removeJobCopies } from "./_remote_files.ts";
-import { SMALL_TASK_CELLS } from "../cluster/task_source.ts";
+import { isSmallTask } from "../cluster/task_source.ts";
 
 /** What the master believes a worker does. */
 export type WorkerStatus = "idle" | "busy" | "offline";
-
-/**
- * Tasks of at most this many cells (rows × columns) may go to a worker's spare
- * slots (see {@link WorkerState.slots}): such a task takes about as long as the
- * round trip that hands it out, so a worker that holds its next one while it
- * reports the last never waits for the master. A larger task only goes to a worker
- * that holds nothing, and a worker that holds one has no spare slot: queued behind
- * another, a task would wait while others sit idle.
- */
-export const SPARE_SLOT_CELLS = SMALL_TASK_CELLS;
 
 /** Slots a worker may ask for at most (`RegisterRequest.slots`). */
 export const MAX_SLOTS = 8;
@@ -57,7 +47,7 @@ export class WorkerState {
   registered_at: number;
   /** Tasks the master gave it and expects back, in the order given. */
   readonly #tasks = new Set<string>();
-  /** Those of them too large for a spare slot (see {@link SPARE_SLOT_CELLS}). */
+  /** Those of them too large for a spare slot (see {@link MasterState.large}). */
   readonly #large = new Set<string>();
   #slots = 1;
   #offline = false;
@@ -321,10 +311,16 @@ export class MasterState implements MasterSettings {
     this.startedAt = this.now();
   }
 
-  /** Whether a task is too large for a spare slot (see {@link SPARE_SLOT_CELLS}). */
+  /**
+   * Whether a task is too large for a spare slot (`isSmallTask`). A small task takes
+   * about as long as the round trip that hands it out, so a worker that holds its
+   * next one while it reports the last never waits for the master. A large task only
+   * goes to a worker that holds nothing, and a worker that holds one has no spare
+   * slot: queued behind another, a task would wait while others sit idle.
+   */
   large(task: TaskRow): boolean {
     const columns = this.jobs.get(task.job_id)?.prepared?.schema.length ?? 1;
-    return task.rows * Math.max(1, columns) > SPARE_SLOT_CELLS;
+    return !isSmallTask(task.rows, columns);
   }
 
   /** Whether a job is still QUEUED or RUNNING. */

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { JobError } from "../client/errors.ts";
 import { readArchiveIndex } from "../format/reader.ts";
 import { Master } from "./master.ts";
-import { SPARE_SLOT_CELLS } from "./_state.ts";
+import { SMALL_TASK_CELLS } from "../cluster/task_source.ts";
 import { JobStore } from "./store.ts";
 import {
   fakeChunk,
@@ -203,7 +203,7 @@ Deno.test("Master.tasksDone() takes several results of one worker, each with its
 });
 
 Deno.test("Master gives a spare slot no large task, and re-queues a task a worker's heartbeat leaves out once it is no longer young", async () => {
-  const f = await fixture({ tasks: 3, rows: SPARE_SLOT_CELLS + 1 });
+  const f = await fixture({ tasks: 3, rows: SMALL_TASK_CELLS + 1 });
   try {
     const id = await f.submit("job");
     f.master.register({ worker_id: "w0", url: "http://w0", slots: 4 });

@@ -39,10 +39,10 @@ import type {
   TaskSpec,
 } from "../client/types.ts";
 import {
+  isSmallTask,
   KeptSource,
   readTaskRows,
   sameSchema,
-  SMALL_TASK_CELLS,
   type TaskRead,
 } from "../cluster/task_source.ts";
 import { ParquetReaders } from "../io/parquet.ts";
@@ -885,9 +885,9 @@ export class WorkerNode {
   }
 }
 
-/** Whether a task is small (see `SMALL_TASK_CELLS`): its result may wait to be sent with others. */
+/** Whether a task is small (`isSmallTask`): its result may wait to be sent with others. */
 function small(spec: TaskSpec): boolean {
-  return spec.window.rows * Math.max(1, spec.schema.length) <= SMALL_TASK_CELLS;
+  return isSmallTask(spec.window.rows, spec.schema.length);
 }
 
 /** The identity of a task's source file as the master accepted it. */
