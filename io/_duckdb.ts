@@ -1,7 +1,8 @@
 /**
  * The one place `io/` opens DuckDB, locked down before any user path reaches SQL:
- * `allowed_paths` lists exactly the files the caller named (and spilling is off, since
- * DuckDB always lets an instance reach its temp directory), then
+ * `allowed_paths` lists exactly the files the caller named (and an in-memory instance
+ * spills nowhere unless its caller names a spill directory of its own, since DuckDB
+ * always lets an instance reach its temp directory), then
  * `enable_external_access=false` (no other file, no network, no extension install),
  * `autoinstall_known_extensions=false`, `autoload_known_extensions=false` and
  * `lock_configuration=true` (so no later statement can undo any of it). DuckDB 1.5
@@ -55,6 +56,8 @@ export function sqlIdent(s: string): string {
  * @param database Database file to open, `:memory:` by default.
  * @param memoryLimit DuckDB `memory_limit` (e.g. `1GB`), else DuckDB's default (80% of RAM).
  * @param settings More DuckDB settings (names from our code, never a user's), set
+ * after the in-memory defaults (so `temp_directory` names a spill directory of the
+ * caller's, whose files DuckDB then reaches, and `threads` undoes the one thread) and
  * before the configuration is locked.
  * @returns The locked instance.
  */

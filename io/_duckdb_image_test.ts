@@ -235,11 +235,32 @@ Deno.test("Parquet from DuckDB vector images is byte for byte the per-value writ
 });
 
 Deno.test("Parquet from images of rows past two row groups is the per-value writer's too", async () => {
-  // Enough rows for DuckDB to write full row groups of the staging table to its file
-  // (compressed as the staging settings say) before the COPY reads them back.
+  // One full commit of the appender (204,800 rows), then a last one under a row group,
+  // which the in-memory staging keeps in a row group of its own (`staging_tail`).
   const cuts = [0, 50_000, 100_000, 150_000, 200_000, 250_000, 300_000];
   const path = await write("many", true, cuts);
   assert.equal(await sha256(path), PINNED_MANY_SHA256);
+});
+
+Deno.test("Parquet staged in memory has the row groups, hence the bytes, of the on-disk staging", async () => {
+  // SHA-256s of the on-disk staging table's Parquet (commit 0b08c9c) for: exactly one
+  // full commit; a full one then a last one of more than a row group; images cut off
+  // the 2048-row grid, the full commit ending inside the third, a tail under a row group.
+  const pinned: [number[], string][] = [
+    [[0, 204_800], "249a1978e5d9742de760d0c2302f8d5fe1b1d3b92eba7bf9f46256a89425bf42"],
+    [
+      [0, 100_000, 340_000],
+      "befc03eeec47baccb4720ef929f4f29d7637caab8cb1477afb025d798f48773c",
+    ],
+    [
+      [0, 70_001, 140_003, 250_000],
+      "ef09fffc51986c2e2d824c4e9d834325277c87906103f2752a351317fb20b74e",
+    ],
+  ];
+  for (const [cuts, want] of pinned) {
+    const path = await write(`layout-${cuts.length}`, true, cuts);
+    assert.equal(await sha256(path), want, JSON.stringify(cuts));
+  }
 });
 
 Deno.test("duckImageOf() lays out values, validity words and long strings as DuckDB reads them", () => {

@@ -1,12 +1,14 @@
 /**
  * The Parquet writer behind `output.ts`, through a locked-down DuckDB: batches are
- * appended as data chunks into a staging table of a temporary on-disk database (so
- * memory stays bounded whatever the row count; DuckDB spills to that file), then one
- * `COPY … TO … (FORMAT parquet, COMPRESSION zstd)` writes the file, with rows in order.
- * Rows come laid out in DuckDB's vector layout (`_duckdb_image.ts`: by the thaw
- * Workers, or here from batches), and each vector of a chunk is filled by a bulk copy
- * or two, not value by value: the staging table, hence the Parquet, holds the same
- * values either way.
+ * appended as data chunks into a staging table of an in-memory database (which spills
+ * to a directory beside the output past its memory cap, so memory stays bounded
+ * whatever the row count), then one `COPY … TO … (FORMAT parquet, COMPRESSION zstd)`
+ * writes the file, with rows in order. The staging table is given the row groups the
+ * on-disk staging database of earlier versions held (see {@link stageRows}), since the
+ * Parquet's row groups follow them: the bytes are the same. Rows come laid out in
+ * DuckDB's vector layout (`_duckdb_image.ts`: by the thaw Workers, or here from
+ * batches), and each vector of a chunk is filled by a bulk copy or two, not value by
+ * value: the staging table, hence the Parquet, holds the same values either way.
  *
  * Types: int64 → BIGINT, float64 → DOUBLE (bits kept), float32 → FLOAT (bits kept), float16
  * → FLOAT (its exact float32, restored as float16 from the schema metadata on read), bool → BOOLEAN, date → DATE,
@@ -29,6 +31,7 @@ import {
   DATE,
   DECIMAL,
   DOUBLE,
+  type DuckDBAppender,
   DuckDBBlobValue,
   DuckDBBlobVector,
   type DuckDBConnection,
@@ -56,17 +59,22 @@ import {
 import { checkBatch } from "./_write_text.ts";
 import { IoError } from "./errors.ts";
 
-/** DuckDB's memory cap while staging: beyond it, the staging table lives in its file. */
+/** DuckDB's memory cap while staging: beyond it, the staging table spills to disk. */
 const STAGING_MEMORY = "1GB";
 
 /**
- * The staging database's settings: its strings are stored without dictionary or FSST
- * compression, whose analysis of every string was the costliest part of appending
- * (on this thread), for a file deleted after one scan. Compression changes how a
- * column's segments are stored, not its values, row groups or scan order: the Parquet
- * is the same (pinned in `_duckdb_image_test.ts`).
+ * Rows after which DuckDB's appender flushes what it holds into its table, in a commit
+ * of its own (the C API appender's `flush_count`: 100 vectors); it flushes the rest
+ * when closed.
  */
-const STAGING_SETTINGS = { disabled_compression_methods: "fsst,dictionary" };
+const APPENDER_FLUSH_ROWS = 100 * DUCK_VECTOR_ROWS;
+
+/**
+ * Rows of a DuckDB row group: a commit of at least this many rows (or into an empty
+ * table) moves its row groups into the table as they are; a smaller one is appended
+ * to the table's last row group.
+ */
+const ROW_GROUP_ROWS = 122_880;
 
 /** Most digits a Parquet decimal written through DuckDB may have. */
 const MAX_PARQUET_DECIMAL_PRECISION = 38;
@@ -194,10 +202,65 @@ function checkNames(schema: Schema, path: string): void {
   }
 }
 
+/** Rows `[at, at + n)` of an image: one data chunk's worth (`at` a multiple of 2048). */
+interface ImageChunk {
+  image: DuckImage;
+  at: number;
+  n: number;
+}
+
+/** The images of batches (laid out here) or of Workers' images (checked), in order. */
+async function* imagesOf(
+  schema: Schema,
+  batches: AsyncIterable<Batch | DuckImage> | Iterable<Batch | DuckImage>,
+): AsyncGenerator<DuckImage> {
+  for await (const item of batches) {
+    yield "duckImage" in item ? checkImage(schema, item) : imageOf(schema, item);
+  }
+}
+
+/** An image's data chunks. */
+function* chunksOf(image: DuckImage): Generator<ImageChunk> {
+  for (let at = 0; at < image.length; at += DUCK_VECTOR_ROWS) {
+    yield { image, at, n: Math.min(DUCK_VECTOR_ROWS, image.length - at) };
+  }
+}
+
+async function createTable(
+  conn: DuckDBConnection,
+  table: string,
+  schema: Schema,
+  types: DuckDBType[],
+): Promise<void> {
+  const cols = schema.map((f, i) => `${sqlIdent(f.name)} ${types[i]}`).join(", ");
+  await conn.run(`CREATE TABLE ${sqlIdent(table)} (${cols})`);
+}
+
+/**
+ * Returns a function appending one image chunk to an appender. One data chunk serves
+ * every call, reset before each fill (every row present again, its string heap
+ * dropped): the appender copies what it is given, and reused vectors spare a fresh
+ * allocation (and its page faults) per 2048 rows.
+ */
+function chunkAppender(
+  schema: Schema,
+  types: DuckDBType[],
+): (appender: DuckDBAppender, chunk: ImageChunk) => void {
+  const chunk = DuckDBDataChunk.create(types, DUCK_VECTOR_ROWS);
+  const slots = schema.map((_, c) => vectorSlot(chunk, c));
+  return function appendChunk(appender, { image, at, n }) {
+    chunk.reset();
+    chunk.rowCount = n;
+    for (let c = 0; c < slots.length; c++) {
+      fillVector(slots[c]!, image.columns[c] as DuckColumnImage, at, n);
+    }
+    appender.appendDataChunk(chunk);
+  };
+}
+
 /**
  * Creates `table` with the schema's columns (as DuckDB types) and appends the batches
- * to it as data chunks, in order: the way our rows enter DuckDB, for a Parquet output
- * and for SQL over archives.
+ * to it as data chunks, in order: the way our rows enter DuckDB for SQL over archives.
  *
  * @param conn An open connection.
  * @param table The table to create (must not exist).
@@ -213,27 +276,13 @@ export async function appendTable(
   batches: AsyncIterable<Batch | DuckImage> | Iterable<Batch | DuckImage>,
 ): Promise<number> {
   const types = schema.map(duckType);
-  const cols = schema.map((f, i) => `${sqlIdent(f.name)} ${types[i]}`).join(", ");
-  await conn.run(`CREATE TABLE ${sqlIdent(table)} (${cols})`);
+  await createTable(conn, table, schema, types);
   const appender = await conn.createAppender(table);
-  // One chunk, reset before each fill (every row present again, its string heap
-  // dropped): the appender copies what it is given, and reused vectors spare a fresh
-  // allocation (and its page faults) per 2048 rows.
-  const chunk = DuckDBDataChunk.create(types, DUCK_VECTOR_ROWS);
-  const slots = schema.map((_, c) => vectorSlot(chunk, c));
+  const append = chunkAppender(schema, types);
   let rows = 0;
   try {
-    for await (const item of batches) {
-      const image = "duckImage" in item ? checkImage(schema, item) : imageOf(schema, item);
-      for (let at = 0; at < image.length; at += DUCK_VECTOR_ROWS) {
-        const n = Math.min(DUCK_VECTOR_ROWS, image.length - at);
-        chunk.reset();
-        chunk.rowCount = n;
-        for (let c = 0; c < schema.length; c++) {
-          fillVector(slots[c]!, image.columns[c] as DuckColumnImage, at, n);
-        }
-        appender.appendDataChunk(chunk);
-      }
+    for await (const image of imagesOf(schema, batches)) {
+      for (const chunk of chunksOf(image)) append(appender, chunk);
       rows += image.length;
     }
     appender.flushSync();
@@ -241,6 +290,72 @@ export async function appendTable(
     appender.closeSync();
   }
   return rows;
+}
+
+/**
+ * Appends the rows to `staging` of an in-memory database with the row groups they had
+ * in the staging table of an on-disk one, and returns the rows and the SQL source the
+ * `COPY` reads (DuckDB's Parquet writer cuts its row groups along the source's, so
+ * other row groups would give other bytes).
+ *
+ * The appender commits every 204,800 rows (at the chunk that reaches them) and the
+ * rest when closed. Each full commit becomes row groups of its own either way. The
+ * last, smaller commit does not: on disk, the table's last row group had already been
+ * written to the file (DuckDB writes a large commit's row groups out early) and the
+ * appended rows started a new one; in memory they would fill that row group up. So
+ * when that last commit is under one row group (and not the table's first), its rows
+ * go into a table of their own, `staging_tail`, and the `COPY` reads `staging` then
+ * `staging_tail`: the same row groups in the same order. Since only the end tells
+ * which commit is the last, the chunks of an unfinished commit (under 204,800 rows,
+ * views of the images) wait here until it completes or the rows end.
+ *
+ * @returns Rows staged, and the `COPY` source.
+ */
+async function stageRows(
+  conn: DuckDBConnection,
+  schema: Schema,
+  batches: AsyncIterable<Batch | DuckImage> | Iterable<Batch | DuckImage>,
+): Promise<{ rows: number; source: string }> {
+  const types = schema.map(duckType);
+  await createTable(conn, "staging", schema, types);
+  const append = chunkAppender(schema, types);
+  let waiting: ImageChunk[] = [];
+  let waitingRows = 0;
+  let committed = 0;
+  const appender = await conn.createAppender("staging");
+  try {
+    for await (const image of imagesOf(schema, batches)) {
+      for (const chunk of chunksOf(image)) {
+        waiting.push(chunk);
+        waitingRows += chunk.n;
+        if (waitingRows < APPENDER_FLUSH_ROWS) continue;
+        // A full commit: the appender flushes it at its last chunk, as it always did.
+        for (const c of waiting) append(appender, c);
+        committed += waitingRows;
+        waiting = [];
+        waitingRows = 0;
+      }
+    }
+    if (waitingRows === 0 || committed === 0 || waitingRows >= ROW_GROUP_ROWS) {
+      for (const c of waiting) append(appender, c);
+      appender.flushSync();
+      return { rows: committed + waitingRows, source: "staging" };
+    }
+  } finally {
+    appender.closeSync();
+  }
+  await createTable(conn, "staging_tail", schema, types);
+  const tail = await conn.createAppender("staging_tail");
+  try {
+    for (const c of waiting) append(tail, c);
+    tail.flushSync();
+  } finally {
+    tail.closeSync();
+  }
+  return {
+    rows: committed + waitingRows,
+    source: "(SELECT * FROM staging UNION ALL SELECT * FROM staging_tail)",
+  };
 }
 
 function imageOf(schema: Schema, batch: Batch): DuckImage {
@@ -278,27 +393,33 @@ export async function writeParquet(
   batches: AsyncIterable<Batch | DuckImage> | Iterable<Batch | DuckImage>,
 ): Promise<number> {
   checkNames(schema, path);
-  const dbPath = `${path}.duckdb`;
-  const db = await openLockedDuckDB([path], dbPath, STAGING_MEMORY, STAGING_SETTINGS);
+  // The spill directory keeps the name the on-disk staging database's had, which the
+  // stale temp files' sweep (`internal/temp_files.ts`) knows.
+  const spill = `${path}.duckdb.tmp`;
+  const db = await openLockedDuckDB([path], ":memory:", STAGING_MEMORY, {
+    temp_directory: spill,
+    // DuckDB's own default (one per core) rather than the one thread of an in-memory
+    // instance: the COPY encodes row groups in parallel, in the same order and bytes.
+    threads: String(navigator.hardwareConcurrency),
+  });
   let rows = 0;
   try {
     const conn = db.connection;
     if (schema.length === 0) {
       throw new IoError("WRITE_FAILED", "Cannot write a Parquet file without columns", { path });
     }
-    rows = await appendTable(conn, "staging", schema, batches);
+    const staged = await stageRows(conn, schema, batches);
+    rows = staged.rows;
     const meta = sqlString(JSON.stringify(schema));
     // Into `path` itself, not a sibling DuckDB renames: `path` is the caller's locked temp file.
     await conn.run(
-      `COPY staging TO ${
+      `COPY ${staged.source} TO ${
         sqlString(path)
       } (FORMAT parquet, COMPRESSION zstd, USE_TMP_FILE false, KV_METADATA {${PARQUET_SCHEMA_KEY}: ${meta}})`,
     );
   } finally {
     db.close();
-    await removeQuietly(dbPath);
-    await removeQuietly(`${dbPath}.wal`);
-    await removeQuietly(`${dbPath}.tmp`);
+    await removeQuietly(spill);
   }
   return rows;
 }
