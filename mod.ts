@@ -210,6 +210,7 @@ const _loadedByComputedSpecifiers = () => [
   import("./codecs/_zstd_decompress.ts"),
   import("./codecs/_zstd_wasm.ts"),
   import("./format/crypto.ts"),
+  import("./format/predictors/_all.ts"),
   import("./format/key_provider.ts"),
   import("./keys/_aws4fetch.ts"),
   import("./io/_write_arrow.ts"),

@@ -73,6 +73,8 @@ const LOADED_ELSEWHERE = [
   "../codecs/_zstd_decompress.ts",
   "../codecs/_zstd_wasm.ts",
   "../format/crypto.ts",
+  // Every predictor (the registry imports each file by a computed specifier).
+  "../format/predictors/_all.ts",
   "../format/key_provider.ts",
   "../keys/_aws4fetch.ts",
   "../io/_write_arrow.ts",

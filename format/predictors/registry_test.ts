@@ -118,3 +118,17 @@ Deno.test("predictorsFor() returns the lossless, self-contained candidates of ea
   );
   assert.deepEqual(ids("json"), ["category_u8", "raw_text", "json_schema_v2", "text_lines"]);
 });
+
+Deno.test("_all.ts imports every file the registry loads, and nothing else", async () => {
+  // The registry imports by computed specifiers; _all.ts is what puts those files in
+  // deno compile's and a library user's module graph, so a file missing there would
+  // be missing from a compiled binary.
+  const text = (name: string) => Deno.readTextFile(new URL(name, import.meta.url));
+  const loaded = [...(await text("./registry.ts")).matchAll(/new URL\("(\.\/[^"]+)"/g)]
+    .map((m) => m[1]!).filter((f) => f !== "./_all.ts");
+  const all = [...(await text("./_all.ts")).matchAll(/^import "(\.\/[^"]+)";$/gm)].map((m) =>
+    m[1]!
+  );
+  assert.deepEqual([...new Set(loaded)].sort(), all.toSorted());
+  assert.equal(all.length, new Set(all).size);
+});
