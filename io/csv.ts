@@ -25,7 +25,8 @@ import type { Batch, Field, Schema, TimeUnit } from "../format/column.ts";
 import { withCodes } from "../format/coded_strings.ts";
 import { BatchBuilder, type ColumnBuilder } from "./_builder.ts";
 import { blankRecord, CsvByteScanner, CsvRecordReader, END, NEED_MORE } from "./_csv_records.ts";
-import { fileSize, openForRead, readRange, tracked } from "./_file.ts";
+import { fileSize, openForRead, readFailed, readRange, tracked } from "./_file.ts";
+import { CutArea } from "./_csv_cut_simd.ts";
 import {
   bigInt64Text,
   isNaNText,
@@ -900,45 +901,34 @@ async function* scanRanges(
   };
   const file = await openForRead(path);
   try {
-    const chunks = readRange(file, path, dataStart, bytes, SCAN_CHUNK);
+    const data = await CutBytes.open(file, path, dataStart, bytes);
     const scanner = new CsvByteScanner(delimiter);
-    let buf = new Uint8Array(0);
-    let base = dataStart;
     let pos = 0;
-    let final = dataStart >= bytes;
     for (;;) {
-      if (pos >= buf.length && final) break;
+      const buf = data.bytes;
+      if (pos >= buf.length && data.final) break;
       // Records without a quote or a CR end at their LF: one pass over the bytes finds
       // them all. The scanner (several times slower) takes any record holding either.
       const n = buf.length;
-      pos = plainRecords(buf, pos, base, cut);
+      pos = data.area
+        ? simdRecords(data.area, pos, data.base, cut)
+        : plainRecords(buf, pos, data.base, cut);
       if (cut.paused) {
         // A range was just completed: give it before scanning on.
         cut.paused = false;
         yield* ready();
         continue;
       }
-      if (pos >= n && final) break;
-      const end = pos >= n ? -1 : scanner.recordEnd(buf, pos, final);
+      if (pos >= n && data.final) break;
+      const end = pos >= n ? -1 : scanner.recordEnd(buf, pos, data.final);
       if (end < 0) {
         yield* ready();
-        const r = await chunks.next();
-        const rest = buf.subarray(pos);
-        if (r.done) {
-          final = true;
-          buf = rest;
-        } else {
-          const next = new Uint8Array(rest.length + r.value.length);
-          next.set(rest);
-          next.set(r.value, rest.length);
-          buf = next;
-        }
-        base += pos;
+        await data.more(pos);
         pos = 0;
         scanner.reset();
         continue;
       }
-      if (cut.oneColumn || !blankRecord(buf, pos, end)) countRecord(cut, base + end);
+      if (cut.oneColumn || !blankRecord(buf, pos, end)) countRecord(cut, data.base + end);
       pos = end;
     }
   } finally {
@@ -952,6 +942,114 @@ async function* scanRanges(
     yield { start: offsets[given]!, end: bytes, rows: cut.inRange };
   } else if (offsets.length > 1) {
     yield { start: offsets[given]!, end: bytes, rows: every };
+  }
+}
+
+/**
+ * The bytes {@link scanRanges} is at: the file's data from `base`, read
+ * {@link SCAN_CHUNK} at a time after what is left of the last read. They are held in
+ * a Wasm memory (`area`) where the SIMD count runs (`_csv_cut_simd.ts`), else in
+ * fresh buffers.
+ */
+class CutBytes {
+  /** The bytes read and not yet passed. */
+  bytes: Uint8Array = new Uint8Array(0);
+  /** File offset of `bytes[0]`. */
+  base: number;
+  /** Whether the file's data is all in `bytes`. */
+  final: boolean;
+  #at: number;
+
+  private constructor(
+    readonly area: CutArea | null,
+    readonly file: Deno.FsFile,
+    readonly path: string,
+    start: number,
+    readonly end: number,
+  ) {
+    this.base = start;
+    this.#at = start;
+    this.final = start >= end;
+    area?.setLength(0);
+  }
+
+  /** The data `[start, end)` of an open file, none read yet. */
+  static async open(
+    file: Deno.FsFile,
+    path: string,
+    start: number,
+    end: number,
+  ): Promise<CutBytes> {
+    try {
+      await file.seek(start, Deno.SeekMode.Start);
+    } catch (cause) {
+      throw readFailed(path, cause);
+    }
+    return new CutBytes(CutArea.open(SCAN_CHUNK), file, path, start, end);
+  }
+
+  /** Reads on: keeps the bytes from `pos` and appends the next read (`final` set at the end). */
+  async more(pos: number): Promise<void> {
+    const rest = this.bytes.length - pos;
+    const want = Math.min(SCAN_CHUNK, this.end - this.#at);
+    let room: Uint8Array;
+    if (this.area) {
+      this.area.room.copyWithin(0, pos, this.bytes.length);
+      this.area.reserve(rest + want);
+      room = this.area.room;
+    } else {
+      room = new Uint8Array(rest + want);
+      room.set(this.bytes.subarray(pos));
+    }
+    let filled = rest;
+    while (filled < rest + want) {
+      let n: number | null;
+      try {
+        n = await this.file.read(room.subarray(filled, rest + want));
+      } catch (cause) {
+        throw readFailed(this.path, cause);
+      }
+      if (n === null) break;
+      filled += n;
+    }
+    this.#at += filled - rest;
+    this.base += pos;
+    if (filled < rest + want || this.#at >= this.end) this.final = true;
+    if (this.area) {
+      this.area.setLength(filled);
+      this.bytes = this.area.bytes;
+    } else {
+      this.bytes = room.subarray(0, filled);
+    }
+  }
+}
+
+/**
+ * {@link plainRecords} by the Wasm SIMD count (`CutArea.scan`), asked at most for the
+ * records up to the next event of the cut: the record that completes a range, or the
+ * first one after a range's end (`paused`). Every range of one row (`every` 1) takes
+ * its records one by one.
+ */
+function simdRecords(area: CutArea, pos: number, base: number, cut: RangeCut): number {
+  for (;;) {
+    const need = cut.every === 1 || (cut.inRange === 0 && cut.offsets.length > 1)
+      ? 1
+      : cut.every - cut.inRange;
+    const found = area.scan(pos, need, cut.oneColumn);
+    if (found.end < 0) {
+      // A quote, a CR or the end of the bytes: fewer than `need`, so no range ends.
+      cut.rows += found.records;
+      cut.inRange += found.records;
+      return found.lastLf < 0 ? pos : found.lastLf + 1;
+    }
+    cut.rows += need - 1;
+    cut.inRange += need - 1;
+    countRecord(cut, base + found.end);
+    if (cut.inRange === 1 && cut.offsets.length > 1) {
+      cut.paused = true;
+      return found.end;
+    }
+    pos = found.end;
   }
 }
 
@@ -979,7 +1077,8 @@ function countRecord(cut: RangeCut, end: number): void {
  * Counts the records from `pos` that end at an LF with no quote or CR before it,
  * and returns where the first other one starts (or the buffer's end), or where the
  * record after the first one of a range starts (`paused` set), so the range before it
- * can be given. `base` is the file offset of `buf[0]`.
+ * can be given. `base` is the file offset of `buf[0]`. Where WebAssembly SIMD runs,
+ * {@link simdRecords} does this instead.
  */
 function plainRecords(buf: Uint8Array, pos: number, base: number, cut: RangeCut): number {
   const n = buf.length;

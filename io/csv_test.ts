@@ -291,6 +291,33 @@ Deno.test("csvRowBoundaries() cuts ranges whose rows concatenate to the whole fi
       assert.deepEqual(parts.map((p) => p.length), [2, 2, 1]);
       assertSameValues(concatBatches(whole.schema, parts), whole, true);
     });
+    await t.step(
+      "boundaries at every Nth record's end, wherever quotes, CRs and blank lines fall",
+      async () => {
+        // The cut reads 4 bytes at a time between quotes and CRs: records of every length
+        // put each kind of byte at every place in a word.
+        const p = `${dir}/mixed.csv`;
+        const rng = new Rng(11);
+        let text = "a,b\n";
+        const ends: number[] = [];
+        for (let r = 0; r < 2000; r++) {
+          const pick = rng.int(10);
+          const field = "x".repeat(rng.int(9));
+          const cell = pick === 0 ? `"q\n${field}"` : pick === 1 ? `"${field}"""` : field;
+          text += `${r},${cell}${pick === 2 ? "\r\n" : "\n"}`;
+          ends.push(new TextEncoder().encode(text).length);
+          if (rng.int(20) === 0) text += rng.int(2) === 0 ? "\n" : "\r\n";
+        }
+        await Deno.writeTextFile(p, text);
+        for (const every of [1, 3, 64, 2000]) {
+          const b = await csvRowBoundaries(p, every);
+          assert.equal(b.rows, 2000);
+          const want = [4, ...ends.filter((_, r) => (r + 1) % every === 0 && r + 1 < 2000)];
+          assert.deepEqual(b.offsets.slice(0, -1), want, `every ${every}`);
+          assert.equal(b.offsets.at(-1), text.length);
+        }
+      },
+    );
     await t.step("blank lines are not rows", async () => {
       const p = `${dir}/blank.csv`;
       await Deno.writeTextFile(p, "a,b\n1,2\n\n3,4\r\n\r\n5,6\n");
