@@ -41,7 +41,8 @@ import { cellValue, concatBatches, sliceBatch } from "../format/column.ts";
 import { valueText } from "../io/cell_text.ts";
 import type { ColumnPlan, ColumnStats } from "../format/header.ts";
 import { schemaToJson } from "../format/header.ts";
-import { planColumns } from "../format/plan.ts";
+import { planColumns, planPredictors } from "../format/plan.ts";
+import type { BlockPlan } from "../format/block_encode.ts";
 import { BlockPool } from "../format/pool.ts";
 import type { FormatWarning } from "../format/predictors/predictor.ts";
 import { mergeStats } from "../format/stats.ts";
@@ -88,6 +89,8 @@ interface Part {
   pendingRows: number;
   writer?: ArchiveWriter;
   plans?: Record<string, ColumnPlan>;
+  /** What its blocks are encoded with: `plans`, under `max_speed` each with a fixed predictor. */
+  blockPlans?: Record<string, BlockPlan>;
   codec: string;
   autoReason: string | null;
   stats: ColumnStats[][];
@@ -187,6 +190,7 @@ export async function freezePartitioned(
   };
   const pool = threads > 0 ? new BlockPool(threads) : undefined;
   const window = pool?.capacity ?? 2;
+  const quick = codecChoice?.profile === "max_speed";
   const keys = options.primaryKey === undefined
     ? null
     : new PrimaryKeyCheck(schema, options.primaryKey);
@@ -224,6 +228,8 @@ export async function freezePartitioned(
       part.plans = planColumns(batch, {
         quantization: quantizationOf(schema, options.quantization),
         conditioning: options.conditioning,
+        // As `freeze` plans under max_speed: a quick plan, each predictor fixed below.
+        quick,
       });
       if (codecName === "auto") {
         const choice = await chooseArchiveCodec(batch, part.plans);
@@ -249,10 +255,11 @@ export async function freezePartitioned(
       );
       part.plans = h.columns;
       part.codec = h.codec;
+      part.blockPlans = quick ? planPredictors(batch, part.plans, part.codec) : part.plans;
       part.writer = await ArchiveWriter.create(join(dir, part.entry.path), h);
     }
     const pending = encodeChunk(batch, {
-      plans: part.plans!,
+      plans: part.blockPlans!,
       codec: part.codec,
       encoder: pool,
       warn,

@@ -4,7 +4,8 @@ import { STALE_TEMP_AGE_MS } from "../internal/temp_files.ts";
 import { OpsError } from "./errors.ts";
 import { freezePartitioned, pathSegment } from "./partition.ts";
 import { MANIFEST_NAME, readManifest } from "./partition_read.ts";
-import { verify } from "./inspect.ts";
+import { audit, verify } from "./inspect.ts";
+import { freeze } from "./freeze.ts";
 import { thaw, thawTable } from "./thaw.ts";
 
 const TMP = ".tmp/ops_partition";
@@ -71,6 +72,35 @@ Deno.test("freezePartitioned() writes one archive per partition and thaws back e
   const byAmount = await thaw(`${TMP}/out`, `${TMP}/big.jsonl`, { where: "amount > 100" });
   assert.equal(byAmount.rows, 0);
   assert.equal(byAmount.partitions_read, 0, "manifest statistics prune on any column");
+});
+
+Deno.test("freezePartitioned() under max_speed plans each partition as freeze plans it", async () => {
+  const { text, rows } = events(6000);
+  await Deno.writeTextFile(`${TMP}/fast.csv`, text);
+  const options = { chunkRows: 400, threads: 2, profile: "max_speed" as const };
+  const s = await freezePartitioned(`${TMP}/fast.csv`, `${TMP}/fast`, {
+    ...options,
+    partitionBy: ["country"],
+  });
+  assert.equal(s.rows, 6000);
+  // The FR partition frozen alone: the same quick plan, each column's predictor fixed.
+  const fr = rows.filter((r) => r[1] === "FR");
+  await Deno.writeTextFile(
+    `${TMP}/fr_only.csv`,
+    ["id,country,year,amount", ...fr.map((r) => r.join(","))].join("\n") + "\n",
+  );
+  await freeze(`${TMP}/fr_only.csv`, `${TMP}/fr_only.pf`, options);
+  const alone = await audit(`${TMP}/fr_only.pf`);
+  const part = await audit(`${TMP}/fast/country=FR/part.pf`);
+  const planOf = (a: typeof alone) =>
+    a.columns.map((c) => ({ name: c.name, deps: c.depends_on, predictors: c.predictors }));
+  assert.deepEqual(planOf(part), planOf(alone));
+  const back = await thawTable(`${TMP}/fast/country=FR/part.pf`);
+  assert.deepEqual(
+    [...back.getChild("id")!.toArray()].map(Number),
+    fr.map((r) => Number(r[0])),
+  );
+  assert.deepEqual([...back.getChild("amount")!.toArray()], fr.map((r) => Number(r[3])));
 });
 
 Deno.test("freezePartitioned() refuses an unknown column and a non-empty directory", async () => {
