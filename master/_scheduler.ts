@@ -26,7 +26,7 @@ import type { Batch, Schema } from "../format/column.ts";
 import { JOB_STATUS_BY_CODE, JobError } from "../client/errors.ts";
 import type { FailedRequest, TaskErrorReport, TaskSpec, TextFallback } from "../client/types.ts";
 import { fallbackType, sourceFormatOf } from "../io/source.ts";
-import { decodeChunkBody, encodeBatchBody } from "../cluster/wire.ts";
+import { type ChunkBody, decodeChunkBody, encodeBatchBody } from "../cluster/wire.ts";
 import type { TaskRead } from "../cluster/task_source.ts";
 import { DispatchError } from "./transport.ts";
 import { isRemote, readablePath } from "./_remote_files.ts";
@@ -281,8 +281,10 @@ export class Scheduler {
       for (const bytes of bodies) {
         let taskId = "";
         try {
-          taskId = decodeChunkBody(bytes).meta.task_id;
-          this.#taskDone(taskId, bytes);
+          // Read and checked once (its blocks' hashes too): #taskDone takes it as read.
+          const body = decodeChunkBody(bytes);
+          taskId = body.meta.task_id;
+          this.#taskDone(taskId, bytes, body);
           results.push({ task_id: taskId, ok: true });
         } catch (err) {
           // As the single route answers it: a JobError by its code, anything else 500.
@@ -318,10 +320,11 @@ export class Scheduler {
     }
   }
 
-  #taskDone(taskId: string, bytes: Uint8Array): void {
+  /** `body`: `bytes` as `decodeChunkBody` read them, when the caller already has. */
+  #taskDone(taskId: string, bytes: Uint8Array, body?: ChunkBody): void {
     const task = this.#s.taskById.get(taskId);
     if (!task) throw new JobError("TASK_NOT_FOUND", `No task '${taskId}'`);
-    const { meta, chunk } = decodeChunkBody(bytes);
+    const { meta, chunk } = body ?? decodeChunkBody(bytes);
     if (meta.task_id !== taskId) {
       throw new JobError(
         "BAD_CHUNK",

@@ -31,3 +31,39 @@ Deno.test("TaskSpecChecker checks a job's part in full once, each task's own par
   assert.ok("spec" in extra);
   assert.equal("extra" in extra.spec, false);
 });
+
+Deno.test("TaskSpecChecker takes and refuses a task's own part as TaskSpecSchema does", () => {
+  const base = testSpec("t1");
+  const variants: Record<string, unknown>[] = [
+    {},
+    { task_id: "" },
+    { task_id: "x".repeat(200) },
+    { task_id: "x".repeat(201) },
+    { lease: 7 },
+    { worker_id: undefined },
+    { index: -1 },
+    { index: 1.5 },
+    { index: 2 ** 53 },
+    { index: Number.NaN },
+    { index: "3" },
+    { window: null },
+    { window: [] },
+    { window: { ...base.window, unit: "lines" } },
+    { window: { ...base.window, rows: 0 } },
+    { window: { ...base.window, batch_rows: 0 } },
+    { window: { ...base.window, end: base.window.start - 1 } },
+    { window: { ...base.window, skip: base.window.span_rows } },
+    { window: { ...base.window, start: -0 } },
+    { window: { ...base.window, extra: 1 } },
+    { window: { ...base.window, span_rows: Infinity } },
+  ];
+  for (const v of variants) {
+    const checker = new TaskSpecChecker();
+    assert.ok("spec" in checker.check(base));
+    const task = { ...base, task_id: "t2", index: 1, ...v };
+    const got = checker.check(task);
+    const want = TaskSpecSchema.safeParse(task);
+    assert.equal("spec" in got, want.success, JSON.stringify(v));
+    if ("spec" in got && want.success) assert.deepEqual(got.spec, want.data, JSON.stringify(v));
+  }
+});
