@@ -18,6 +18,20 @@ import { plainArrowParts } from "../io/_arrow_parts.ts";
 import { renderRows } from "../io/_write_text.ts";
 import type { ThawChunkTask } from "./_pool_scan.ts";
 
+// node:zlib (zstd) loaded now, while this thread waits for its first chunk, rather than
+// on that chunk's first block: loading it costs a Worker ~20-40 ms, all on the first
+// chunk's path otherwise.
+import("node:zlib").catch(() => {}); // a failure shows again where zstd loads it
+
+// One ArrayBuffer detached now, before any code here is optimized. V8 optimizes
+// typed-array code on the promise that no buffer of this isolate was ever detached
+// (its ArrayBufferDetaching protector); the first detach breaks it and throws away every
+// function optimized so far. That detach was this Worker's first answer (its buffers
+// move to the reading thread), just after the first chunk had optimized the decoders
+// and the text writer: ~50 functions were deoptimized and compiled again (trace-deopt),
+// CPU on the V8 threads that the two cores lack.
+new Uint8Array(8).subarray(0, 1).buffer.transfer();
+
 // apache-arrow by computed specifiers, so that Workers of a CSV thaw do not load it
 // (Deno resolves a literal import ahead of time: see cli/lazy.ts).
 const ARROW_TABLE = new URL("../io/arrow_table.ts", import.meta.url);

@@ -217,3 +217,27 @@ Deno.test("a Worker thaw that may not overwrite refuses an existing output as it
   await thaw(archive, `${TMP}/inline_fresh.csv`, { threads: 0 });
   assert.deepEqual(await Deno.readFile(fresh), await Deno.readFile(`${TMP}/inline_fresh.csv`));
 });
+
+Deno.test("a thaw Worker detaches a buffer as it starts, so its first answer deoptimizes nothing", async () => {
+  // V8 reports each isolate's first detach with this flag; the Worker's must come
+  // before it runs a job (here a job it refuses), whatever else it is given.
+  const script = `
+    import { thawPool } from ${JSON.stringify(new URL("./_pool_scan.ts", import.meta.url).href)};
+    const pool = thawPool(1);
+    await pool.run({ kind: "none" }).catch((e) => console.log("refused: " + e.message));
+    pool.close();
+  `;
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "eval",
+      "--v8-flags=--trace-protector-invalidation",
+      script,
+    ],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  const text = new TextDecoder().decode(out.stdout);
+  assert.equal(out.success, true, new TextDecoder().decode(out.stderr));
+  assert.match(text, /refused: Cannot run a thaw Worker job of kind "none"/);
+  assert.match(text, /Invalidating protector cell ArrayBufferDetaching/);
+});
