@@ -26,6 +26,7 @@ import type { MasterConfig } from "./config.ts";
 import { Master } from "./master.ts";
 import { httpTransport, type WorkerTransport } from "./transport.ts";
 import { JobStore } from "./store.ts";
+import { warmUpMaster } from "./_warm_up.ts";
 
 /** A master with its app, store and clock, ready to serve. */
 export interface MasterServices {
@@ -49,7 +50,8 @@ export interface MasterServices {
  * Opens the store, resumes jobs and starts the clock.
  *
  * @param config The master's settings.
- * @param options Logger and worker transport overrides.
+ * @param options Logger and worker transport overrides; `warmUp: false` skips the
+ * warm-up (`_warm_up.ts`, default on).
  * @returns The services.
  * @throws {import("../client/errors.ts").JobError} when the store cannot be opened;
  * {import("../auth/errors.ts").AuthError} STORE_FAILED when the user store cannot;
@@ -57,7 +59,7 @@ export interface MasterServices {
  */
 export async function startMaster(
   config: Omit<MasterConfig, "host" | "port">,
-  options: { logger?: Logger; transport?: WorkerTransport } = {},
+  options: { logger?: Logger; transport?: WorkerTransport; warmUp?: boolean } = {},
 ): Promise<MasterServices> {
   const logger = options.logger ?? createLogger({ component: "master", level: config.logLevel });
   const dataRoots = await resolveDataRoots(config.dataRoots);
@@ -105,6 +107,8 @@ export async function startMaster(
   // A few ticks per heartbeat interval, so offline detection lags by a fraction of one.
   const every = Math.min(1000, Math.max(25, (config.heartbeatS * 1000) / 4));
   const timer = setInterval(() => master.tick(), every);
+  // In the background: the master serves (and workers register) meanwhile.
+  const warming = options.warmUp === false ? Promise.resolve() : warmUp(config.dataDir, logger);
   let closing: Promise<void> | undefined;
   return {
     master,
@@ -116,6 +120,7 @@ export async function startMaster(
     close() {
       closing ??= (async () => {
         clearInterval(timer);
+        await warming;
         await master.close();
         store.close();
         users?.close();
@@ -123,4 +128,15 @@ export async function startMaster(
       return closing;
     },
   };
+}
+
+/** Runs {@link warmUpMaster}, logging how long it took, or why it failed (nothing else). */
+async function warmUp(dataDir: string, logger: Logger): Promise<void> {
+  const started = performance.now();
+  try {
+    await warmUpMaster(dataDir);
+    logger.debug("warmed up", { ms: Math.round(performance.now() - started) });
+  } catch (err) {
+    logger.warn("warm-up failed (the first job compiles what it needs itself)", { err });
+  }
 }
