@@ -200,6 +200,7 @@ async function write(
   name: string,
   asImages: boolean,
   cuts = [0, 2100, 2100, 5000],
+  fedBytes?: number,
 ): Promise<string> {
   const rows = cuts[cuts.length - 1]!;
   const whole = fixture(rows, 7);
@@ -214,7 +215,7 @@ async function write(
       return structuredClone(image, { transfer: duckImageTransfer(image) });
     })
     : batches;
-  assert.equal(await writeParquet(path, SCHEMA, input), rows);
+  assert.equal(await writeParquet(path, SCHEMA, input, fedBytes), rows);
   return path;
 }
 
@@ -229,8 +230,10 @@ function slice(b: Batch, from: number, to: number): Batch {
 Deno.test("Parquet from DuckDB vector images is byte for byte the per-value writer's", async () => {
   const fromBatches = await write("batches", false);
   const fromImages = await write("images", true);
+  const staged = await write("staged", true, undefined, 0);
   const a = await sha256(fromBatches);
   assert.equal(await sha256(fromImages), a);
+  assert.equal(await sha256(staged), a);
   assert.equal(a, PINNED_SHA256);
 });
 
@@ -238,8 +241,14 @@ Deno.test("Parquet from images of rows past two row groups is the per-value writ
   // One full commit of the appender (204,800 rows), then a last one under a row group,
   // which the in-memory staging keeps in a row group of its own (`staging_tail`).
   const cuts = [0, 50_000, 100_000, 150_000, 200_000, 250_000, 300_000];
-  const path = await write("many", true, cuts);
-  assert.equal(await sha256(path), PINNED_MANY_SHA256);
+  for (const fedBytes of [undefined, 0]) {
+    const path = await write(`many-${fedBytes}`, true, cuts, fedBytes);
+    assert.equal(
+      await sha256(path),
+      PINNED_MANY_SHA256,
+      `fed up to ${fedBytes ?? "default"} bytes`,
+    );
+  }
 });
 
 Deno.test("Parquet staged in memory has the row groups, hence the bytes, of the on-disk staging", async () => {
@@ -258,8 +267,11 @@ Deno.test("Parquet staged in memory has the row groups, hence the bytes, of the 
     ],
   ];
   for (const [cuts, want] of pinned) {
-    const path = await write(`layout-${cuts.length}`, true, cuts);
-    assert.equal(await sha256(path), want, JSON.stringify(cuts));
+    // Fed to the COPY, staged from the first image, staged after the first image.
+    for (const fedBytes of [undefined, 0, 1]) {
+      const path = await write(`layout-${cuts.length}-${fedBytes}`, true, cuts, fedBytes);
+      assert.equal(await sha256(path), want, `${JSON.stringify(cuts)}, fed up to ${fedBytes}`);
+    }
   }
 });
 

@@ -1,14 +1,16 @@
 /**
- * The Parquet writer behind `output.ts`, through a locked-down DuckDB: batches are
- * appended as data chunks into a staging table of an in-memory database (which spills
- * to a directory beside the output past its memory cap, so memory stays bounded
- * whatever the row count), then one `COPY … TO … (FORMAT parquet, COMPRESSION zstd)`
- * writes the file, with rows in order. The staging table is given the row groups the
- * on-disk staging database of earlier versions held (see {@link stageRows}), since the
- * Parquet's row groups follow them: the bytes are the same. Rows come laid out in
+ * The Parquet writer behind `output.ts`, through a locked-down DuckDB: one
+ * `COPY … TO … (FORMAT parquet, COMPRESSION zstd)` writes the file, with rows in order.
+ * Up to {@link FED_BYTES} of rows, the `COPY` reads them straight from the images we
+ * hold, through a table function (`rowsFunction`); past that, they are appended as
+ * data chunks into a staging table of an in-memory database, which spills to a
+ * directory beside the output past its memory cap, so memory stays bounded whatever
+ * the row count (`stageRows`). DuckDB's Parquet writer cuts its row groups along its
+ * source's chunks, so both sources give the chunks a scan of the on-disk staging
+ * table of earlier versions gave: the bytes are the same. Rows come laid out in
  * DuckDB's vector layout (`_duckdb_image.ts`: by the thaw Workers, or here from
  * batches), and each vector of a chunk is filled by a bulk copy or two, not value by
- * value: the staging table, hence the Parquet, holds the same values either way.
+ * value: the Parquet holds the same values either way.
  *
  * Types: int64 → BIGINT, float64 → DOUBLE (bits kept), float32 → FLOAT (bits kept), float16
  * → FLOAT (its exact float32, restored as float16 from the schema metadata on read), bool → BOOLEAN, date → DATE,
@@ -36,6 +38,7 @@ import {
   DuckDBBlobVector,
   type DuckDBConnection,
   DuckDBDataChunk,
+  DuckDBTableFunction,
   type DuckDBType,
   DuckDBUTinyIntVector,
   FLOAT,
@@ -49,18 +52,18 @@ import {
 import type { Batch, Field, Schema } from "../format/column.ts";
 import { openLockedDuckDB, PARQUET_SCHEMA_KEY, sqlIdent, sqlString } from "./_duckdb.ts";
 import { removeQuietly } from "./_file.ts";
-import {
-  DUCK_VECTOR_ROWS,
-  type DuckColumnImage,
-  type DuckImage,
-  duckImageOf,
-  duckWidth,
-} from "./_duckdb_image.ts";
+import { DUCK_VECTOR_ROWS, type DuckImage, duckImageOf, duckWidth } from "./_duckdb_image.ts";
 import { checkBatch } from "./_write_text.ts";
 import { IoError } from "./errors.ts";
 
 /** DuckDB's memory cap while staging: beyond it, the staging table spills to disk. */
 const STAGING_MEMORY = "1GB";
+
+/**
+ * Most bytes of laid-out rows the writer holds to feed the `COPY` itself; past them,
+ * it stages the rows in DuckDB instead, which spills to disk.
+ */
+const FED_BYTES = 256 * 1024 * 1024;
 
 /**
  * Rows after which DuckDB's appender flushes what it holds into its table, in a commit
@@ -139,34 +142,80 @@ function vectorSlot(chunk: DuckDBDataChunk, c: number): VectorSlot {
   return { raw: vector.vector, validity: vector.validity };
 }
 
+/** Rows `[from, from + n)` of one image: a chunk's rows come from one or two. */
+interface Piece {
+  image: DuckImage;
+  from: number;
+  n: number;
+}
+
 /**
- * Fills one vector of a freshly reset chunk (every row present) with rows
- * `[at, at + n)` of a column image (`at` a multiple of 2048).
+ * Fills column `c`'s vector of a freshly reset chunk (every row present) with the
+ * pieces' rows, `n` in all. One piece starting on a byte of the validity bitmap (the
+ * appender's chunks, 2048 rows into an image) is copied in bulk as it is; rows from
+ * two images (a staged scan's chunk across an image's end) go through `scratch`, and
+ * their validity bit by bit.
  */
-function fillVector(slot: VectorSlot, col: DuckColumnImage, at: number, n: number) {
+function fillVector(
+  slot: VectorSlot,
+  c: number,
+  pieces: readonly Piece[],
+  n: number,
+  scratch: Uint8Array,
+): void {
   const { raw, validity } = slot;
+  const first = pieces[0]!;
+  const width = first.image.columns[c]!.width;
   let words: BigUint64Array | null = null;
-  if (col.validity !== null) {
+  if (pieces.some((p) => p.image.columns[c]!.validity !== null)) {
     words = new BigUint64Array(Math.ceil(n / 64));
-    new Uint8Array(words.buffer).set(
-      col.validity.subarray(at >> 3, (at >> 3) + words.byteLength),
-    );
+    const wordBytes = new Uint8Array(words.buffer);
+    const bits = first.image.columns[c]!.validity;
+    if (pieces.length === 1 && bits !== null && (first.from & 7) === 0) {
+      wordBytes.set(bits.subarray(first.from >> 3, (first.from >> 3) + words.byteLength));
+    } else {
+      wordBytes.fill(0xff);
+      let row = 0;
+      for (const { image, from, n: take } of pieces) {
+        const v = image.columns[c]!.validity;
+        for (let i = 0; v !== null && i < take; i++) {
+          const src = from + i;
+          if (((v[src >> 3]! >> (src & 7)) & 1) === 0) {
+            wordBytes[(row + i) >> 3] = wordBytes[(row + i) >> 3]! & ~(1 << ((row + i) & 7));
+          }
+        }
+        row += take;
+      }
+    }
   }
   (validity as unknown as { data: BigUint64Array | null }).data = words;
-  const bytes = col.data.subarray(at * col.width, (at + n) * col.width);
-  new DuckDBUTinyIntVector(bytes, validity, raw).flush();
-  const long = col.long;
-  if (long === null) return;
-  // Strings past 12 bytes live in the vector's own heap: DuckDB copies each in.
-  const strings = new DuckDBBlobVector(new DataView(new ArrayBuffer(0)), validity, raw, 0, n);
-  let k = lowerBound(long.rows, at);
-  let any = false;
-  for (; k < long.rows.length && long.rows[k]! < at + n; k++) {
-    const bytes = long.bytes.subarray(long.offsets[k], long.offsets[k + 1]);
-    strings.setItem(long.rows[k]! - at, new DuckDBBlobValue(bytes));
-    any = true;
+  let bytes: Uint8Array;
+  if (pieces.length === 1) {
+    bytes = first.image.columns[c]!.data.subarray(first.from * width, (first.from + n) * width);
+  } else {
+    bytes = scratch.subarray(0, n * width);
+    let row = 0;
+    for (const { image, from, n: take } of pieces) {
+      bytes.set(image.columns[c]!.data.subarray(from * width, (from + take) * width), row * width);
+      row += take;
+    }
   }
-  if (any) strings.flush();
+  new DuckDBUTinyIntVector(bytes, validity, raw).flush();
+  // Strings past 12 bytes live in the vector's own heap: DuckDB copies each in.
+  let strings: DuckDBBlobVector | null = null;
+  let row = 0;
+  for (const { image, from, n: take } of pieces) {
+    const long = image.columns[c]!.long;
+    for (let k = long ? lowerBound(long.rows, from) : 0; long && k < long.rows.length; k++) {
+      const at = long.rows[k]!;
+      if (at >= from + take) break;
+      strings ??= new DuckDBBlobVector(new DataView(new ArrayBuffer(0)), validity, raw, 0, n);
+      const value = long.bytes.subarray(long.offsets[k], long.offsets[k + 1]);
+      strings.setItem(row + at - from, new DuckDBBlobValue(value));
+    }
+    row += take;
+  }
+  strings?.flush();
 }
 
 /** The first index of sorted `xs` whose value is at least `x`. */
@@ -202,13 +251,6 @@ function checkNames(schema: Schema, path: string): void {
   }
 }
 
-/** Rows `[at, at + n)` of an image: one data chunk's worth (`at` a multiple of 2048). */
-interface ImageChunk {
-  image: DuckImage;
-  at: number;
-  n: number;
-}
-
 /** The images of batches (laid out here) or of Workers' images (checked), in order. */
 async function* imagesOf(
   schema: Schema,
@@ -219,10 +261,10 @@ async function* imagesOf(
   }
 }
 
-/** An image's data chunks. */
-function* chunksOf(image: DuckImage): Generator<ImageChunk> {
-  for (let at = 0; at < image.length; at += DUCK_VECTOR_ROWS) {
-    yield { image, at, n: Math.min(DUCK_VECTOR_ROWS, image.length - at) };
+/** An image's data chunks: 2048 rows each from its first, as the appender takes them. */
+function* chunksOf(image: DuckImage): Generator<Piece> {
+  for (let from = 0; from < image.length; from += DUCK_VECTOR_ROWS) {
+    yield { image, from, n: Math.min(DUCK_VECTOR_ROWS, image.length - from) };
   }
 }
 
@@ -245,15 +287,14 @@ async function createTable(
 function chunkAppender(
   schema: Schema,
   types: DuckDBType[],
-): (appender: DuckDBAppender, chunk: ImageChunk) => void {
+): (appender: DuckDBAppender, chunk: Piece) => void {
   const chunk = DuckDBDataChunk.create(types, DUCK_VECTOR_ROWS);
   const slots = schema.map((_, c) => vectorSlot(chunk, c));
-  return function appendChunk(appender, { image, at, n }) {
+  const none = new Uint8Array(0);
+  return function appendChunk(appender, piece) {
     chunk.reset();
-    chunk.rowCount = n;
-    for (let c = 0; c < slots.length; c++) {
-      fillVector(slots[c]!, image.columns[c] as DuckColumnImage, at, n);
-    }
+    chunk.rowCount = piece.n;
+    for (let c = 0; c < slots.length; c++) fillVector(slots[c]!, c, [piece], piece.n, none);
     appender.appendDataChunk(chunk);
   };
 }
@@ -293,6 +334,102 @@ export async function appendTable(
 }
 
 /**
+ * The sizes of the data chunks a scan of the staging table gave, in order, for images
+ * of these lengths: the appender's commits (each at the end of the chunk that brings
+ * it to 204,800 rows, the rest at close), each commit cut into row groups of 122,880
+ * rows (its last one shorter), each row group read in vectors of 2048 rows (its last
+ * one shorter). See {@link stageRows} for why each commit starts a row group.
+ *
+ * @param lengths The images' row counts, in order.
+ * @returns Rows of each chunk.
+ */
+export function stagedScanChunks(lengths: readonly number[]): number[] {
+  const commits: number[] = [];
+  let open = 0;
+  for (const length of lengths) {
+    for (let from = 0; from < length; from += DUCK_VECTOR_ROWS) {
+      open += Math.min(DUCK_VECTOR_ROWS, length - from);
+      if (open >= APPENDER_FLUSH_ROWS) {
+        commits.push(open);
+        open = 0;
+      }
+    }
+  }
+  if (open > 0) commits.push(open);
+  const sizes: number[] = [];
+  for (const commit of commits) {
+    for (let group = 0; group < commit; group += ROW_GROUP_ROWS) {
+      const rows = Math.min(ROW_GROUP_ROWS, commit - group);
+      for (let at = 0; at < rows; at += DUCK_VECTOR_ROWS) {
+        sizes.push(Math.min(DUCK_VECTOR_ROWS, rows - at));
+      }
+    }
+  }
+  return sizes;
+}
+
+/** The name under which {@link rowsFunction} is registered on the writer's connection. */
+const ROWS_FUNCTION = "permafrost_rows";
+
+/**
+ * A table function giving the images' rows in the data chunks a scan of the staging
+ * table gave ({@link stagedScanChunks}), on one thread, in order. DuckDB's Parquet
+ * writer fed by it ends a row group at the first chunk that brings it to 122,880 rows,
+ * which on the staging table's chunks are the very places where it cut the staging
+ * table's scan (122,880 and 124,224 rows, …): the same row groups of the same chunks,
+ * hence the same bytes, without appending the rows into a table and scanning them back.
+ * The function runs on this thread, called from DuckDB's; the images stay referenced
+ * until it ends.
+ */
+function rowsFunction(
+  schema: Schema,
+  types: DuckDBType[],
+  images: DuckImage[],
+): DuckDBTableFunction {
+  const sizes = stagedScanChunks(images.map((image) => image.length));
+  const scratch = new Uint8Array(DUCK_VECTOR_ROWS * Math.max(16, ...schema.map(duckWidth)));
+  let next = 0;
+  let image = 0;
+  let from = 0;
+  return DuckDBTableFunction.create({
+    name: ROWS_FUNCTION,
+    bindFunction(info) {
+      schema.forEach((f, c) => info.addResultColumn(f.name, types[c]!));
+    },
+    initFunction(info) {
+      info.setMaxThreads(1);
+    },
+    mainFunction(info, out) {
+      try {
+        const n = next < sizes.length ? sizes[next++]! : 0;
+        out.rowCount = n;
+        if (n === 0) return;
+        const pieces: Piece[] = [];
+        for (let left = n; left > 0;) {
+          const at = images[image]!;
+          const take = Math.min(left, at.length - from);
+          if (take > 0) pieces.push({ image: at, from, n: take });
+          left -= take;
+          from += take;
+          if (from === at.length) {
+            images[image] = EMPTY_IMAGE; // read: let it go
+            image++;
+            from = 0;
+          }
+        }
+        for (let c = 0; c < schema.length; c++) {
+          fillVector(vectorSlot(out, c), c, pieces, n, scratch);
+        }
+      } catch (err) {
+        info.setError(err instanceof Error ? err.message : String(err));
+      }
+    },
+  });
+}
+
+const EMPTY_IMAGE: DuckImage = { duckImage: true, length: 0, columns: [] };
+
+/**
  * Appends the rows to `staging` of an in-memory database with the row groups they had
  * in the staging table of an on-disk one, and returns the rows and the SQL source the
  * `COPY` reads (DuckDB's Parquet writer cuts its row groups along the source's, so
@@ -314,17 +451,17 @@ export async function appendTable(
 async function stageRows(
   conn: DuckDBConnection,
   schema: Schema,
-  batches: AsyncIterable<Batch | DuckImage> | Iterable<Batch | DuckImage>,
+  images: AsyncIterable<DuckImage>,
 ): Promise<{ rows: number; source: string }> {
   const types = schema.map(duckType);
   await createTable(conn, "staging", schema, types);
   const append = chunkAppender(schema, types);
-  let waiting: ImageChunk[] = [];
+  let waiting: Piece[] = [];
   let waitingRows = 0;
   let committed = 0;
   const appender = await conn.createAppender("staging");
   try {
-    for await (const image of imagesOf(schema, batches)) {
+    for await (const image of images) {
       for (const chunk of chunksOf(image)) {
         waiting.push(chunk);
         waitingRows += chunk.n;
@@ -358,6 +495,54 @@ async function stageRows(
   };
 }
 
+/** Bytes an image holds. */
+function imageBytes(image: DuckImage): number {
+  let bytes = 0;
+  for (const col of image.columns) {
+    bytes += col.data.byteLength + (col.validity?.byteLength ?? 0);
+    if (col.long) bytes += col.long.bytes.byteLength + 8 * col.long.rows.length;
+  }
+  return bytes;
+}
+
+/**
+ * Feeds the `COPY` the rows itself ({@link rowsFunction}) when their images come to at
+ * most `fedBytes`, and otherwise stages them ({@link stageRows}), starting with
+ * the images read so far.
+ *
+ * @returns Rows, and the `COPY` source.
+ */
+async function rowsSource(
+  conn: DuckDBConnection,
+  schema: Schema,
+  batches: AsyncIterable<Batch | DuckImage> | Iterable<Batch | DuckImage>,
+  fedBytes: number,
+): Promise<{ rows: number; source: string }> {
+  const images = imagesOf(schema, batches);
+  const held: DuckImage[] = [];
+  let bytes = 0;
+  let rows = 0;
+  for (;;) {
+    const step = await images.next();
+    if (step.done) {
+      conn.registerTableFunction(rowsFunction(schema, schema.map(duckType), held));
+      return { rows, source: `${ROWS_FUNCTION}()` };
+    }
+    held.push(step.value);
+    rows += step.value.length;
+    bytes += imageBytes(step.value);
+    if (bytes > fedBytes) break;
+  }
+  return await stageRows(
+    conn,
+    schema,
+    (async function* () {
+      while (held.length > 0) yield held.shift()!;
+      yield* images;
+    })(),
+  );
+}
+
 function imageOf(schema: Schema, batch: Batch): DuckImage {
   checkBatch(schema, batch);
   return duckImageOf(schema, batch);
@@ -385,12 +570,15 @@ function checkImage(schema: Schema, image: DuckImage): DuckImage {
  * @param path The Parquet file to write (the caller's temp file, which it renames into place).
  * @param schema The schema.
  * @param batches The rows.
+ * @param fedBytes Most bytes of rows fed to the `COPY` directly, past which they are
+ * staged ({@link FED_BYTES}; tests pass 0 to stage every row).
  * @returns Rows written.
  */
 export async function writeParquet(
   path: string,
   schema: Schema,
   batches: AsyncIterable<Batch | DuckImage> | Iterable<Batch | DuckImage>,
+  fedBytes: number = FED_BYTES,
 ): Promise<number> {
   checkNames(schema, path);
   // The spill directory keeps the name the on-disk staging database's had, which the
@@ -399,7 +587,8 @@ export async function writeParquet(
   const db = await openLockedDuckDB([path], ":memory:", STAGING_MEMORY, {
     temp_directory: spill,
     // DuckDB's own default (one per core) rather than the one thread of an in-memory
-    // instance: the COPY encodes row groups in parallel, in the same order and bytes.
+    // instance: the COPY of a staging table encodes row groups in parallel, in the
+    // same order and bytes.
     threads: String(navigator.hardwareConcurrency),
   });
   let rows = 0;
@@ -408,12 +597,12 @@ export async function writeParquet(
     if (schema.length === 0) {
       throw new IoError("WRITE_FAILED", "Cannot write a Parquet file without columns", { path });
     }
-    const staged = await stageRows(conn, schema, batches);
-    rows = staged.rows;
+    const fed = await rowsSource(conn, schema, batches, fedBytes);
+    rows = fed.rows;
     const meta = sqlString(JSON.stringify(schema));
     // Into `path` itself, not a sibling DuckDB renames: `path` is the caller's locked temp file.
     await conn.run(
-      `COPY ${staged.source} TO ${
+      `COPY (SELECT * FROM ${fed.source}) TO ${
         sqlString(path)
       } (FORMAT parquet, COMPRESSION zstd, USE_TMP_FILE false, KV_METADATA {${PARQUET_SCHEMA_KEY}: ${meta}})`,
     );
