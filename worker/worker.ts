@@ -57,6 +57,7 @@ import {
 } from "../cluster/wire.ts";
 import type { ServiceToken } from "../cluster/service_token.ts";
 import { MasterLink } from "./_master_link.ts";
+import { warmUpSmallTasks } from "./_warm_up.ts";
 import { fetchWindowFile, readableFromStore } from "./_remote_window.ts";
 import { type FileIdentity, openedIdentity, unchanged } from "../internal/file_identity.ts";
 
@@ -85,6 +86,12 @@ export interface WorkerNodeDeps {
    * thread reads them, or `readTaskRows` here); the signal aborts on a drop.
    */
   readRows?: (read: TaskRead, signal: AbortSignal) => Promise<Batch>;
+  /**
+   * Whether to take a built-in small task through this thread's task path before
+   * registering (`_warm_up.ts`; default: when `encoder` is not given, as in a real
+   * worker).
+   */
+  warmUp?: boolean;
   /** Heartbeat interval before the master says one, in seconds (default 5). */
   heartbeatS?: number;
   /** The worker's service token, sent to the master (absent: auth off). */
@@ -173,6 +180,8 @@ export class WorkerNode {
   #readRows: (read: TaskRead, signal: AbortSignal) => Promise<Batch>;
   /** Whether the encoder may read the rows itself (no `readRows` was injected). */
   #readsOnThread: boolean;
+  /** Whether to warm up before registering (`WorkerNodeDeps.warmUp`). */
+  #warm: boolean;
   /** Parquet sources kept open between tasks of a job. */
   #parquetReaders = new ParquetReaders();
   /** The CSV source of the small tasks it runs, kept open while it holds tasks. */
@@ -227,6 +236,7 @@ export class WorkerNode {
     this.#readRows = deps.readRows ??
       ((read) => readTaskRows(read, this.#parquetReaders, this.#keptSource));
     this.#readsOnThread = deps.readRows === undefined;
+    this.#warm = deps.warmUp ?? deps.encoder === undefined;
     this.#heartbeatMs = (deps.heartbeatS ?? 5) * 1000;
     this.#slots = Math.max(1, Math.floor(deps.slots ?? DEFAULT_SLOTS));
     this.#reportBatch = Math.max(1, Math.min(MAX_BODIES, deps.reportBatch ?? DEFAULT_REPORT_BATCH));
@@ -295,8 +305,9 @@ export class WorkerNode {
   async #run(): Promise<void> {
     // Register once the task thread has loaded, so a first task does not wait for it
     // while the master counts this worker as ready (a thread that fails to load
-    // fails its first task instead, which is reported).
-    await this.#encoder?.ready?.().catch(() => {});
+    // fails its first task instead, which is reported). Meanwhile this thread warms
+    // up (`_warm_up.ts`), a few tens of ms against the thread's several hundred.
+    await Promise.all([this.#encoder?.ready?.().catch(() => {}), this.#warmUp()]);
     let backoff = 100;
     let failures = 0;
     while (!this.#stopped) {
@@ -339,6 +350,20 @@ export class WorkerNode {
           this.#log.warn("lost the master; registering again", { master: this.#link.url, err });
         }
       }
+    }
+  }
+
+  /** Runs the warm-up when asked; a failure is logged and changes nothing else. */
+  async #warmUp(): Promise<void> {
+    if (!this.#warm) return;
+    const started = performance.now();
+    try {
+      await warmUpSmallTasks();
+      this.#log.debug("warmed up", { ms: Math.round(performance.now() - started) });
+    } catch (err) {
+      this.#log.warn("warm-up failed (the first tasks compile what they need themselves)", {
+        err,
+      });
     }
   }
 
