@@ -308,8 +308,9 @@ export async function readTaskRows(
  * after another from the same file: each then costs no open (a round trip to the
  * runtime's I/O threads) and no close. Only small windows read synchronously use it
  * (see {@link SYNC_WINDOW_BYTES}), so two reads never share its position. Every read
- * still checks the handle's identity before and after (`fstat`): a file changed in
- * place fails the task with SOURCE_CHANGED; a path swapped for another file since
+ * still checks the handle's identity after it (`fstat`), and before it unless the last
+ * read's check saw the same identity: a file changed in place (before or during a
+ * read) fails the task with SOURCE_CHANGED; a path swapped for another file since
  * the open cannot change what the handle reads, the file the job was accepted for.
  * The owner closes it when it has no task left (a deleted source's space is then
  * freed), and it is closed after any failed read.
@@ -317,6 +318,8 @@ export async function readTaskRows(
 export class KeptSource {
   #key: string | null = null;
   #file: Deno.FsFile | null = null;
+  /** The identity the handle was last seen to have, after a read (see {@link checkedAs}). */
+  #checked: FileIdentity | null = null;
 
   /** The open handle of `path` as the file `identity` names, opened if it is not. */
   async open(path: string, identity: FileIdentity): Promise<Deno.FsFile> {
@@ -329,11 +332,26 @@ export class KeptSource {
     return file;
   }
 
+  /**
+   * Whether the handle was last seen, after a read, to be unchanged from `identity`:
+   * a read that checks the handle again after it needs no check before (a file
+   * changed since was changed before that second check, which sees it).
+   */
+  checkedAs(identity: FileIdentity): boolean {
+    return this.#checked !== null && unchanged(this.#checked, identity);
+  }
+
+  /** Records that the handle was just seen unchanged from `identity` (after a read). */
+  markChecked(identity: FileIdentity): void {
+    this.#checked = identity;
+  }
+
   /** Closes the handle, if one is open. */
   close(): void {
     const file = this.#file;
     this.#file = null;
     this.#key = null;
+    this.#checked = null;
     try {
       file?.close();
     } catch {
@@ -364,9 +382,13 @@ async function readCsvWindow(read: TaskRead, kept?: KeptSource): Promise<Batch> 
     }
     let bytes: Uint8Array;
     try {
-      checkIdentity(path, identity, handleIdentitySync(file));
+      // Once per handle and identity: the check after each read covers the next one's
+      // start (one fstat per task instead of two: a small task's main cost after its
+      // encode).
+      if (!source.checkedAs(identity)) checkIdentity(path, identity, handleIdentitySync(file));
       bytes = readRangeSync(file, path, window.start, window.end);
       checkIdentity(path, identity, handleIdentitySync(file));
+      source.markChecked(identity);
     } catch (err) {
       source.close();
       throw err;

@@ -326,3 +326,40 @@ Deno.test("readTaskRows() with a KeptSource reads the same rows from one open ha
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("readTaskRows() with a KeptSource refuses a file changed in place between two reads of one identity, and again after", async () => {
+  const dir = await tempDir("task-kept-between-");
+  const kept = new KeptSource();
+  try {
+    const path = join(dir, "a.csv");
+    await writeCsv(path, 300);
+    const identity = await openedIdentity(path);
+    assert.ok(identity);
+    const { schema } = await sourceSchema(path, { format: "csv", types: {}, batchRows: 100 });
+    const layout = await layoutSource(path, { format: "csv", chunkRows: 100 });
+    const read = (i: number) => ({
+      path,
+      format: "csv" as const,
+      schema,
+      types: {},
+      window: layout.windows[i]!,
+      identity,
+    });
+    assert.equal((await readTaskRows(read(0), undefined, kept)).length, 100);
+    assert.ok(kept.checkedAs(identity));
+    // Same size, another modification time: only the identity check can see it.
+    const file = await Deno.open(path, { write: true });
+    await file.utime(new Date(2001, 0, 1), new Date(2001, 0, 1));
+    file.close();
+    for (const i of [1, 2]) {
+      await assert.rejects(readTaskRows(read(i), undefined, kept), {
+        name: "JobError",
+        code: "SOURCE_CHANGED",
+      });
+      assert.equal(kept.checkedAs(identity), false);
+    }
+  } finally {
+    kept.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
