@@ -66,10 +66,14 @@ export interface SerializedError {
   details: Omit<ErrorDetails, "cause">;
 }
 
-/** A message to a Worker: a chunk to encode, a job for the script's own handler, or stop. */
+/**
+ * A message to a Worker: a chunk to encode, a job for the script's own handler, a
+ * notice for every Worker (see {@link BlockPool.notify}), or stop.
+ */
 export type PoolMessage =
   | { id: number; job: PostedJob }
   | { id: number; task: unknown }
+  | { notice: unknown }
   | { close: true };
 
 /** A Worker's answer to one job (or to `close`, with id 0). */
@@ -186,6 +190,18 @@ export class BlockPool implements ChunkEncoder {
    */
   run<T = ChunkResult>(task: unknown, transfer: ArrayBuffer[] = []): Promise<T> {
     return this.#submit<T>({ task }, transfer);
+  }
+
+  /**
+   * Tells every Worker something at once, ahead of the jobs they hold (the script's
+   * `notice` handler takes it, not in turn with the jobs): e.g. what jobs already
+   * running wait for. No answer comes back.
+   *
+   * @param notice Structured-clone friendly value.
+   */
+  notify(notice: unknown): void {
+    if (this.#closed) return;
+    for (const worker of this.#all) worker.postMessage({ notice } satisfies PoolMessage);
   }
 
   #submit<T>(message: Pending["message"], transfer: ArrayBuffer[] = []): Promise<T> {
@@ -341,6 +357,8 @@ export interface PoolWorkerHandler {
   run(task: unknown): Promise<ChunkResult | PoolAnswer>;
   /** Releases what the handler holds (called once, when the pool shuts down). */
   close(): void | Promise<void>;
+  /** Takes a {@link BlockPool.notify} notice, as it arrives (ignored when absent). */
+  notice?(notice: unknown): void;
 }
 
 interface WorkerScope {
@@ -364,6 +382,10 @@ export function servePoolWorker(handler?: PoolWorkerHandler): void {
   let tail: Promise<void> = Promise.resolve();
   scope.onmessage = (event) => {
     const message = event.data;
+    if ("notice" in message) {
+      handler?.notice?.(message.notice); // at once: a job in the chain may wait for it
+      return;
+    }
     if ("close" in message) {
       tail = tail.then(async () => {
         try {

@@ -40,12 +40,34 @@ export interface CsvChunkTask {
   chunk: CsvChunk;
   /** The schema the freeze planned. */
   schema: Schema;
-  /** Per-column plans by name (with a fixed predictor under `max_speed`). */
+  /**
+   * Per-column plans by name (with a fixed predictor under `max_speed`) and the codec
+   * id; absent in a chunk handed out while the freeze still plans: the Worker parses
+   * its rows, then waits for the {@link CsvPlansNotice}.
+   */
+  encoding?: ChunkEncoding;
+  /** Block encryption, with the chunk's first row. */
+  encryption?: ChunkEncryption;
+}
+
+/** How a freeze's chunks are encoded. */
+export interface ChunkEncoding {
+  /** Per-column plans by name. */
   plans: Record<string, BlockPlan>;
   /** Codec id. */
   codec: string;
-  /** Block encryption, with the chunk's first row. */
-  encryption?: ChunkEncryption;
+}
+
+/**
+ * A notice to every Worker of a freeze's pool (`BlockPool.notify`): the encoding of the
+ * chunks handed out before it was known, or that there is none (the plan failed: those
+ * chunks are dropped).
+ */
+export interface CsvPlansNotice {
+  /** Tells this notice from others. */
+  kind: "csv-plans";
+  /** The encoding; null when the freeze failed before it had one. */
+  encoding: ChunkEncoding | null;
 }
 
 /**

@@ -2,7 +2,9 @@
  * The body of one Worker of a local freeze's pool: encodes plain chunks as
  * `format/_block_worker.ts` does, and runs {@link ParquetChunkTask}s and
  * {@link CsvChunkTask}s: reads the chunk's rows from the Parquet or CSV file, then
- * encodes them, so decoding the source uses every core too; and a {@link CsvCutTask},
+ * encodes them, so decoding the source uses every core too (a CSV chunk handed out
+ * while the freeze plans is parsed at once, and encoded when the {@link CsvPlansNotice}
+ * comes); and a {@link CsvCutTask},
  * a CSV file's cut into chunks, found while the freeze's thread plans. Each file stays
  * open across jobs (a Parquet file in one DuckDB per Worker, keyed by path, forced types
  * and batch size; a CSV file as a file), and is closed when the pool shuts down.
@@ -15,7 +17,14 @@ import { ParquetReaders } from "../io/parquet.ts";
 import { IoError } from "../io/errors.ts";
 import { openForRead } from "../io/_file.ts";
 import type { ParquetChunkTask, ParquetOpenTask } from "./_parquet_chunks.ts";
-import { type CsvChunkTask, type CsvCutTask, cutCsv, readCsvChunk } from "./_csv_chunks.ts";
+import {
+  type ChunkEncoding,
+  type CsvChunkTask,
+  type CsvCutTask,
+  type CsvPlansNotice,
+  cutCsv,
+  readCsvChunk,
+} from "./_csv_chunks.ts";
 import { readChunk } from "../io/chunk_window.ts";
 
 // node:zlib (zstd) loaded now, while this thread waits for its first chunk, rather than
@@ -36,16 +45,29 @@ async function csvFile(path: string): Promise<Deno.FsFile> {
   return csv.file;
 }
 
+// The encoding of chunks handed out before the freeze had planned (see CsvChunkTask).
+const announced = Promise.withResolvers<ChunkEncoding>();
+announced.promise.catch(() => {}); // awaited by those chunks; this only marks it handled
+
 servePoolWorker({
+  notice(notice) {
+    const n = notice as CsvPlansNotice;
+    if (n?.kind !== "csv-plans") return;
+    if (n.encoding) announced.resolve(n.encoding);
+    else {announced.reject(
+        new Error("Cannot encode the chunk: the freeze stopped before it planned"),
+      );}
+  },
   async run(task) {
     const t = task as ParquetChunkTask | ParquetOpenTask | CsvChunkTask | CsvCutTask;
     if (t?.kind === "csv-cut") return await cutCsv(t);
     if (t?.kind === "csv-chunk") {
       const batch = await readCsvChunk(t.chunk, t.schema, await csvFile(t.chunk.path));
+      const { plans, codec } = t.encoding ?? await announced.promise;
       return await INLINE_ENCODER.encode({
         batch,
-        plans: t.plans,
-        codec: t.codec,
+        plans,
+        codec,
         ...(t.encryption ? { encryption: t.encryption } : {}),
       });
     }

@@ -39,7 +39,7 @@ import { codecById } from "../codecs/registry.ts";
 import { type CodecChoiceName, OpsError } from "./errors.ts";
 import { PrimaryKeyCheck } from "./primary_key.ts";
 import type { ParquetChunkTask, ParquetFile } from "./_parquet_chunks.ts";
-import type { CsvChunk, CsvChunkTask } from "./_csv_chunks.ts";
+import type { CsvChunk, CsvChunkTask, CsvPlansNotice } from "./_csv_chunks.ts";
 import type { ChunkWindow } from "../io/chunk_window.ts";
 import {
   chooseArchiveCodec,
@@ -360,6 +360,7 @@ async function freezeOnce(
   });
   const { schema, pool } = opened;
   let writer: ArchiveWriter | undefined;
+  let noticeOwed = false;
   try {
     const quantization = quantizationByColumn(schema, options.quantization);
     if (options.primaryKey !== undefined && !schema.some((f) => f.name === options.primaryKey)) {
@@ -455,12 +456,27 @@ async function freezeOnce(
       return task;
     };
     const csvTask = (chunk: CsvChunk, encryption: ChunkEncryption | undefined) => {
-      const task: CsvChunkTask = { kind: "csv-chunk", chunk, schema, plans: blockPlans!, codec };
+      const task: CsvChunkTask = { kind: "csv-chunk", chunk, schema };
+      if (blockPlans) task.encoding = { plans: blockPlans, codec };
       if (encryption) task.encryption = encryption;
       return task;
     };
-    if (opened.sample) await start(opened.sample);
+    // Planned on a sample (max_speed) without encryption: each Worker is handed its first
+    // chunk before the plan is made, and parses it (cold, its slowest) while this thread
+    // plans; the encoding follows as a notice (`CsvPlansNotice`).
+    let early = opened.sample && pool && !options.encryption ? pool.threads : 0;
+    // Whether chunks handed out may still wait for the notice (told null on failure).
+    noticeOwed = early > 0;
+    const planned = async (sample: Batch) => {
+      early = 0;
+      await start(sample);
+      noticeOwed = false;
+      const encoding = { plans: blockPlans!, codec };
+      pool!.notify({ kind: "csv-plans", encoding } satisfies CsvPlansNotice);
+    };
+    if (opened.sample && early === 0) await start(opened.sample);
     for await (const unit of opened.chunks) {
+      if (early > 0 && !("csv" in unit)) await planned(opened.sample!);
       if ("batch" in unit) {
         if (!writer) await start(unit.batch);
         keys?.add(unit.batch, rowsSeen);
@@ -481,8 +497,10 @@ async function freezeOnce(
           });
       pending.catch(() => {}); // awaited in order below; this only marks it handled
       inflight.push(pending);
+      if (early > 0 && --early === 0) await planned(opened.sample!);
       if (inflight.length >= window) await drainOne();
     }
+    if (early > 0) await planned(opened.sample!); // fewer chunks than Workers
     if (!writer) await start({ schema, columns: [], length: 0 });
     while (inflight.length > 0) await drainOne();
     const written = await writer!.finish();
@@ -503,6 +521,8 @@ async function freezeOnce(
       warnings,
     };
   } catch (err) {
+    // Chunks handed out before the plan would wait for it, and the pool's shutdown with them.
+    if (noticeOwed) pool?.notify({ kind: "csv-plans", encoding: null } satisfies CsvPlansNotice);
     await writer?.abort();
     throw err;
   } finally {

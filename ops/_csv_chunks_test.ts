@@ -1,0 +1,109 @@
+/**
+ * Tests of a freeze Worker's CSV chunks (`_csv_chunks.ts`, `_freeze_worker.ts`): a chunk
+ * handed out before the freeze planned is parsed, then encoded once the
+ * `CsvPlansNotice` comes, to the bytes of a chunk handed out with its encoding; a notice
+ * of no encoding rejects it, and a max_speed freeze whose plan fails reports the plan's
+ * error.
+ *
+ * @module
+ */
+import assert from "node:assert/strict";
+import { BlockPool } from "../format/pool.ts";
+import type { ChunkResult } from "../format/chunk.ts";
+import { planColumns } from "../format/plan.ts";
+import { reviveIoError } from "../io/errors.ts";
+import { csvRowBoundaries, openCsv } from "../io/csv.ts";
+import type { CsvChunkTask, CsvPlansNotice } from "./_csv_chunks.ts";
+import { readCsvChunk } from "./_csv_chunks.ts";
+import { freeze } from "./freeze.ts";
+import { OpsError } from "./errors.ts";
+
+const TMP = ".tmp/ops_csv_chunks";
+await Deno.remove(TMP, { recursive: true }).catch(() => {});
+await Deno.mkdir(TMP, { recursive: true });
+
+const PATH = `${TMP}/rows.csv`;
+await Deno.writeTextFile(
+  PATH,
+  "id,city,at\n" +
+    Array.from(
+      { length: 900 },
+      (_, i) => `${i},${["Oslo", "Lima", "Pune"][i % 3]},2024-01-0${1 + (i % 9)} 10:00:0${i % 10}`,
+    )
+      .join("\n") +
+    "\n",
+);
+
+async function chunkTasks(): Promise<CsvChunkTask[]> {
+  const source = await openCsv(PATH);
+  await source.close();
+  const cut = await csvRowBoundaries(PATH, 300);
+  return cut.offsets.slice(1).map((end, i) => ({
+    kind: "csv-chunk",
+    chunk: {
+      path: PATH,
+      range: { start: cut.offsets[i]!, end },
+      firstRow: 300 * i,
+      rows: 300,
+      delimiter: ",",
+      types: {},
+    },
+    schema: source.schema,
+  }));
+}
+
+function freezePool(): BlockPool {
+  return new BlockPool(2, {
+    script: new URL("./_freeze_worker.ts", import.meta.url),
+    revive: reviveIoError,
+  });
+}
+
+Deno.test("a CSV chunk handed out before the plan is encoded when the notice comes", async () => {
+  const tasks = await chunkTasks();
+  const first = await readCsvChunk(tasks[0]!.chunk, tasks[0]!.schema);
+  const encoding = { plans: planColumns(first, {}), codec: "zstd" };
+  const pool = freezePool();
+  try {
+    const early = tasks.map((task) => pool.run<ChunkResult>(task));
+    pool.notify({ kind: "csv-plans", encoding } satisfies CsvPlansNotice);
+    const late = tasks.map((task) => pool.run<ChunkResult>({ ...task, encoding }));
+    const [a, b] = [await Promise.all(early), await Promise.all(late)];
+    assert.equal(a.length, 3);
+    for (let i = 0; i < a.length; i++) {
+      assert.equal(a[i]!.chunk.rows, 300);
+      assert.deepEqual(
+        a[i]!.chunk.blocks.map((block) => [...block.bytes]),
+        b[i]!.chunk.blocks.map((block) => [...block.bytes]),
+        `chunk ${i}`,
+      );
+    }
+  } finally {
+    await pool.shutdown();
+  }
+});
+
+Deno.test("a CSV chunk waiting for its encoding is rejected by a notice of none", async () => {
+  const [task] = await chunkTasks();
+  const pool = freezePool();
+  try {
+    const waiting = pool.run<ChunkResult>(task);
+    pool.notify({ kind: "csv-plans", encoding: null } satisfies CsvPlansNotice);
+    await assert.rejects(waiting, /stopped before it planned/);
+  } finally {
+    await pool.shutdown();
+  }
+});
+
+Deno.test("a max_speed freeze whose plan fails after its first chunks were handed out reports the plan's error", async () => {
+  await assert.rejects(
+    freeze(PATH, `${TMP}/bad.pf`, {
+      profile: "max_speed",
+      chunkRows: 100,
+      threads: 2,
+      columnCodecs: { nowhere: "zstd" },
+    }),
+    (err: unknown) => err instanceof OpsError && err.code === "BAD_OPTION",
+  );
+  await assert.rejects(Deno.stat(`${TMP}/bad.pf`), Deno.errors.NotFound);
+});
