@@ -275,6 +275,23 @@ Deno.test("Parquet staged in memory has the row groups, hence the bytes, of the 
   }
 });
 
+Deno.test("writeParquet() refuses a decimal past 38 digits before reading any row", async () => {
+  const path = `${TMP}/wide.parquet`;
+  await Deno.writeFile(path, new Uint8Array());
+  const schema: Schema = [{ name: "d", type: "decimal", nullable: false, precision: 40, scale: 0 }];
+  const unread = {
+    [Symbol.iterator](): Iterator<Batch> {
+      throw new Error("rows read");
+    },
+  };
+  await assert.rejects(writeParquet(path, schema, unread), (err: unknown) => {
+    assert.ok(err instanceof IoError);
+    assert.equal(err.code, "WRITE_FAILED");
+    assert.match(err.message, /decimal of 40 digits/);
+    return true;
+  });
+});
+
 Deno.test("duckImageOf() lays out values, validity words and long strings as DuckDB reads them", () => {
   const schema: Schema = [
     { name: "s", type: "string", nullable: true },

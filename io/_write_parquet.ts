@@ -518,6 +518,8 @@ async function rowsSource(
   batches: AsyncIterable<Batch | DuckImage> | Iterable<Batch | DuckImage>,
   fedBytes: number,
 ): Promise<{ rows: number; source: string }> {
+  // Types first: a column DuckDB cannot hold fails before any row is read.
+  const types = schema.map(duckType);
   const images = imagesOf(schema, batches);
   const held: DuckImage[] = [];
   let bytes = 0;
@@ -525,7 +527,7 @@ async function rowsSource(
   for (;;) {
     const step = await images.next();
     if (step.done) {
-      conn.registerTableFunction(rowsFunction(schema, schema.map(duckType), held));
+      conn.registerTableFunction(rowsFunction(schema, types, held));
       return { rows, source: `${ROWS_FUNCTION}()` };
     }
     held.push(step.value);
