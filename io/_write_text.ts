@@ -391,13 +391,18 @@ function writeJsonText(sink: ByteSink, s: string): void {
 export interface RenderedRows {
   /** The format and options the bytes were rendered with. */
   readonly rendered: TextRendering;
-  /** The rows' bytes: no header, each row ended by its line end. */
+  /**
+   * The rows' bytes: no header, each row ended by its line end. From
+   * {@link renderRows}, the only view ever made of its buffer in that thread (see
+   * there), so that moving the buffer to another thread keeps V8's typed-array code
+   * as it is.
+   */
   readonly bytes: Uint8Array;
   /** Rows in `bytes`. */
   readonly length: number;
   /**
    * Called once `bytes` are written, when their buffer may be reused: a thaw's pool hands
-   * it back to its Workers (`ops/_pool_scan.ts`), which render later chunks into it
+   * it back to its Workers (`ops/_pool_scan.ts`), which put later chunks' bytes into it
    * instead of faulting in fresh pages. `bytes` must not be read after.
    */
   readonly recycle?: () => void;
@@ -416,6 +421,13 @@ const ROWS_PER_FLUSH_CHECK = 1024;
 let widest: { key: string; bytesPerRow: number } | null = null;
 
 /**
+ * The buffer {@link renderRows} renders into, kept from call to call in this thread
+ * (grown when a batch needs more) and never handed out: the renderer writes it
+ * through a `DataView` and a `Uint8Array` both.
+ */
+let scratch: Uint8Array | null = null;
+
+/**
  * Renders a batch's rows as the writers below write them, into bytes of their own.
  *
  * @param schema The output schema.
@@ -423,10 +435,10 @@ let widest: { key: string; bytesPerRow: number } | null = null;
  * @param rendering Format (and CSV delimiter).
  * @param firstRow Index of the batch's first row in the whole output (error messages,
  * and the separators of a JSON array).
- * @param spare Buffers it may render into instead of allocating one (a Worker's, handed
- * back by the writer): it takes one big enough for its size guess out of the list, and
- * drops those smaller (the guess only grows in one schema and format).
- * @returns The rendered rows.
+ * @param spare Buffers it may put the bytes into instead of allocating one (a Worker's,
+ * handed back by the writer): it takes one big enough out of the list, and drops those
+ * smaller (a thaw's chunks rarely differ much).
+ * @returns The rendered rows: `bytes` the only view ever made of their buffer here.
  * @throws {IoError} SCHEMA_MISMATCH for a batch that does not match; WRITE_FAILED for
  * a lone surrogate.
  */
@@ -447,7 +459,7 @@ export function renderRows(
     ? Math.ceil(widest.bytesPerRow * 1.05) + 4
     : schema.length * 12 + 8;
   const size = Math.max(1024, batch.length * perRow);
-  const sink = new ByteSink(null, spareBuffer(spare, size) ?? size);
+  const sink = new ByteSink(null, scratch !== null && scratch.length >= size ? scratch : size);
   if (rendering.format === "csv") {
     new CsvRows(schema, rendering.delimiter).write(sink, batch, 0, batch.length, firstRow);
   } else {
@@ -461,17 +473,30 @@ export function renderRows(
   }
   const bytesPerRow = batch.length > 0 ? sink.pos / batch.length : 0;
   if (widest?.key !== key || widest.bytesPerRow < bytesPerRow) widest = { key, bytesPerRow };
-  // The sink's own buffer, not a copy: nothing else holds it (a Worker moves it whole).
-  return { rendered: rendering, bytes: sink.buf.subarray(0, sink.pos), length: batch.length };
+  scratch = sink.buf;
+  // A copy (~0.1 ms a chunk) into a buffer with this one view, rather than the sink's own
+  // buffer: V8 optimizes typed-array code on the promise that no buffer of the thread was
+  // ever detached, and keeps it through a detach only when the buffer had one view. A
+  // thaw's Worker moves these bytes to the writer; moving the sink's buffer (its
+  // DataView, its Uint8Array, a subarray) broke the promise at the first chunk's answer,
+  // deoptimizing every function optimized so far, and left the code after it with the
+  // checks a detach needs (~5-10% of the rendering).
+  const bytes = outBuffer(spare, sink.pos);
+  bytes.set(sink.buf.subarray(0, sink.pos));
+  return { rendered: rendering, bytes, length: batch.length };
 }
 
-/** A buffer of `spare` of at least `size` bytes, taken out of it; smaller ones are dropped. */
-function spareBuffer(spare: ArrayBuffer[] | undefined, size: number): Uint8Array | undefined {
+/**
+ * A view of exactly `size` bytes, the first made of its buffer here: a buffer of `spare`
+ * big enough, taken out of it (smaller ones are dropped), or a new one with 10% to spare
+ * for the next chunks.
+ */
+function outBuffer(spare: ArrayBuffer[] | undefined, size: number): Uint8Array {
   while (spare !== undefined && spare.length > 0) {
     const b = spare.pop()!;
-    if (b.byteLength >= size) return new Uint8Array(b);
+    if (b.byteLength >= size) return new Uint8Array(b, 0, size);
   }
-  return undefined;
+  return new Uint8Array(new ArrayBuffer(Math.ceil(size * 1.1)), 0, size);
 }
 
 /** Writes a batch's rows, or rows rendered with the same options, through a sink. */

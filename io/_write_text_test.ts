@@ -115,7 +115,7 @@ Deno.test("CSV: timestamps render as TimestampFormatter formats them, repeated o
   }
 });
 
-Deno.test("renderRows renders into a spare buffer big enough, overwriting its old bytes", () => {
+Deno.test("renderRows puts its bytes into a spare buffer big enough, overwriting its old bytes", () => {
   const schema: Schema = [{ name: "n", type: "float64", nullable: false }];
   const batch: Batch = {
     schema,
@@ -133,7 +133,7 @@ Deno.test("renderRows renders into a spare buffer big enough, overwriting its ol
   new Uint8Array(big).fill(0x41); // stale bytes of an earlier chunk
   const spare = [big, small];
   const reused = renderRows(schema, batch, CSV, 0, spare);
-  // The small one is dropped (too small for the guess), the big one taken.
+  // The small one is dropped (too small for the bytes), the big one taken.
   assert.equal(spare.length, 0);
   assert.equal(reused.bytes.buffer, big);
   assert.equal(new TextDecoder().decode(reused.bytes), expected);
@@ -142,6 +142,41 @@ Deno.test("renderRows renders into a spare buffer big enough, overwriting its ol
   const again = renderRows(schema, batch, CSV, 0, none);
   assert.notEqual(again.bytes.buffer, none[0]);
   assert.equal(new TextDecoder().decode(again.bytes), expected);
+});
+
+Deno.test("renderRows's bytes are the one view of their buffer: moving it keeps V8's typed-array promise", async () => {
+  // V8 reports the first detach in an isolate that breaks its ArrayBufferDetaching
+  // protector; a buffer with one view does not, one with two (the control) does.
+  const run = async (moved: string) => {
+    const script = `
+      import { renderRows } from ${
+      JSON.stringify(new URL("./_write_text.ts", import.meta.url).href)
+    };
+      const schema = [{ name: "n", type: "int64", nullable: false }, { name: "t", type: "timestamp", unit: "s", nullable: false }];
+      const values = BigInt64Array.from({ length: 2000 }, (_, i) => BigInt(i * 7 - 50));
+      const batch = { schema, columns: [{ type: "int64", values, validity: null }, { type: "timestamp", values, validity: null }], length: 2000 };
+      const spare = [new ArrayBuffer(1 << 16)];
+      for (let i = 0; i < 3; i++) {
+        const r = renderRows(schema, batch, { format: "csv", delimiter: "," }, 0, i === 1 ? spare : undefined);
+        const buffer = ${moved};
+        structuredClone(buffer, { transfer: [buffer] });
+        if (r.bytes.length !== 0) throw new Error("the bytes were not moved");
+      }
+      console.log("moved");
+    `;
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["eval", "--v8-flags=--trace-protector-invalidation", script],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(out.success, true, new TextDecoder().decode(out.stderr));
+    const text = new TextDecoder().decode(out.stdout);
+    assert.match(text, /moved/);
+    return text;
+  };
+  const broken = /Invalidating protector cell ArrayBufferDetaching/;
+  assert.doesNotMatch(await run("r.bytes.buffer"), broken);
+  assert.match(await run("(r.bytes.subarray(1), r.bytes.buffer)"), broken);
 });
 
 Deno.test("writeCsv recycles rendered rows only once their bytes are written", async () => {

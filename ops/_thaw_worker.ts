@@ -23,14 +23,24 @@ import type { ThawChunkTask } from "./_pool_scan.ts";
 // chunk's path otherwise.
 import("node:zlib").catch(() => {}); // a failure shows again where zstd loads it
 
-// One ArrayBuffer detached now, before any code here is optimized. V8 optimizes
-// typed-array code on the promise that no buffer of this isolate was ever detached
-// (its ArrayBufferDetaching protector); the first detach breaks it and throws away every
-// function optimized so far. That detach was this Worker's first answer (its buffers
-// move to the reading thread), just after the first chunk had optimized the decoders
-// and the text writer: ~50 functions were deoptimized and compiled again (trace-deopt),
-// CPU on the V8 threads that the two cores lack.
-new Uint8Array(8).subarray(0, 1).buffer.transfer();
+/**
+ * Whether this Worker has broken V8's ArrayBufferDetaching protector on purpose. V8
+ * optimizes typed-array code on the promise that no buffer of this isolate was ever
+ * detached; moving away a buffer that had more than one view (a DataView, a subarray)
+ * breaks it and throws away every function optimized so far. Arrow, Parquet and
+ * column answers move such buffers, the first just after the first chunk had
+ * optimized the decoders (~50 functions deoptimized and compiled again, trace-deopt):
+ * for those, one buffer is detached before the first job instead, when nothing is
+ * optimized yet. Text answers move one-view buffers only (`renderRows`), so a CSV or
+ * JSON thaw keeps the promise, and the faster code it allows, to the end.
+ */
+let detached = false;
+
+function detachOnce(): void {
+  if (detached) return;
+  detached = true;
+  new Uint8Array(8).subarray(0, 1).buffer.transfer();
+}
 
 // apache-arrow by computed specifiers, so that Workers of a CSV thaw do not load it
 // (Deno resolves a literal import ahead of time: see cli/lazy.ts).
@@ -50,8 +60,8 @@ async function arrowModules(): Promise<
 
 /**
  * Output buffers of this Worker's earlier text renders, handed back once written
- * (`ThawChunkTask.spare`): rendering into them spares the kernel faulting in fresh
- * pages for every chunk (~0.15 s of a 3M-row CSV thaw). A few at most: memory stays
+ * (`ThawChunkTask.spare`): putting the next chunks' bytes into them spares the kernel
+ * faulting in fresh pages for every chunk (~0.15 s of a 3M-row CSV thaw). A few at most: memory stays
  * bounded, and a buffer beyond them is left to the collector.
  */
 const spare: ArrayBuffer[] = [];
@@ -71,6 +81,7 @@ servePoolWorker({
         `Cannot run a thaw Worker job of kind "${(task as { kind?: string })?.kind}"`,
       );
     }
+    if (!t.render || !("rendering" in t.render)) detachOnce();
     for (const b of t.spare ?? []) if (spare.length < MAX_SPARE) spare.push(b);
     const columns = await decodeChunkJob(t.job);
     const whole: Batch = { schema: t.schema, columns, length: t.job.rows };
