@@ -7,7 +7,14 @@
 import assert from "node:assert/strict";
 import { type Batch, concatBatches, type Schema } from "../format/column.ts";
 import { IoError } from "./errors.ts";
-import { type OutputFormat, outputFormatOf, SYNC_AHEAD_BYTES, writeOutput } from "./output.ts";
+import {
+  extensionOf,
+  type OutputFormat,
+  outputFormatOf,
+  SYNC_AHEAD_BYTES,
+  writeOutput,
+} from "./output.ts";
+import { extname } from "node:path";
 import { openSource } from "./source.ts";
 import {
   ALL_TYPES,
@@ -364,6 +371,46 @@ Deno.test("writeOutput() refuses a directory and a link to nothing with WRITE_FA
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("extensionOf() is node:path's extname, for plain names and odd ones alike", () => {
+  const paths = [
+    "a.csv",
+    "dir/a.CSV",
+    "a.b.arrow",
+    ".csv",
+    "..",
+    "...",
+    ".",
+    "",
+    "a.",
+    "a..",
+    "..csv",
+    "dir.d/file",
+    "dir.d/.hidden",
+    "a.csv/",
+    "dir/",
+    "/",
+    "C:a.csv",
+    "C:.csv",
+    "a:b.csv",
+    "x\\y.csv",
+    "x.y\\z",
+    "a/b.c.d",
+    "é.csv",
+    "a b.parquet",
+    "-",
+    "out.ARROWS",
+    "./x.jsonl",
+  ];
+  // And every string of up to 5 characters from those that matter.
+  const alphabet = ["a", ".", "/", "\\", ":"];
+  const grow = (prefix: string, n: number): void => {
+    paths.push(prefix);
+    if (n > 0) { for (const c of alphabet) grow(prefix + c, n - 1); }
+  };
+  grow("", 5);
+  for (const path of paths) assert.equal(extensionOf(path), extname(path), JSON.stringify(path));
 });
 
 Deno.test("outputFormatOf() reads '-' (stdout) as CSV", () => {
