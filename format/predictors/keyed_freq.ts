@@ -55,7 +55,7 @@ import {
   writeVarint,
   zigzagInPlace,
 } from "./_ints.ts";
-import { columnOfEntries, denseIds, depKeyIds, depKeys, intTokens, keyIds } from "./_keys.ts";
+import { columnOfEntries, depKeyIds, intIds, textIds } from "./_keys.ts";
 import { planTexts, readTexts, writeTexts } from "./_text.ts";
 import type { DecodeContext, EncodeContext, Predictor } from "./predictor.ts";
 
@@ -222,8 +222,9 @@ function oneKey(length: number): Keys {
 
 function encodeKeyed(column: Column, context: EncodeContext): Uint8Array | null {
   const n = column.values.length;
-  const [a, b] = depKeys(ID, context.deps, n, context.field, true);
-  return encode(ID, column, context.field, keyIds(a, b));
+  // The ids `keyIds(...depKeys(...))` gives, from string dependencies' codes when
+  // they have them (`coded_strings.ts`), as the decoder numbers them.
+  return encode(ID, column, context.field, depKeyIds(ID, context.deps, n, context.field, true));
 }
 
 function encodeOneKey(column: Column, context: EncodeContext): Uint8Array | null {
@@ -247,9 +248,11 @@ function encode(
     | (BigIntColumn & { type: "int64" | "date" })
     | (StringColumn & { type: "string" });
   const n = col.values.length;
-  const { ids: valueIds, count: valueCount } = denseIds(
-    col.type === "string" ? col.values : intTokens(col.values, null),
-  );
+  // `denseIds` of the values (the same ids), from the strings' codes or through a
+  // table of the ints when they allow it, with no hashing per row.
+  const { ids: valueIds, count: valueCount } = col.type === "string"
+    ? textIds(col.values)
+    : intIds(col.values);
   if (valueCount > maxValues) return null;
   // The slot of each (key, value) pair listed so far.
   const slotOf = new Map<number, number>();
