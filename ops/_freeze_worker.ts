@@ -4,8 +4,8 @@
  * {@link CsvChunkTask}s: reads the chunk's rows from the Parquet or CSV file, then
  * encodes them, so decoding the source uses every core too (a CSV chunk handed out
  * while the freeze plans is parsed at once, and encoded when the {@link CsvPlansNotice}
- * comes); and a {@link CsvCutTask},
- * a CSV file's cut into chunks, found while the freeze's thread plans. Each file stays
+ * comes); and a {@link CsvCutTask}, a CSV file's cut into chunks, found while the
+ * freeze's thread plans. Each file stays
  * open across jobs (a Parquet file in one DuckDB per Worker, keyed by path, forced types
  * and batch size; a CSV file as a file), and is closed when the pool shuts down.
  *
