@@ -5,12 +5,13 @@
  * @module
  */
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import {
   commitTemp,
   createTempBeside,
   removeStaleTemps,
   renameTarget,
+  splitPath,
   STALE_TEMP_AGE_MS,
 } from "./temp_files.ts";
 
@@ -128,4 +129,21 @@ Deno.test("commitTemp() without replace never replaces a file that appeared mean
   await commitTemp(second.path, target, true);
   assert.equal(await Deno.readTextFile(target), "late");
   await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("splitPath() gives node:path's directory, name and sibling path for every short path", () => {
+  const paths = [""];
+  for (let length = 1; length <= 5; length++) {
+    for (const p of paths.filter((q) => q.length === length - 1)) {
+      for (const c of ["a", ".", "/"]) paths.push(p + c);
+    }
+  }
+  paths.push("/tmp/out.csv", "out.csv", "./a/b.csv", "a/../b.csv", "/x//y.arrow", "dir/sub/");
+  for (const path of paths) {
+    if (path === "") continue;
+    const split = splitPath(path);
+    assert.equal(split.dir, dirname(path), path);
+    assert.equal(split.name, basename(path), path);
+    assert.equal(split.join(split.dir, ".x"), join(dirname(path), ".x"), path);
+  }
 });
