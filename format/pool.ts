@@ -424,8 +424,17 @@ async function answer(
       scope.postMessage({ id, ok: true, result: result.value }, result.transfer);
       return;
     }
-    const buffers = result.chunk.blocks.map((b) => b.bytes.buffer as ArrayBuffer);
-    scope.postMessage({ id, ok: true, result }, buffers);
+    // Each block's bytes copied into a buffer of their own, whose one view moves: V8
+    // optimizes typed-array code on the promise that no buffer of the isolate was ever
+    // detached (its ArrayBufferDetaching protector), and keeps it through a detach only
+    // of a buffer with one view. An encoder's output may share its buffer with other
+    // views (node:zlib's), and moving it broke the promise at the Worker's first answer,
+    // just after its first chunk had optimized the parser and encoders: ~100 functions
+    // deoptimized and compiled again in a max_speed freeze of flights-3m (trace-deopt
+    // 'dependent property cell changed'). The copies hold compressed blocks: little.
+    const blocks = result.chunk.blocks.map((b) => ({ ...b, bytes: b.bytes.slice() }));
+    const moved = { ...result, chunk: { ...result.chunk, blocks } };
+    scope.postMessage({ id, ok: true, result: moved }, blocks.map((b) => b.bytes.buffer));
   } catch (err) {
     scope.postMessage({ id, ok: false, error: serializeError(err) });
   }

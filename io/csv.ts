@@ -985,7 +985,10 @@ class CutBytes {
     } catch (cause) {
       throw readFailed(path, cause);
     }
-    return new CutBytes(CutArea.open(SCAN_CHUNK), file, path, start, end);
+    // Room for a read and what the last one left (a record cut short, most often):
+    // growing a Wasm memory detaches its buffer, and a thread's first detach deoptimizes
+    // its typed-array code (V8's ArrayBufferDetaching protector).
+    return new CutBytes(CutArea.open(2 * SCAN_CHUNK), file, path, start, end);
   }
 
   /** Reads on: keeps the bytes from `pos` and appends the next read (`final` set at the end). */
