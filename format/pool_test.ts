@@ -12,6 +12,7 @@ import { planColumns } from "./plan.ts";
 import { FormatError } from "./errors.ts";
 import { BlockPool, JOBS_PER_WORKER, packJob, serializeError, unpackJob } from "./pool.ts";
 import { randomBatch } from "./_test_utils.ts";
+import { DETACH_PROTECTOR_BROKEN, evalTracingDetach } from "../internal/_test_utils.ts";
 
 const SCHEMA: Schema = [
   { name: "id", type: "int64", nullable: false },
@@ -142,13 +143,7 @@ Deno.test("a pool Worker's answers keep V8's ArrayBufferDetaching protector whol
     }
     pool.close();
   `;
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["eval", "--v8-flags=--trace-protector-invalidation", script],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  const text = new TextDecoder().decode(out.stdout);
-  assert.equal(out.success, true, new TextDecoder().decode(out.stderr));
+  const text = await evalTracingDetach(script);
   assert.equal(text.match(/rows 3000/g)?.length, 3, text);
-  assert.doesNotMatch(text, /Invalidating protector cell ArrayBufferDetaching/);
+  assert.doesNotMatch(text, DETACH_PROTECTOR_BROKEN);
 });

@@ -7,6 +7,8 @@
  *   why and how to install it; CI sets `PERMAFROST_REQUIRE_TOOLS=1`, which makes a
  *   missing tool a failure, so CI can never skip them silently.
  * - {@link renderPage}: a page as headless Chromium renders it (and a screenshot).
+ * - {@link evalTracingDetach}: a script's output in a fresh process that reports V8's
+ *   first buffer detach breaking {@link DETACH_PROTECTOR_BROKEN}.
  *
  * @module
  */
@@ -196,4 +198,28 @@ export function pseudoRandomBytes(length: number, seed: number): Uint8Array {
     out[i] = x & 0xff;
   }
   return out;
+}
+
+/**
+ * What V8 prints (under `--trace-protector-invalidation`) when an isolate's first detach
+ * of an `ArrayBuffer` with more than one view breaks its ArrayBufferDetaching protector,
+ * which deoptimizes the code that relied on it: Workers must not do that mid-run.
+ */
+export const DETACH_PROTECTOR_BROKEN = /Invalidating protector cell ArrayBufferDetaching/;
+
+/**
+ * Runs a module script in a fresh `deno eval` with V8 tracing protector invalidations,
+ * and fails unless it succeeds.
+ *
+ * @param script The script (it may import the project's modules by `file:` URL).
+ * @returns Its stdout: its own output and V8's trace lines.
+ */
+export async function evalTracingDetach(script: string): Promise<string> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["eval", "--v8-flags=--trace-protector-invalidation", script],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  if (!out.success) throw new Error(new TextDecoder().decode(out.stderr));
+  return new TextDecoder().decode(out.stdout);
 }

@@ -11,6 +11,7 @@ import { withCodes } from "../format/coded_strings.ts";
 import { IoError } from "./errors.ts";
 import { TimestampFormatter } from "./_format.ts";
 import { renderRows, writeCsv } from "./_write_text.ts";
+import { DETACH_PROTECTOR_BROKEN, evalTracingDetach } from "../internal/_test_utils.ts";
 
 const CSV = { format: "csv", delimiter: "," } as const;
 const text = (batch: Batch, schema: Schema) =>
@@ -164,19 +165,12 @@ Deno.test("renderRows's bytes are the one view of their buffer: moving it keeps 
       }
       console.log("moved");
     `;
-    const out = await new Deno.Command(Deno.execPath(), {
-      args: ["eval", "--v8-flags=--trace-protector-invalidation", script],
-      stdout: "piped",
-      stderr: "piped",
-    }).output();
-    assert.equal(out.success, true, new TextDecoder().decode(out.stderr));
-    const text = new TextDecoder().decode(out.stdout);
+    const text = await evalTracingDetach(script);
     assert.match(text, /moved/);
     return text;
   };
-  const broken = /Invalidating protector cell ArrayBufferDetaching/;
-  assert.doesNotMatch(await run("r.bytes.buffer"), broken);
-  assert.match(await run("(r.bytes.subarray(1), r.bytes.buffer)"), broken);
+  assert.doesNotMatch(await run("r.bytes.buffer"), DETACH_PROTECTOR_BROKEN);
+  assert.match(await run("(r.bytes.subarray(1), r.bytes.buffer)"), DETACH_PROTECTOR_BROKEN);
 });
 
 Deno.test("writeCsv recycles rendered rows only once their bytes are written", async () => {

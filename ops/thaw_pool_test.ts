@@ -10,6 +10,7 @@ import { ArchiveReader } from "../format/reader.ts";
 import { thaw, thawTable } from "./thaw.ts";
 import { tableToIPC } from "apache-arrow";
 import type { ThawOptions } from "./thaw.ts";
+import { DETACH_PROTECTOR_BROKEN, evalTracingDetach } from "../internal/_test_utils.ts";
 
 const TMP = ".tmp/ops_thaw_pool";
 const KEY = Uint8Array.from({ length: 32 }, (_, i) => 7 * i + 1);
@@ -237,13 +238,7 @@ async function protectorTrace(render: unknown): Promise<string> {
   }).then(() => console.log("ran"), () => console.log("failed"));
     pool.close();
   `;
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["eval", "--v8-flags=--trace-protector-invalidation", script],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert.equal(out.success, true, new TextDecoder().decode(out.stderr));
-  const text = new TextDecoder().decode(out.stdout);
+  const text = await evalTracingDetach(script);
   assert.match(text, /failed/);
   return text;
 }
@@ -252,10 +247,9 @@ Deno.test("a thaw Worker detaches a buffer before its first Arrow, Parquet or co
   // Such answers move buffers with several views; detached before anything is optimized,
   // the first of them deoptimizes nothing. Text answers move one-view buffers, which
   // leave V8's promise (and its faster code) whole: nothing must break it.
-  const broken = /Invalidating protector cell ArrayBufferDetaching/;
-  assert.match(await protectorTrace({ arrow: true }), broken);
-  assert.match(await protectorTrace({ duckdb: true }), broken);
-  assert.match(await protectorTrace(null), broken);
+  assert.match(await protectorTrace({ arrow: true }), DETACH_PROTECTOR_BROKEN);
+  assert.match(await protectorTrace({ duckdb: true }), DETACH_PROTECTOR_BROKEN);
+  assert.match(await protectorTrace(null), DETACH_PROTECTOR_BROKEN);
   const text = { rendering: { format: "csv", delimiter: "," }, firstRow: 0 };
-  assert.doesNotMatch(await protectorTrace(text), broken);
+  assert.doesNotMatch(await protectorTrace(text), DETACH_PROTECTOR_BROKEN);
 });
