@@ -53,10 +53,11 @@ servePoolWorker({
   notice(notice) {
     const n = notice as CsvPlansNotice;
     if (n?.kind !== "csv-plans") return;
-    if (n.encoding) announced.resolve(n.encoding);
-    else {announced.reject(
-        new Error("Cannot encode the chunk: the freeze stopped before it planned"),
-      );}
+    if (n.encoding) {
+      announced.resolve(n.encoding);
+    } else {
+      announced.reject(new Error("Cannot encode the chunk: the freeze stopped before it planned"));
+    }
   },
   async run(task) {
     const t = task as ParquetChunkTask | ParquetOpenTask | CsvChunkTask | CsvCutTask;
