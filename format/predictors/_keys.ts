@@ -158,15 +158,32 @@ function codedPairIds(a: Column, b: Column): { ids: Int32Array; count: number } 
   if (room > 4 * n + 1024) return null;
   if (new Set(ca.dictionary).size !== ca.dictionary.length) return null;
   if (new Set(cb.dictionary).size !== wide) return null;
+  const ids = new Int32Array(n);
+  const count = codedPairLoop(ca, cb, new Int32Array(room).fill(-1), ids);
+  return count < 0 ? null : { ids, count };
+}
+
+/**
+ * {@link codedPairIds}'s loop: fills `ids`, returns the count of pairs, or −1 when a
+ * row is not its code's entry. Alone, and returning a number, so that V8's optimized
+ * code (entered in the middle of the loop, OSR) has nothing after the loop it never
+ * ran: it had left at the object `codedPairIds` returns, for want of feedback.
+ */
+function codedPairLoop(
+  ca: { values: readonly string[]; codes: Uint32Array; dictionary: readonly string[] },
+  cb: { values: readonly string[]; codes: Uint32Array; dictionary: readonly string[] },
+  slot: Int32Array,
+  ids: Int32Array,
+): number {
   const { values: va, codes: xa, dictionary: da } = ca;
   const { values: vb, codes: xb, dictionary: db } = cb;
-  const slot = new Int32Array(room).fill(-1);
-  const ids = new Int32Array(n);
+  const wide = db.length;
+  const n = ids.length;
   let count = 0;
   for (let i = 0; i < n; i++) {
     const x = xa[i]!;
     const y = xb[i]!;
-    if (va[i] !== da[x] || vb[i] !== db[y]) return null;
+    if (va[i] !== da[x] || vb[i] !== db[y]) return -1;
     const pair = x * wide + y;
     let id = slot[pair]!;
     if (id < 0) {
@@ -175,7 +192,7 @@ function codedPairIds(a: Column, b: Column): { ids: Int32Array; count: number } 
     }
     ids[i] = id;
   }
-  return { ids, count };
+  return count;
 }
 
 /**

@@ -333,36 +333,41 @@ function decodeOneKey(bytes: Uint8Array, length: number, context: DecodeContext)
 
 /**
  * The rows' values under one key (`freq_rank`), on typed arrays: the key's list and
- * the whole block's are then the same list, so one is kept. Null when the ranks do
+ * the whole block's are then the same list, so one is kept. −1 when the ranks do
  * anything but what an encoder writes (a rank past the list, a new pair naming a
  * value already listed, more new values than the dictionary holds): the general loop
  * then decodes the block again and reports the problem as it always has.
  *
- * Returns the value of each row and the count of new pairs read (each new pair is a
- * new value here, so it is also the count of values used).
+ * Fills `valueOfRow` (one entry per row decoded) and returns the count of new pairs
+ * read (each new pair is a new value here, so it is also the count of values used).
+ * The loop is alone in this function, and returns a number, so that V8, which
+ * optimizes it in the middle of its first long loop (OSR), finds nothing after the
+ * loop that never ran: with the object it returned, the optimized code left at that
+ * object for want of feedback, and again on later chunks (17 deopts a thaw of
+ * flights-3m).
  */
 function oneKeyValues(
   ranks: Uint32Array,
   newRanks: Uint32Array,
   newCount: number,
   valueCount: number,
-  rows: number,
-): { valueOfRow: Uint32Array; next: number } | null {
+  valueOfRow: Uint32Array,
+): number {
   // The list by position: its value and that value's count (never increasing down it).
   const valueAt = new Uint32Array(valueCount);
   const countAt = new Uint32Array(valueCount);
-  const valueOfRow = new Uint32Array(rows);
+  const rows = valueOfRow.length;
   let listed = 0;
   for (let i = 0; i < rows; i++) {
     const rank = ranks[i]!;
     if (rank === 0) {
-      if (listed >= newCount || listed >= valueCount || newRanks[listed] !== 0) return null;
+      if (listed >= newCount || listed >= valueCount || newRanks[listed] !== 0) return -1;
       valueAt[listed] = listed;
       countAt[listed] = 1;
       valueOfRow[i] = listed++;
       continue;
     }
-    if (rank > listed) return null;
+    if (rank > listed) return -1;
     // A hit: the value's count grows by one and it swaps places with the first value
     // of the list that had its old count (as `KeyLists.hit`).
     const index = rank - 1;
@@ -384,7 +389,7 @@ function oneKeyValues(
     valueAt[index] = other;
     countAt[index] = count;
   }
-  return { valueOfRow, next: listed };
+  return listed;
 }
 
 /**
@@ -448,16 +453,17 @@ function decode(
   );
   reader.end();
   if (inOrder) {
-    const fast = oneKeyValues(ranks, newRanks, newCount, valueCount, rows);
-    if (fast !== null) {
-      if (!prefix && (fast.next !== newCount || fast.next !== valueCount)) {
+    const fastRows = new Uint32Array(rows);
+    const used = oneKeyValues(ranks, newRanks, newCount, valueCount, fastRows);
+    if (used >= 0) {
+      if (!prefix && (used !== newCount || used !== valueCount)) {
         throw new FormatError(
           "CORRUPT",
-          `Cannot decode ${what}: expected ${newCount} new pairs and ${valueCount} values, found ${fast.next} and ${fast.next}`,
+          `Cannot decode ${what}: expected ${newCount} new pairs and ${valueCount} values, found ${used} and ${used}`,
           { column: field.name, offset: idsAt },
         );
       }
-      return columnOfEntries(field, texts ?? ints!, fast.valueOfRow);
+      return columnOfEntries(field, texts ?? ints!, fastRows);
     }
   }
   const { ids: keys, count: keyCount } = keysOf();
