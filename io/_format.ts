@@ -23,7 +23,7 @@
  */
 import type { TimeUnit } from "../format/column.ts";
 import { numberToFloat16 } from "../format/float16.ts";
-import { civilFromDays, TICKS_PER_SECOND, UNIT_DIGITS } from "./_parse.ts";
+import { civilFromDays, TICKS_PER_SECOND, UNIT_DIGITS } from "./_time.ts";
 
 /** Formats a float64 for CSV (`inf`) or JSON (`Infinity`). */
 export function formatFloat(x: number, json: boolean): string {

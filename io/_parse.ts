@@ -20,22 +20,15 @@
  * @module
  */
 import type { TimeUnit } from "../format/column.ts";
+import { civilFromDays, TICKS_PER_SECOND, UNIT_DIGITS } from "./_time.ts";
+
+// Where they were first defined: the readers and tests import them from here.
+export { civilFromDays, TICKS_PER_SECOND, UNIT_DIGITS };
 
 const TWO32 = 4294967296;
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 const INT64_MIN = -(2n ** 63n);
 const INT64_MAX = 2n ** 63n - 1n;
-
-/** The tick multipliers per second of each unit. */
-export const TICKS_PER_SECOND: Readonly<Record<TimeUnit, number>> = {
-  s: 1,
-  ms: 1e3,
-  us: 1e6,
-  ns: 1e9,
-};
-
-/** Maximum number of fraction digits each unit holds. */
-export const UNIT_DIGITS: Readonly<Record<TimeUnit, number>> = { s: 0, ms: 3, us: 6, ns: 9 };
 
 /**
  * Stores a safe integer into slot `i` of a `BigInt64Array` through its `Int32Array`
@@ -231,21 +224,6 @@ export function daysFromCivil(y: number, m: number, d: number): number {
   const doy = Math.floor((153 * mp + 2) / 5) + d - 1;
   const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
   return era * 146097 + doe - 719468;
-}
-
-/** The calendar date `[year, month, day]` of a day count since 1970-01-01. */
-export function civilFromDays(days: number): [number, number, number] {
-  const z = days + 719468;
-  const era = Math.floor(z / 146097);
-  const doe = z - era * 146097;
-  const yoe = Math.floor(
-    (doe - Math.floor(doe / 1460) + Math.floor(doe / 36524) - Math.floor(doe / 146096)) / 365,
-  );
-  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
-  const mp = Math.floor((5 * doy + 2) / 153);
-  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
-  const m = mp < 10 ? mp + 3 : mp - 9;
-  return [yoe + era * 400 + (m <= 2 ? 1 : 0), m, d];
 }
 
 function digit2(text: string, i: number): number {

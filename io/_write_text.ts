@@ -29,7 +29,7 @@ import {
   TimestampFormatter,
 } from "./_format.ts";
 import { IoError } from "./errors.ts";
-import { TICKS_PER_SECOND } from "./_parse.ts";
+import { TICKS_PER_SECOND } from "./_time.ts";
 import { codesOf } from "../format/coded_strings.ts";
 
 const FLUSH_BYTES = 1 << 20;
