@@ -1,7 +1,8 @@
 /**
  * The writer's footer (FORMAT.md §6): zstd 19 up to `FOOTER_LEVEL_19_MAX_BYTES` of
  * JSON (the bytes of normal archives as ever), a cheaper level above; either way a
- * zstd frame that today's reader and an older one read and verify.
+ * zstd frame that today's reader and an older one read and verify. `freeze --profile
+ * max_speed` asks for a quick footer (`QUICK_FOOTER_LEVEL`); every other freeze keeps 19.
  */
 import assert from "node:assert/strict";
 import { zstdDecompressSync } from "node:zlib";
@@ -10,7 +11,8 @@ import type { Batch, Schema } from "./column.ts";
 import { TAIL_SIZE } from "./constants.ts";
 import { ArchiveReader } from "./reader.ts";
 import { writeTestArchive } from "./_test_utils.ts";
-import { FOOTER_LEVEL_19_MAX_BYTES, footerLevel } from "./writer.ts";
+import { FOOTER_LEVEL_19_MAX_BYTES, footerLevel, QUICK_FOOTER_LEVEL } from "./writer.ts";
+import { freeze } from "../ops/freeze.ts";
 import { historyHas, readerAt } from "../tests/_history.ts";
 
 const TMP = ".tmp/format_writer";
@@ -72,6 +74,28 @@ Deno.test("a large footer (many chunks) round trips and verifies", async () => {
   assert.ok(json.length > FOOTER_LEVEL_19_MAX_BYTES, `footer JSON of ${json.length} bytes`);
   assert.deepEqual(stored, await zstd.encode(json, footerLevel(json.length)));
   await assertReads(ArchiveReader, path, 700);
+});
+
+Deno.test("max_speed's footer is the quick level's frame; other profiles keep zstd 19", async () => {
+  const csv = `${TMP}/profiles.csv`;
+  const lines = ["id,name,x"];
+  for (let i = 0; i < 3000; i++) lines.push(`${i},n${i % 37},${(i * 0.37).toFixed(2)}`);
+  await Deno.writeTextFile(csv, lines.join("\n") + "\n");
+  for (const profile of ["max_speed", "balanced"] as const) {
+    const path = `${TMP}/profile_${profile}.pf`;
+    await freeze(csv, path, { profile, chunkRows: 500, threads: 0 });
+    const { stored, json } = await footerOf(path);
+    const level = profile === "max_speed" ? QUICK_FOOTER_LEVEL : 19;
+    assert.deepEqual(stored, await zstd.encode(json, level), profile);
+    const r = await ArchiveReader.open(path);
+    try {
+      assert.equal((await r.verify()).ok, true);
+      assert.equal(r.index.footer.rows, 3000);
+    } finally {
+      r.close();
+    }
+  }
+  assert.notEqual(QUICK_FOOTER_LEVEL, 19);
 });
 
 // A reader from before large footers took a lower level (it predates format 1.7 too).

@@ -437,6 +437,8 @@ async function freezeOnce(
       writer = await ArchiveWriter.create(archive, h, {
         replace: options.overwrite ?? true,
         mirror: options.mirror?.(),
+        // max_speed's footer is serial time after the last chunk: a quick zstd level.
+        quickFooter: codecChoice?.profile === "max_speed",
       });
       if (enc) sealing = { dataKey: enc.dataKey, headerBinding: headerBinding(h) };
     };
