@@ -19,24 +19,13 @@ import type { ColumnPlan } from "../format/header.ts";
 import { encodeChunk } from "../format/chunk.ts";
 import { readTaskRows } from "../cluster/task_source.ts";
 import { decodeChunkBody, encodeChunkBody } from "../cluster/wire.ts";
+import { WARM_UP_HEADER, warmUpRows } from "../cluster/warm_up_table.ts";
 import { openedIdentity } from "../internal/file_identity.ts";
 import { prepareJob } from "./prepare.ts";
 
 /** Rows of the built-in table, in chunks of {@link CHUNK_ROWS}. */
 const ROWS = 400;
 const CHUNK_ROWS = 100;
-
-/** The built-in table: an id, a decimal number with gaps, a label, a time. */
-function tableText(): string {
-  const lines = ["id,amount,label,at"];
-  for (let i = 0; i < ROWS; i++) {
-    const amount = i % 17 === 0 ? "" : ((i * 37) % 1000 / 8).toString();
-    const at = new Date(Date.UTC(2026, 0, 1, 0, i % 60, (i * 7) % 60)).toISOString()
-      .replace("T", " ").replace(".000Z", "");
-    lines.push(`${i},${amount},name-${(i * 13) % 11},${at}`);
-  }
-  return lines.join("\n") + "\n";
-}
 
 /**
  * Prepares the built-in table as a job of `CHUNK_ROWS`-row chunks, encodes its
@@ -52,7 +41,7 @@ export async function warmUpMaster(dataDir: string): Promise<void> {
     await Deno.remove(dir, { recursive: true }).catch(() => {});
     await Deno.mkdir(dir, { recursive: true });
     const path = join(dir, "table.csv");
-    await Deno.writeTextFile(path, tableText());
+    await Deno.writeTextFile(path, `${WARM_UP_HEADER}\n${warmUpRows(ROWS)}`);
     const identity = await openedIdentity(path);
     const prepared = await prepareJob({
       path,

@@ -24,30 +24,19 @@ import { readCsvRange } from "../io/csv.ts";
 import { cutChunk } from "../io/chunk_window.ts";
 import { encodeChunkBody } from "../cluster/wire.ts";
 import { fieldJson } from "../cluster/task_source.ts";
+import { warmUpRows } from "../cluster/warm_up_table.ts";
 import { TaskSpecChecker } from "./task_spec.ts";
 
 /** Rows of the built-in table: a small task's. */
 const ROWS = 100;
 
-/** The built-in table's columns: the kinds a CSV source most often has. */
+/** The built-in table's columns (`cluster/warm_up_table.ts`). */
 const SCHEMA: Schema = [
   { name: "id", type: "int64", nullable: false },
   { name: "amount", type: "float64", nullable: true },
   { name: "label", type: "string", nullable: false },
   { name: "at", type: "timestamp", nullable: false, unit: "us" },
 ];
-
-/** The table's data rows as CSV bytes (no header: a task's window starts after it). */
-function tableBytes(): Uint8Array {
-  const lines: string[] = [];
-  for (let i = 0; i < ROWS; i++) {
-    const amount = i % 17 === 0 ? "" : ((i * 37) % 1000 / 8).toString();
-    const at = new Date(Date.UTC(2026, 0, 1, 0, i % 60, (i * 7) % 60)).toISOString()
-      .replace("T", " ").replace(".000Z", "");
-    lines.push(`${i},${amount},name-${(i * 13) % 11},${at}`);
-  }
-  return new TextEncoder().encode(lines.join("\n") + "\n");
-}
 
 /**
  * Takes the built-in task once through the small-task path (see the module doc).
@@ -56,7 +45,7 @@ function tableBytes(): Uint8Array {
  * @throws Whatever that path throws (the caller logs it: a warm-up changes nothing else).
  */
 export async function warmUpSmallTasks(): Promise<void> {
-  const bytes = tableBytes();
+  const bytes = new TextEncoder().encode(warmUpRows(ROWS)); // no header: a window starts after it
   const plans: Record<string, ColumnPlan> = {};
   for (const f of SCHEMA) plans[f.name] = { deps: [], quantization: "QUANT_NONE" };
   const spec: TaskSpec = {
