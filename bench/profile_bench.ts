@@ -20,6 +20,7 @@ import { join } from "node:path";
 import { parseArgs } from "../internal/config.ts";
 import { freeze, thaw } from "../mod.ts";
 import { openLockedDuckDB, sqlString } from "../io/_duckdb.ts";
+import { defaultThreads } from "../internal/cores.ts";
 import type { CodecProfile } from "../format/new_archive.ts";
 
 const PROFILES: readonly CodecProfile[] = ["max_speed", "balanced", "auto", "max_compression"];
@@ -57,7 +58,12 @@ async function duckdbParquet(
   work: string,
 ): Promise<{ seconds: number; bytes: number }> {
   const out = join(work, "duckdb.parquet");
-  const db = await openLockedDuckDB([csv, out]);
+  // DuckDB's threads as a user's DuckDB has them, one per core (our locked instances
+  // default to one thread, for streaming beside our own Workers): the anchor is what
+  // DuckDB does on this machine, not DuckDB held to one core.
+  const db = await openLockedDuckDB([csv, out], ":memory:", undefined, {
+    threads: String(defaultThreads()),
+  });
   try {
     const { seconds } = await timed(() =>
       db.connection.run(
