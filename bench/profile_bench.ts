@@ -13,6 +13,21 @@
  * reports the medians (read them, not one run, on a shared machine); `--profiles`
  * leaves out the others (`max_compression` takes minutes on flights-3m).
  *
+ * Those figures are in-process: the freeze and DuckDB's `COPY` run in this process,
+ * each after the first with its modules loaded. `--processes` adds whole processes, as a
+ * user runs each ({@link processFigures}): `permafrost freeze CSV OUT --profile P` (the
+ * CLI with `deno task cli`'s permissions) against `COPY (SELECT * FROM read_csv(CSV)) TO
+ * OUT (FORMAT parquet, COMPRESSION zstd)` through `@duckdb/node-api` in a process of its
+ * own (its default threads, one per core), wall and CPU (user + system of the process
+ * and its threads); `--baseline DIR` (an export of an earlier commit) adds that tree's
+ * CLI to the same alternation, each archive's SHA-256 shown:
+ *
+ * ```
+ * deno run -A bench/profile_bench.ts CSV --profiles max_speed --rounds 5 --processes [--baseline DIR]
+ * ```
+ *
+ * (`--processes-only`: the whole processes alone.)
+ *
  * @module
  */
 import { createHash } from "node:crypto";
@@ -184,8 +199,185 @@ async function profileRound(
   return runs;
 }
 
+/** The CLI's permissions, as `deno task cli` gives them (deno.json). */
+const CLI_PERMISSIONS = [
+  "--allow-read",
+  "--allow-write",
+  "--allow-env",
+  "--allow-ffi",
+  "--allow-net",
+  "--allow-run=zpaq",
+  "--allow-sys=cpus",
+];
+
+/** DuckDB's side as a process: one COPY, like `duckdb -c "COPY ..."`, its default threads. */
+const DUCK_SCRIPT = `
+import { DuckDBInstance } from "@duckdb/node-api";
+const [source, out] = Deno.args;
+const db = await DuckDBInstance.create(":memory:");
+const c = await db.connect();
+const quote = (s) => "'" + s.replaceAll("'", "''") + "'";
+await c.run("COPY (SELECT * FROM read_csv(" + quote(source) + ")) TO " + quote(out) +
+  " (FORMAT parquet, COMPRESSION zstd)");
+`;
+
+/** One command of the whole-process table. */
+interface ProcessCase {
+  label: string;
+  output: string;
+  command: string[];
+}
+
+/** One run of a {@link ProcessCase}. */
+interface ProcessRun {
+  seconds: number;
+  cpuSeconds: number;
+  bytes: number;
+  sha256: string;
+}
+
+/**
+ * CPU seconds of this process's reaped children so far (cutime + cstime of
+ * `/proc/self/stat`): a child's own usage is the difference across its run.
+ */
+async function childrenCpu(): Promise<number> {
+  try {
+    const stat = await Deno.readTextFile("/proc/self/stat");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[13]) + Number(fields[14])) / 100;
+  } catch {
+    return NaN; // not Linux: wall time only
+  }
+}
+
+async function runProcess(c: ProcessCase): Promise<ProcessRun> {
+  await Deno.remove(c.output).catch(() => {});
+  const cpu0 = await childrenCpu();
+  const t0 = performance.now();
+  const [cmd, ...args] = c.command;
+  const { success, stderr } = await new Deno.Command(cmd!, {
+    args,
+    stdout: "null",
+    stderr: "piped",
+  }).output();
+  const seconds = (performance.now() - t0) / 1000;
+  if (!success) throw new Error(`${c.label} failed: ${new TextDecoder().decode(stderr)}`);
+  const cpuSeconds = (await childrenCpu()) - cpu0;
+  return {
+    seconds,
+    cpuSeconds,
+    bytes: (await Deno.stat(c.output)).size,
+    sha256: await sha256File(c.output),
+  };
+}
+
+/**
+ * Whole processes, as a user runs each: the CLI's freeze with each profile (and an
+ * earlier tree's, `baseline`) against DuckDB's CSV → Parquet (zstd) write in a process
+ * of its own, alternated over `rounds` after one unmeasured round (page and module
+ * caches warm).
+ *
+ * @param csv The dataset as CSV.
+ * @param work A scratch directory.
+ * @param options Profiles, rounds and the baseline tree.
+ * @returns Markdown lines.
+ */
+export async function processFigures(
+  csv: string,
+  work: string,
+  options: ProfileOptions & { baseline?: string } = {},
+): Promise<string[]> {
+  const profiles = options.profiles ?? ["max_speed"];
+  const rounds = Math.max(1, options.rounds ?? 1);
+  const duck = join(work, "duck_copy.ts");
+  await Deno.writeTextFile(duck, DUCK_SCRIPT);
+  const root = new URL("../", import.meta.url).pathname;
+  const freezeCase = (profile: CodecProfile, tree?: string): ProcessCase => {
+    const output = join(work, `${tree ? "before" : "ours"}.${profile}.pf`);
+    return {
+      label: `${tree ? "before" : "ours"}: freeze --profile ${profile}`,
+      output,
+      command: [
+        Deno.execPath(),
+        "run",
+        "-q",
+        ...CLI_PERMISSIONS,
+        join(tree ?? root, "main.ts"),
+        "freeze",
+        csv,
+        output,
+        "--profile",
+        profile,
+        "--force",
+      ],
+    };
+  };
+  const duckCase: ProcessCase = {
+    label: "DuckDB: COPY read_csv TO parquet (zstd)",
+    output: join(work, "duck.parquet"),
+    command: [
+      Deno.execPath(),
+      "run",
+      "-q",
+      "--allow-read",
+      "--allow-write",
+      "--allow-env",
+      "--allow-ffi",
+      "--allow-sys",
+      `--config=${join(root, "deno.json")}`,
+      duck,
+      csv,
+      join(work, "duck.parquet"),
+    ],
+  };
+  const cases = [
+    duckCase,
+    ...profiles.flatMap((p) => [
+      ...(options.baseline ? [freezeCase(p, options.baseline)] : []),
+      freezeCase(p),
+    ]),
+  ];
+  for (const c of cases) await runProcess(c); // unmeasured: caches warm
+  const runs = new Map<string, ProcessRun[]>(cases.map((c) => [c.label, []]));
+  for (let r = 0; r < rounds; r++) {
+    for (const c of cases) runs.get(c.label)!.push(await runProcess(c));
+  }
+  for (const c of cases) await Deno.remove(c.output).catch(() => {});
+  const wall = (label: string) => median(runs.get(label)!.map((x) => x.seconds));
+  const duckWall = wall(duckCase.label);
+  const duckCpu = median(runs.get(duckCase.label)!.map((x) => x.cpuSeconds));
+  const lines = [
+    `Whole processes, ${rounds} rounds alternating the commands after one unmeasured round, ` +
+    `on ${navigator.hardwareConcurrency} cores: \`permafrost freeze ${
+      csv.split("/").pop()
+    } OUT --profile P\` (a Worker thread per core) ` +
+    `and DuckDB's \`COPY (SELECT * FROM read_csv(...)) TO OUT (FORMAT parquet, COMPRESSION zstd)\` ` +
+    `through \`@duckdb/node-api\` in a process of its own (one thread per core). ` +
+    `CPU is user + system time of the process and its threads.`,
+    "",
+    "| command | output | wall median (min) | CPU median | wall vs DuckDB | CPU vs DuckDB | output SHA-256 (first 12) | same every round |",
+    "|---|---|---|---|---|---|---|---|",
+  ];
+  for (const c of cases) {
+    const xs = runs.get(c.label)!;
+    const cpu = median(xs.map((x) => x.cpuSeconds));
+    const hashes = new Set(xs.map((x) => x.sha256));
+    lines.push(
+      `| ${c.label} | ${(xs[0]!.bytes / 1e6).toFixed(2)} MB | ${wall(c.label).toFixed(2)} s (${
+        Math.min(...xs.map((x) => x.seconds)).toFixed(2)
+      }) | ${cpu.toFixed(2)} s | ${(wall(c.label) / duckWall).toFixed(2)}× | ${
+        (cpu / duckCpu).toFixed(2)
+      }× | ${xs[0]!.sha256.slice(0, 12)} | ${hashes.size === 1} |`,
+    );
+  }
+  return lines;
+}
+
 if (import.meta.main) {
-  const args = parseArgs(Deno.args, { string: ["profiles", "rounds"] });
+  const args = parseArgs(Deno.args, {
+    string: ["profiles", "rounds", "baseline"],
+    boolean: ["processes", "processes-only"],
+  });
   const csv = args._[0] === undefined
     ? join(new URL(".", import.meta.url).pathname, ".cache", "flights-3m.csv")
     : String(args._[0]);
@@ -200,10 +392,24 @@ if (import.meta.main) {
   if (!Number.isInteger(rounds) || rounds < 1) throw new Error("--rounds: give a whole number ≥ 1");
   const work = await Deno.makeTempDir({ prefix: "permafrost-profiles-" });
   try {
-    const lines = await profileFigures(csv, csv.split("/").pop()!.replace(/\.csv$/, ""), work, {
-      ...(profiles ? { profiles } : {}),
-      rounds,
-    });
+    const only = args.flags["processes-only"] === true;
+    const lines = only
+      ? []
+      : await profileFigures(csv, csv.split("/").pop()!.replace(/\.csv$/, ""), work, {
+        ...(profiles ? { profiles } : {}),
+        rounds,
+      });
+    if (args.flags.processes === true || only) {
+      const baseline = typeof args.flags.baseline === "string" ? args.flags.baseline : undefined;
+      lines.push(
+        "",
+        ...await processFigures(csv, work, {
+          ...(profiles ? { profiles } : {}),
+          rounds,
+          ...(baseline ? { baseline } : {}),
+        }),
+      );
+    }
     await Deno.stdout.write(new TextEncoder().encode(lines.join("\n") + "\n"));
   } finally {
     await Deno.remove(work, { recursive: true });
