@@ -148,21 +148,36 @@ Deno.test("planPredictors() fixes each column's predictor from the sample; a nea
   assert.equal(predictBlock(column, { ...options, nearTie: 100 }).predictor.id, sizes[0]!.id);
 });
 
-Deno.test("a quick plan (max_speed) decides from the first QUICK_SAMPLE_ROWS rows, with keyed_rank, and takes no second look", () => {
+Deno.test("a quick plan (max_speed) conditions no column unless asked to", () => {
+  const chunk = flights(PLAN_SAMPLE_ROWS);
+  // distance follows from the route: the full plan conditions it, the quick one not.
+  assert.deepEqual(planColumns(chunk).distance!.deps, ["origin", "destination"]);
+  const quick = planColumns(chunk, { quick: true });
+  for (const name of Object.keys(quick)) assert.deepEqual(quick[name]!.deps, [], name);
+  assert.deepEqual(
+    planColumns(chunk, { quick: true, conditioning: true }).distance!.deps.toSorted(),
+    ["destination", "origin"],
+  );
+  assert.deepEqual(planColumns(chunk, { quick: true, conditioning: false }).distance!.deps, []);
+  assert.deepEqual(planColumns(chunk, { conditioning: false }).distance!.deps, []);
+});
+
+Deno.test("a quick plan asked to condition decides from the first QUICK_SAMPLE_ROWS rows, with keyed_rank, and takes no second look", () => {
   const rows = PLAN_SAMPLE_ROWS * 2;
   const chunk = flights(rows);
+  const quick = { quick: true, conditioning: true };
   // In the quick sample, distance counts up; after it, it follows from the route.
   const distance = chunk.columns[2]!.values as BigInt64Array;
   for (let i = 0; i < QUICK_SAMPLE_ROWS; i++) distance[i] = BigInt(i);
-  assert.deepEqual(planColumns(chunk, { quick: true }).distance!.deps, []);
+  assert.deepEqual(planColumns(chunk, quick).distance!.deps, []);
   assert.deepEqual(planColumns(chunk).distance!.deps, ["origin", "destination"]);
   const rest = sliceBatch(chunk, QUICK_SAMPLE_ROWS, rows);
-  assert.deepEqual(planColumns(rest, { quick: true }).distance!.deps.toSorted(), [
+  assert.deepEqual(planColumns(rest, quick).distance!.deps.toSorted(), [
     "destination",
     "origin",
   ]);
   // keyed_freq's near miss on routes, which only a second look on more rows accepts.
-  assert.deepEqual(planColumns(routes(131_072), { quick: true }).destination!.deps, []);
+  assert.deepEqual(planColumns(routes(131_072), quick).destination!.deps, []);
   assert.ok(!QUICK_CONDITIONERS.has("keyed_freq"));
 });
 
@@ -190,6 +205,6 @@ Deno.test("a quick plan takes keys of at most QUICK_KEY_CARDINALITY values in it
   const full = planColumns(batch);
   assert.equal(full.fare!.deps.length + full.route!.deps.length, 1);
   assert.ok(full.fare!.deps[0] === "route" || full.route!.deps[0] === "fare");
-  const quick = planColumns(batch, { quick: true });
+  const quick = planColumns(batch, { quick: true, conditioning: true });
   assert.deepEqual([quick.fare!.deps, quick.route!.deps], [[], []]);
 });

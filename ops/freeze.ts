@@ -119,7 +119,10 @@ export interface FreezeOptions {
   types?: Record<string, ForcedType>;
   /** Free-form metadata stored in the header. */
   metadata?: Record<string, string>;
-  /** Try conditioning columns on others (default true). */
+  /**
+   * Try conditioning columns on others (default true; under the `max_speed` profile,
+   * false: its quick plan conditions only when this is `true`, see `format/plan.ts`).
+   */
   conditioning?: boolean;
   /** Called after each chunk is written. */
   onProgress?: (progress: FreezeProgress) => void;
