@@ -432,14 +432,25 @@ async function* csvBatches(
 ): AsyncGenerator<Batch> {
   const ncols = schema.length;
   if (ncols === 0) return;
-  const kinds = schema.map(kindOf);
-  const units: TimeUnit[] = schema.map((f) => f.unit ?? "us");
-  const perSecond = units.map((u) => TICKS_PER_SECOND[u]);
+  // plainRecord's per-column inputs, each of one fixed shape whichever tier built it
+  // (an array from `map` has the elements kind of whichever tier ran `map`: a Worker's
+  // optimized plainRecord then met a new kind on a later chunk and was thrown away).
+  const kinds = new Int32Array(ncols);
+  const perSecond = new Float64Array(ncols);
+  const units: TimeUnit[] = [];
+  const shared: SharedTexts[] = [];
+  for (let c = 0; c < ncols; c++) {
+    const f = schema[c]!;
+    const unit = f.unit ?? "us";
+    kinds[c] = kindOf(f);
+    units.push(unit);
+    perSecond[c] = TICKS_PER_SECOND[unit];
+    // Each string column's short texts, one string each (see plainRecord).
+    shared.push(new SharedTexts(kinds[c] === K_STRING ? options.batchRows : 0));
+  }
   const parts = timestampParts();
   // A delimiter among a timestamp's own characters could end its field early.
   const tsAt19 = !"0123456789-: T".includes(String.fromCharCode(options.delimiter));
-  // Each string column's short texts, one string each (see plainRecord).
-  const shared = kinds.map((k) => new SharedTexts(k === K_STRING ? options.batchRows : 0));
   const given = options.bytes;
   const file = given ? null : options.file ?? await openForRead(path);
   try {
@@ -454,6 +465,7 @@ async function* csvBatches(
       where: (r) => options.where(r + 1),
     });
     let b = new BatchBuilder(schema, options.batchRows, { growable: true });
+    let cols = columnsOf(b);
     let row = 0;
     let dataRows = 0;
     const mismatch = (c: number, cell: string): IoError => {
@@ -475,7 +487,7 @@ async function* csvBatches(
         rr.pos,
         options.delimiter,
         kinds,
-        b.columns,
+        cols,
         row,
         units,
         perSecond,
@@ -501,7 +513,6 @@ async function* csvBatches(
         const starts = rr.starts;
         const ends = rr.ends;
         const flags = rr.flags;
-        const cols = b.columns;
         for (let c = 0; c < ncols; c++) {
           const col = cols[c]!;
           let s = starts[c]!;
@@ -574,6 +585,7 @@ async function* csvBatches(
         b.length = row;
         yield withSharedCodes(b.finish(), shared, kinds);
         b = new BatchBuilder(schema, options.batchRows, { growable: true });
+        cols = columnsOf(b);
         row = 0;
       }
     }
@@ -600,7 +612,7 @@ class SharedTexts {
   /** Code of each packed text (see plainRecord). */
   readonly codeOf = new Map<number, number>();
   /** The texts by code: distinct, as their packed forms are. */
-  readonly dictionary: string[] = [];
+  readonly dictionary: string[] = noStrings();
   /** Code of each row of the batch being read. */
   codes: Uint32Array;
 
@@ -619,11 +631,22 @@ class SharedTexts {
   }
 }
 
+/**
+ * An empty array of strings born with the elements kind strings give it (`[]` starts
+ * as one of small integers and changes kind at its first string: code optimized on
+ * grown dictionaries then meets a fresh one of the other kind).
+ */
+function noStrings(): string[] {
+  const strings = [""];
+  strings.pop();
+  return strings;
+}
+
 /** A batch's string columns with the codes {@link SharedTexts} recorded; fresh codes for the next batch. */
 function withSharedCodes(
   batch: Batch,
   shared: readonly SharedTexts[],
-  kinds: readonly number[],
+  kinds: Int32Array,
 ): Batch {
   for (let c = 0; c < kinds.length; c++) {
     const column = batch.columns[c]!;
@@ -656,11 +679,11 @@ function plainRecord(
   text: string,
   i: number,
   d: number,
-  kinds: readonly number[],
+  kinds: Int32Array,
   cols: readonly ColumnBuilder[],
   row: number,
   units: readonly TimeUnit[],
-  perSecond: readonly number[],
+  perSecond: Float64Array,
   parts: TimestampParts,
   tsAt19: boolean,
   shared: readonly SharedTexts[],
@@ -791,6 +814,16 @@ function plainRecord(
     i = j + 1;
   }
   return i;
+}
+
+/**
+ * A batch builder's columns in an array of one fixed elements kind (see csvBatches'
+ * inputs of plainRecord): `BatchBuilder` makes its own with `map`.
+ */
+function columnsOf(b: BatchBuilder): ColumnBuilder[] {
+  const cols: ColumnBuilder[] = [];
+  for (const col of b.columns) cols.push(col);
+  return cols;
 }
 
 /** Bytes already read, as the one chunk of a read. */

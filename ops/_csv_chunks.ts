@@ -211,3 +211,106 @@ export async function readCsvChunk(
   }
   return batch;
 }
+
+/**
+ * Rows of a Worker's first chunk it parses and encodes on their own, then throws away,
+ * {@link WARM_UP_ROUNDS} times, before it reads the whole chunk: see
+ * {@link warmUpCsvChunk}.
+ */
+export const WARM_UP_ROWS = 64;
+
+/** Times a Worker parses and encodes its {@link WARM_UP_ROWS} rows. */
+export const WARM_UP_ROUNDS = 10;
+
+/** Bytes read from a chunk's start to find its first {@link WARM_UP_ROWS} rows. */
+const WARM_UP_BYTES = 64 << 10;
+
+/**
+ * Parses a chunk's first `rows` lines `rounds` times, as a warm-up: a fresh Worker's
+ * code has no type feedback yet, and V8 gives a function a place to keep it only after
+ * a few calls (lazy feedback allocation). The functions called once or twice a chunk
+ * (per column, per batch) then run their first chunks without it, and the optimized
+ * code of their hot loops stops at the first line after a loop that had none, to be
+ * compiled again: a Worker's first chunks cost several times a warm one. A few rounds
+ * on a few rows give every function of the path its feedback at a small cost, before
+ * the whole chunk is read. The rows are returned for {@link warmUpEncoding}; nothing
+ * read here reaches the archive.
+ *
+ * @param chunk The chunk.
+ * @param schema The file's schema.
+ * @param file The file, open.
+ * @param rows Lines to parse (rows unless a quoted field holds a line end).
+ * @param rounds Times to parse them.
+ * @returns The rows parsed; null when the chunk's start holds fewer lines, or they do
+ * not parse on their own (the chunk's own read then reports any error).
+ */
+export async function warmUpCsvChunk(
+  chunk: CsvChunk,
+  schema: Schema,
+  file: Deno.FsFile,
+  rows: number = WARM_UP_ROWS,
+  rounds: number = WARM_UP_ROUNDS,
+): Promise<Batch | null> {
+  const { start, end } = chunk.range;
+  const head = new Uint8Array(Math.min(WARM_UP_BYTES, end - start));
+  let filled = 0;
+  try {
+    await file.seek(start, Deno.SeekMode.Start);
+    while (filled < head.length) {
+      const n = await file.read(head.subarray(filled));
+      if (n === null) break;
+      filled += n;
+    }
+  } catch {
+    return null; // the chunk's own read reports it
+  }
+  let past = 0;
+  for (let r = 0; r < rows; r++) {
+    const lf = head.indexOf(10, past);
+    if (lf < 0 || lf >= filled) return null;
+    past = lf + 1;
+  }
+  const bytes = head.subarray(0, past);
+  let batch: Batch | null = null;
+  try {
+    for (let round = 0; round < rounds; round++) {
+      const parts = readCsvRange(chunk.path, schema, { start, end: start + past }, {
+        delimiter: chunk.delimiter,
+        batchRows: rows,
+        origin: { firstRow: chunk.firstRow, types: chunk.types },
+        bytes,
+      });
+      for await (const part of parts) batch = part;
+    }
+  } catch {
+    return null;
+  }
+  return batch;
+}
+
+/**
+ * Encodes the rows {@link warmUpCsvChunk} parsed `rounds` times, as a warm-up of the
+ * encoding (see there), throwing the blocks away: only on zstd (whose encoder runs in
+ * this thread; another codec may start a process per block).
+ *
+ * @param batch The warm-up rows.
+ * @param encoding The chunks' plans and codec.
+ * @param encode The chunk encoder.
+ * @param rounds Times to encode them.
+ */
+export async function warmUpEncoding(
+  batch: Batch,
+  encoding: ChunkEncoding,
+  encode: (
+    job: { batch: Batch; plans: Record<string, BlockPlan>; codec: string },
+  ) => Promise<unknown>,
+  rounds: number = WARM_UP_ROUNDS,
+): Promise<void> {
+  const { plans, codec } = encoding;
+  if (Object.values(plans).some((p) => (p.codec ?? codec) !== "zstd")) return;
+  try {
+    for (let round = 0; round < rounds; round++) await encode({ batch, plans, codec });
+  } catch {
+    // the chunk's own encoding reports any error
+  }
+}

@@ -3,18 +3,19 @@
  * handed out before the freeze planned is parsed, then encoded once the
  * `CsvPlansNotice` comes, to the bytes of a chunk handed out with its encoding; a notice
  * of no encoding rejects it, and a max_speed freeze whose plan fails reports the plan's
- * error.
+ * error; a Worker's warm-up parses a chunk's first rows as the chunk's read does and
+ * changes no block's bytes.
  *
  * @module
  */
 import assert from "node:assert/strict";
 import { BlockPool } from "../format/pool.ts";
-import type { ChunkResult } from "../format/chunk.ts";
+import { type ChunkResult, INLINE_ENCODER } from "../format/chunk.ts";
 import { planColumns } from "../format/plan.ts";
 import { reviveIoError } from "../io/errors.ts";
 import { csvRowBoundaries, openCsv } from "../io/csv.ts";
 import type { CsvChunkTask, CsvPlansNotice } from "./_csv_chunks.ts";
-import { readCsvChunk } from "./_csv_chunks.ts";
+import { readCsvChunk, warmUpCsvChunk, warmUpEncoding } from "./_csv_chunks.ts";
 import { freeze } from "./freeze.ts";
 import { OpsError } from "./errors.ts";
 
@@ -106,4 +107,79 @@ Deno.test("a max_speed freeze whose plan fails after its first chunks were hande
     (err: unknown) => err instanceof OpsError && err.code === "BAD_OPTION",
   );
   await assert.rejects(Deno.stat(`${TMP}/bad.pf`), Deno.errors.NotFound);
+});
+
+Deno.test("a Worker's warm-up rows are its chunk's first rows, and warming up changes no block", async () => {
+  const tasks = await chunkTasks();
+  const task = tasks[1]!;
+  const rows = await readCsvChunk(task.chunk, task.schema);
+  const encoding = { plans: planColumns(rows, {}), codec: "zstd" };
+  const before = await INLINE_ENCODER.encode({ batch: rows, ...encoding });
+  const file = await Deno.open(PATH);
+  try {
+    const warm = await warmUpCsvChunk(task.chunk, task.schema, file, 5, 3);
+    assert.ok(warm);
+    assert.equal(warm.length, 5);
+    for (let c = 0; c < rows.schema.length; c++) {
+      assert.deepEqual(
+        [...warm.columns[c]!.values],
+        [...rows.columns[c]!.values].slice(0, 5),
+        rows.schema[c]!.name,
+      );
+    }
+    let calls = 0;
+    await warmUpEncoding(warm, encoding, (job) => {
+      calls++;
+      return INLINE_ENCODER.encode(job);
+    }, 3);
+    assert.equal(calls, 3);
+    // The chunk itself, read after the warm-up (with the file it moved in), encodes as before.
+    const after = await INLINE_ENCODER.encode({
+      batch: await readCsvChunk(task.chunk, task.schema, file),
+      ...encoding,
+    });
+    assert.deepEqual(
+      after.chunk.blocks.map((block) => [...block.bytes]),
+      before.chunk.blocks.map((block) => [...block.bytes]),
+    );
+    assert.deepEqual(after.chunk.stats, before.chunk.stats);
+  } finally {
+    file.close();
+  }
+});
+
+Deno.test("a Worker's warm-up is skipped where it could cost or fail: too few lines, rows that do not parse, another codec", async () => {
+  const tasks = await chunkTasks();
+  const task = tasks[2]!;
+  const file = await Deno.open(PATH);
+  try {
+    // The chunk holds 300 lines.
+    assert.equal(await warmUpCsvChunk(task.chunk, task.schema, file, 301, 2), null);
+    // A first line that is not a row of this schema (three text fields as a number).
+    const bad = `${TMP}/bad_head.csv`;
+    await Deno.writeTextFile(bad, "id,city,at\nx,Oslo,2024-01-01 10:00:00\n");
+    const badFile = await Deno.open(bad);
+    try {
+      const chunk = { ...task.chunk, path: bad, range: { start: 11, end: 40 }, firstRow: 0 };
+      assert.equal(await warmUpCsvChunk(chunk, task.schema, badFile, 1, 2), null);
+    } finally {
+      badFile.close();
+    }
+    const warm = await warmUpCsvChunk(task.chunk, task.schema, file, 4, 1);
+    assert.ok(warm);
+    let calls = 0;
+    const count = () => {
+      calls++;
+      return Promise.resolve();
+    };
+    const plans = planColumns(warm, {});
+    await warmUpEncoding(warm, { plans, codec: "lzma2" }, count, 2);
+    const mixed = { ...plans, city: { ...plans.city!, codec: "zpaq" } };
+    await warmUpEncoding(warm, { plans: mixed, codec: "zstd" }, count, 2);
+    assert.equal(calls, 0);
+    // An encoding that fails is the chunk's to report, not the warm-up's.
+    await warmUpEncoding(warm, { plans, codec: "zstd" }, () => Promise.reject(new Error("no")), 2);
+  } finally {
+    file.close();
+  }
 });

@@ -24,6 +24,8 @@ import {
   type CsvPlansNotice,
   cutCsv,
   readCsvChunk,
+  warmUpCsvChunk,
+  warmUpEncoding,
 } from "./_csv_chunks.ts";
 import { readChunk } from "../io/chunk_window.ts";
 
@@ -45,6 +47,9 @@ async function csvFile(path: string): Promise<Deno.FsFile> {
   return csv.file;
 }
 
+// Whether this Worker has warmed up on a chunk's first rows (see warmUpCsvChunk).
+let warmedUp = false;
+
 // The encoding of chunks handed out before the freeze had planned (see CsvChunkTask).
 const announced = Promise.withResolvers<ChunkEncoding>();
 announced.promise.catch(() => {}); // awaited by those chunks; this only marks it handled
@@ -63,12 +68,18 @@ servePoolWorker({
     const t = task as ParquetChunkTask | ParquetOpenTask | CsvChunkTask | CsvCutTask;
     if (t?.kind === "csv-cut") return await cutCsv(t);
     if (t?.kind === "csv-chunk") {
-      const batch = await readCsvChunk(t.chunk, t.schema, await csvFile(t.chunk.path));
-      const { plans, codec } = t.encoding ?? await announced.promise;
+      const file = await csvFile(t.chunk.path);
+      // This Worker's first chunk: its first rows parsed and encoded a few times
+      // first, so the whole chunk runs with type feedback (see warmUpCsvChunk).
+      const warm = warmedUp ? null : await warmUpCsvChunk(t.chunk, t.schema, file);
+      warmedUp = true;
+      const batch = await readCsvChunk(t.chunk, t.schema, file);
+      const encoding = t.encoding ?? await announced.promise;
+      if (warm) await warmUpEncoding(warm, encoding, (job) => INLINE_ENCODER.encode(job));
       return await INLINE_ENCODER.encode({
         batch,
-        plans,
-        codec,
+        plans: encoding.plans,
+        codec: encoding.codec,
         ...(t.encryption ? { encryption: t.encryption } : {}),
       });
     }

@@ -195,14 +195,21 @@ function bytesNeeded(x: number): number {
  */
 export function planeWidth(words: Uint32Array): number {
   if (words.length === 0) return 0;
-  let lo = 0;
-  let hi = 0;
-  for (let i = 0; i < words.length; i += 2) {
-    lo |= words[i]!;
-    hi |= words[i + 1]!;
-  }
-  if (hi !== 0) return 4 + bytesNeeded(hi >>> 0);
-  return Math.max(1, bytesNeeded(lo >>> 0));
+  const hi = orEveryOther(words, 1);
+  if (hi !== 0) return 4 + bytesNeeded(hi);
+  return Math.max(1, bytesNeeded(orEveryOther(words, 0)));
+}
+
+/**
+ * The OR of `words[from]`, `words[from + 2]`, … (unsigned): {@link planeWidth}'s loop,
+ * alone and returning a number, so that V8's optimized code, entered in the middle of
+ * the loop (OSR), has nothing after it that never ran (it had left there, for want of
+ * feedback, at the comparison that follows).
+ */
+function orEveryOther(words: Uint32Array, from: number): number {
+  let or = 0;
+  for (let i = from; i < words.length; i += 2) or |= words[i]!;
+  return or >>> 0;
 }
 
 /**

@@ -213,18 +213,45 @@ export function textIds(values: readonly string[]): { ids: Int32Array; count: nu
 export function intIds(values: BigInt64Array): { ids: Int32Array; count: number } {
   const n = values.length;
   const words = wordsOf(values);
+  const range = new Float64Array(2);
+  if (n === 0 || !intRange(words, n, range) || range[1]! - range[0]! > 4 * n + 1024) {
+    return denseIds(intTokens(values, null));
+  }
+  const min = range[0]!;
+  const slot = new Int32Array(range[1]! - min + 1).fill(-1);
+  const ids = new Int32Array(n);
+  const count = slotIds(words, min, slot, ids);
+  return { ids, count };
+}
+
+/**
+ * {@link intIds}'s first loop: the least and greatest of `n` int64 values (as 32-bit
+ * words) into `range`; false when one is beyond ±2^53. Alone, and returning a boolean,
+ * so that V8's optimized code, entered in the middle of the loop (OSR), has nothing
+ * after the loop it never ran (it had left at `intIds`' object, for want of feedback).
+ */
+function intRange(words: Uint32Array, n: number, range: Float64Array): boolean {
   let min = Infinity;
   let max = -Infinity;
   for (let i = 0; i < n; i++) {
     const hi = words[2 * i + 1]! | 0;
-    if (hi < -SAFE_HI || hi >= SAFE_HI) return denseIds(intTokens(values, null));
+    if (hi < -SAFE_HI || hi >= SAFE_HI) return false;
     const x = hi * TWO_32 + words[2 * i]!;
     if (x < min) min = x;
     if (x > max) max = x;
   }
-  if (n === 0 || max - min > 4 * n + 1024) return denseIds(intTokens(values, null));
-  const slot = new Int32Array(max - min + 1).fill(-1);
-  const ids = new Int32Array(n);
+  range[0] = min;
+  range[1] = max;
+  return true;
+}
+
+/**
+ * {@link intIds}' second loop (alone for the reason {@link intRange} is): numbers the
+ * values in order of first appearance through `slot`, a table indexed by value −
+ * `min`, into `ids`; returns how many there are.
+ */
+function slotIds(words: Uint32Array, min: number, slot: Int32Array, ids: Int32Array): number {
+  const n = ids.length;
   let count = 0;
   for (let i = 0; i < n; i++) {
     const at = (words[2 * i + 1]! | 0) * TWO_32 + words[2 * i]! - min;
@@ -232,7 +259,7 @@ export function intIds(values: BigInt64Array): { ids: Int32Array; count: number 
     if (id < 0) id = slot[at] = count++;
     ids[i] = id;
   }
-  return { ids, count };
+  return count;
 }
 
 /** A dependency's dense ids (see {@link denseIds}): from its codes when it has them. */

@@ -83,6 +83,49 @@ function encode(column: Column, context: EncodeContext): Uint8Array {
   const { ids: valueIds, count: valueCount } = col.type === "string"
     ? textIds(col.values)
     : intIds(col.values);
+  const ranks = new Uint8Array(n);
+  const literalRows: number[] = [];
+  rankRows(keys, valueIds, valueCount, ranks, literalRows);
+  const head = varintSize(n);
+  if (col.type === "string") {
+    const literals = literalRows.map((row) => col.values[row]!);
+    const plan = planTexts(literals, context.field.name);
+    const out = new Uint8Array(head + n + plan.size);
+    writeVarint(out, 0, n);
+    out.set(ranks, head);
+    writeTexts(plan, out, head + n);
+    return out;
+  }
+  const src = wordsOf(col.values);
+  const words = new Uint32Array(2 * literalRows.length);
+  for (let l = 0; l < literalRows.length; l++) {
+    const row = literalRows[l]!;
+    words[2 * l] = src[2 * row]!;
+    words[2 * l + 1] = src[2 * row + 1]!;
+  }
+  zigzagInPlace(words);
+  const width = planeWidth(words);
+  const out = new Uint8Array(head + n + planesSize(words, width));
+  writeVarint(out, 0, n);
+  out.set(ranks, head);
+  writePlanes(words, width, out, head + n);
+  return out;
+}
+
+/**
+ * The move-to-front ranks of `encode`: each row's rank in its key's list into `ranks`
+ * (0 for a literal, whose row goes to `literalRows`). Alone, so that V8's optimized
+ * code, entered in the middle of the loop (OSR), has nothing after the loop it never
+ * ran (it had left at the literals' encoding, for want of feedback, once a chunk).
+ */
+function rankRows(
+  keys: Int32Array,
+  valueIds: Int32Array,
+  valueCount: number,
+  ranks: Uint8Array,
+  literalRows: number[],
+): void {
+  const n = ranks.length;
   const lists: number[][] = [];
   // The (key, value) pairs of every list of SHORT_LIST entries or more, so a
   // new value skips the scan of a long list. Lists never shrink, so a list is
@@ -91,8 +134,6 @@ function encode(column: Column, context: EncodeContext): Uint8Array {
   // inexact pair number (blocks over 94 million rows) costs compression, never
   // correctness.
   const present = new Set<number>();
-  const ranks = new Uint8Array(n);
-  const literalRows: number[] = [];
   for (let i = 0; i < n; i++) {
     const key = keys[i]!;
     const v = valueIds[i]!;
@@ -120,30 +161,6 @@ function encode(column: Column, context: EncodeContext): Uint8Array {
       present.add(pair);
     }
   }
-  const head = varintSize(n);
-  if (col.type === "string") {
-    const literals = literalRows.map((row) => col.values[row]!);
-    const plan = planTexts(literals, context.field.name);
-    const out = new Uint8Array(head + n + plan.size);
-    writeVarint(out, 0, n);
-    out.set(ranks, head);
-    writeTexts(plan, out, head + n);
-    return out;
-  }
-  const src = wordsOf(col.values);
-  const words = new Uint32Array(2 * literalRows.length);
-  for (let l = 0; l < literalRows.length; l++) {
-    const row = literalRows[l]!;
-    words[2 * l] = src[2 * row]!;
-    words[2 * l + 1] = src[2 * row + 1]!;
-  }
-  zigzagInPlace(words);
-  const width = planeWidth(words);
-  const out = new Uint8Array(head + n + planesSize(words, width));
-  writeVarint(out, 0, n);
-  out.set(ranks, head);
-  writePlanes(words, width, out, head + n);
-  return out;
 }
 
 /**
