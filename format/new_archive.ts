@@ -18,13 +18,23 @@
  *
  * @module
  */
-import { chooseCodec } from "../codecs/auto.ts";
 import { type Codec, levelFor } from "../codecs/codec.ts";
 import { codecById } from "../codecs/registry.ts";
 import { predictBlock } from "./block_encode.ts";
 import { type Batch, type Schema, sliceBatch } from "./column.ts";
 import { MIXED_CODEC } from "./constants.ts";
 import { type ArchiveHeader, archiveVersion, type ColumnPlan, schemaToJson } from "./header.ts";
+
+/**
+ * `codecs/auto.ts`, loaded by the choices that compare codecs only: it loads lzma2's
+ * module and with it `node:zlib` (~15-20 ms of CPU), which a freeze with one codec
+ * would load before its Workers start.
+ */
+async function chooseCodec(
+  ...args: Parameters<typeof import("../codecs/auto.ts").chooseCodec>
+): ReturnType<typeof import("../codecs/auto.ts").chooseCodec> {
+  return await (await import("../codecs/auto.ts")).chooseCodec(...args);
+}
 
 /** Rows `auto` samples to choose a codec. */
 export const AUTO_SAMPLE_ROWS = 1000;

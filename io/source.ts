@@ -16,11 +16,8 @@
  * @module
  */
 import { extname } from "node:path";
-import { openArrow } from "./arrow.ts";
 import { openCsv } from "./csv.ts";
 import { IoError } from "./errors.ts";
-import { openJsonl } from "./jsonl.ts";
-import { openParquet } from "./parquet.ts";
 import { type OpenSourceOptions, type Source, SOURCE_FORMATS, type SourceFormat } from "./types.ts";
 
 export type { OpenSourceOptions, Source, SourceFormat } from "./types.ts";
@@ -107,12 +104,14 @@ export function openSource(path: string, options: OpenSourceOptions = {}): Promi
     switch (format) {
       case "csv":
         return openCsv(path, options);
+      // The other readers load when asked for: apache-arrow (Arrow) and DuckDB's
+      // binding (Parquet) cost a CSV freeze ~45 ms of CPU to load before its Workers start.
       case "jsonl":
-        return openJsonl(path, options);
+        return import("./jsonl.ts").then((m) => m.openJsonl(path, options));
       case "parquet":
-        return openParquet(path, options);
+        return import("./parquet.ts").then((m) => m.openParquet(path, options));
       case "arrow":
-        return openArrow(path, options);
+        return import("./arrow.ts").then((m) => m.openArrow(path, options));
       default:
         throw new IoError(
           "UNKNOWN_FORMAT",

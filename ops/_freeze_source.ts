@@ -11,11 +11,10 @@ import type { Batch, Schema } from "../format/column.ts";
 import { DEFAULT_CHUNK_ROWS } from "../format/constants.ts";
 import { BlockPool } from "../format/pool.ts";
 import { IoError, reviveIoError } from "../io/errors.ts";
-import { openParquetRanges, type ParquetRanges } from "../io/parquet.ts";
+import type { ParquetRanges } from "../io/parquet.ts";
 import { openSource, sourceFormatOf } from "../io/source.ts";
 import type { CsvDialect } from "../io/csv_dialect.ts";
 import type { Source, SourceFormat } from "../io/types.ts";
-import { tableToBatches } from "../io/arrow_table.ts";
 import { csvRowRanges, readCsvHeader } from "../io/csv.ts";
 import {
   type ChunkWindow,
@@ -69,6 +68,8 @@ async function openAny(source: FreezeSource, options: FreezeOptions): Promise<Op
       close: () => Promise.resolve(),
     };
   }
+  // Loaded here: apache-arrow is ~30 ms of CPU to load, which a file's freeze never uses.
+  const { tableToBatches } = await import("../io/arrow_table.ts");
   const { schema, batches } = tableToBatches(source as arrow.Table, options.types);
   return { schema, batches, bytes: null, close: () => Promise.resolve() };
 }
@@ -379,6 +380,8 @@ async function openParquetChunks(
   let first: Batch | undefined;
   let ranges: ParquetRanges | undefined;
   try {
+    // Loaded here, not with this module: only a Parquet source needs DuckDB's reader.
+    const { openParquetRanges } = await import("../io/parquet.ts");
     ranges = await openParquetRanges(path, { types: file.types, batchRows: file.batchRows });
     windows = chunkWindows((await ranges.rowGroups()).rows, options.chunkRows, file.batchRows);
     if (windows.length > 0) first = await readChunk(ranges, windows[0]!, path);
