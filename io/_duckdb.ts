@@ -14,7 +14,7 @@
  *
  * @module
  */
-import type { DuckDBConnection } from "@duckdb/node-api";
+import type { DuckDBConnection, DuckDBInstance } from "@duckdb/node-api";
 import { resolve } from "node:path";
 
 /** Parquet key-value metadata key under which our writer records the exact schema. */
@@ -49,6 +49,20 @@ export function sqlIdent(s: string): string {
 }
 
 /**
+ * Creates an instance, not yet locked: give it to {@link openLockedDuckDB} before
+ * anything else runs on it.
+ *
+ * @param database Database file to open, `:memory:` by default.
+ * @returns The instance.
+ */
+export async function createDuckDB(database = ":memory:"): Promise<DuckDBInstance> {
+  // Loaded on first use: the native addon needs --allow-ffi, which a process that never
+  // opens DuckDB (the hosted catalog) does not have.
+  const { DuckDBInstance } = await import("@duckdb/node-api");
+  return await DuckDBInstance.create(database);
+}
+
+/**
  * Opens an instance (in memory, or on `database` for spill-to-disk work) whose only
  * reachable files are `paths`.
  *
@@ -59,6 +73,9 @@ export function sqlIdent(s: string): string {
  * after the in-memory defaults (so `temp_directory` names a spill directory of the
  * caller's, whose files DuckDB then reaches, and `threads` undoes the one thread) and
  * before the configuration is locked.
+ * @param created An instance of `database` the caller made ahead with
+ * {@link createDuckDB}, untouched since (the Parquet writer's Worker makes it while
+ * it waits for its output path); it is locked here and closed by `close()`.
  * @returns The locked instance.
  */
 export async function openLockedDuckDB(
@@ -66,11 +83,9 @@ export async function openLockedDuckDB(
   database = ":memory:",
   memoryLimit?: string,
   settings: Readonly<Record<string, string>> = {},
+  created?: DuckDBInstance,
 ): Promise<LockedDuckDB> {
-  // Loaded on first use: the native addon needs --allow-ffi, which a process that never
-  // opens DuckDB (the hosted catalog) does not have.
-  const { DuckDBInstance } = await import("@duckdb/node-api");
-  const instance = await DuckDBInstance.create(database);
+  const instance = created ?? await createDuckDB(database);
   let connection: DuckDBConnection | undefined;
   try {
     connection = await instance.connect();

@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import type { Batch, Column, Field, Schema } from "../format/column.ts";
 import { DUCK_VECTOR_ROWS, duckImageOf, duckImageTransfer } from "./_duckdb_image.ts";
-import { writeParquet } from "./_write_parquet.ts";
+import { writeParquet, type WriteParquetOptions } from "./_write_parquet.ts";
 import { IoError } from "./errors.ts";
 
 /** SHA-256 of the Parquet the per-value writer made of {@link fixture}'s rows. */
@@ -200,7 +200,7 @@ async function write(
   name: string,
   asImages: boolean,
   cuts = [0, 2100, 2100, 5000],
-  fedBytes?: number,
+  options: WriteParquetOptions = {},
 ): Promise<string> {
   const rows = cuts[cuts.length - 1]!;
   const whole = fixture(rows, 7);
@@ -215,7 +215,7 @@ async function write(
       return structuredClone(image, { transfer: duckImageTransfer(image) });
     })
     : batches;
-  assert.equal(await writeParquet(path, SCHEMA, input, fedBytes), rows);
+  assert.equal(await writeParquet(path, SCHEMA, input, options), rows);
   return path;
 }
 
@@ -230,10 +230,12 @@ function slice(b: Batch, from: number, to: number): Batch {
 Deno.test("Parquet from DuckDB vector images is byte for byte the per-value writer's", async () => {
   const fromBatches = await write("batches", false);
   const fromImages = await write("images", true);
-  const staged = await write("staged", true, undefined, 0);
+  const staged = await write("staged", true, undefined, { fedBytes: 0 });
+  const fedHere = await write("fed-here", true, undefined, { fedBytes: 1 << 30 });
   const a = await sha256(fromBatches);
   assert.equal(await sha256(fromImages), a);
   assert.equal(await sha256(staged), a);
+  assert.equal(await sha256(fedHere), a);
   assert.equal(a, PINNED_SHA256);
 });
 
@@ -241,13 +243,15 @@ Deno.test("Parquet from images of rows past two row groups is the per-value writ
   // One full commit of the appender (204,800 rows), then a last one under a row group,
   // which the in-memory staging keeps in a row group of its own (`staging_tail`).
   const cuts = [0, 50_000, 100_000, 150_000, 200_000, 250_000, 300_000];
-  for (const fedBytes of [undefined, 0]) {
-    const path = await write(`many-${fedBytes}`, true, cuts, fedBytes);
-    assert.equal(
-      await sha256(path),
-      PINNED_MANY_SHA256,
-      `fed up to ${fedBytes ?? "default"} bytes`,
-    );
+  // In the Worker (at most 256 MB in flight, then at most one image), staged here.
+  const ways: [string, WriteParquetOptions][] = [
+    ["worker", {}],
+    ["worker-one-in-flight", { inFlightBytes: 1 }],
+    ["staged", { fedBytes: 0 }],
+  ];
+  for (const [name, options] of ways) {
+    const path = await write(`many-${name}`, true, cuts, options);
+    assert.equal(await sha256(path), PINNED_MANY_SHA256, name);
   }
 });
 
@@ -267,9 +271,11 @@ Deno.test("Parquet staged in memory has the row groups, hence the bytes, of the 
     ],
   ];
   for (const [cuts, want] of pinned) {
-    // Fed to the COPY, staged from the first image, staged after the first image.
-    for (const fedBytes of [undefined, 0, 1]) {
-      const path = await write(`layout-${cuts.length}-${fedBytes}`, true, cuts, fedBytes);
+    // Fed to the COPY in the Worker; here: fed, staged from the first image, staged
+    // after the first image.
+    for (const fedBytes of [undefined, 1 << 30, 0, 1]) {
+      const options = fedBytes === undefined ? {} : { fedBytes };
+      const path = await write(`layout-${cuts.length}-${fedBytes}`, true, cuts, options);
       assert.equal(await sha256(path), want, `${JSON.stringify(cuts)}, fed up to ${fedBytes}`);
     }
   }
@@ -400,6 +406,30 @@ Deno.test("writeParquet() refuses an image laid out for another schema", async (
     assert.equal(err.code, "SCHEMA_MISMATCH");
     return true;
   });
+});
+
+Deno.test("writeParquet() passes on its rows' error, the Worker's COPY stopped, its spill gone", async () => {
+  const path = `${TMP}/stopped.parquet`;
+  await Deno.writeFile(path, new Uint8Array());
+  const failure = new Error("the source broke");
+  const whole = fixture(5000, 3);
+  async function* rows(): AsyncGenerator<Batch> {
+    yield slice(whole, 0, 2500);
+    throw failure;
+  }
+  for (const options of [{}, { fedBytes: 0 }]) {
+    await assert.rejects(writeParquet(path, SCHEMA, rows(), options), (err) => err === failure);
+    await assert.rejects(Deno.stat(`${path}.duckdb.tmp`), Deno.errors.NotFound);
+  }
+});
+
+Deno.test("writeParquet() reports DuckDB's failure in its Worker", async () => {
+  const path = `${TMP}/no-such-dir/out.parquet`;
+  const whole = fixture(3000, 5);
+  await assert.rejects(
+    writeParquet(path, SCHEMA, [slice(whole, 0, 1000), slice(whole, 1000, 3000)]),
+    (err) => err instanceof Error && /no-such-dir/.test(err.message),
+  );
 });
 
 globalThis.addEventListener("unload", () => {

@@ -328,11 +328,32 @@ interface WriteSpec {
 const WRITE_ARROW = new URL("./_write_arrow.ts", import.meta.url);
 const WRITE_PARQUET = new URL("./_write_parquet.ts", import.meta.url);
 
+type ParquetWorker = import("./_write_parquet.ts").ParquetWorker;
+
+/**
+ * The Parquet writer's Worker, started now ({@link writeFile} does so before making
+ * its temp file, so that DuckDB loads meanwhile), or null if its module fails to load
+ * (the write itself then reports it).
+ */
+async function startParquetWorker(): Promise<ParquetWorker | null> {
+  try {
+    const m = (await import(WRITE_PARQUET.href)) as typeof import("./_write_parquet.ts");
+    return m.parquetWorker();
+  } catch {
+    return null;
+  }
+}
+
 async function writeParquet(
-  ...args: Parameters<typeof import("./_write_parquet.ts").writeParquet>
+  path: string,
+  schema: Schema,
+  input: AsyncIterable<Prepared>,
+  worker?: ParquetWorker | null,
 ): Promise<number> {
   const m = (await import(WRITE_PARQUET.href)) as typeof import("./_write_parquet.ts");
-  return await m.writeParquet(...args);
+  return await m.writeParquet(path, schema, preparedFor(input, "duckdb"), {
+    worker: worker ?? undefined,
+  });
 }
 
 /** Writes a format that streams (every one but Parquet) into `sink`. */
@@ -364,18 +385,21 @@ async function writeFile(
   spec: WriteSpec,
   replace: boolean,
 ): Promise<WriteOutputResult> {
+  // Parquet's Worker loads DuckDB while the temp file is made; closed by writeParquet.
+  const parquet = spec.format === "parquet" ? startParquetWorker() : null;
   const { commitTemp, createTempBeside } = await tempFiles();
   let temp: LockedTemp;
   try {
     temp = await createTempBeside(path);
   } catch (cause) {
+    parquet?.then((w) => w?.close());
     throw writeFailed(path, cause);
   }
   let rows: number;
   try {
     try {
-      if (spec.format === "parquet") {
-        rows = await writeParquet(temp.path, spec.schema, preparedFor(spec.input, "duckdb"));
+      if (parquet !== null) {
+        rows = await writeParquet(temp.path, spec.schema, spec.input, await parquet);
       } else {
         const ahead = new SyncAhead(temp);
         try {
@@ -488,7 +512,7 @@ async function stageParquet(sink: ByteWriter, spec: WriteSpec): Promise<number> 
   const dir = await Deno.makeTempDir({ prefix: "permafrost-parquet-" });
   try {
     const staged = nodePath().join(dir, "out.parquet");
-    const rows = await writeParquet(staged, spec.schema, preparedFor(spec.input, "duckdb"));
+    const rows = await writeParquet(staged, spec.schema, spec.input);
     const file = await Deno.open(staged, { read: true });
     try {
       for await (const chunk of readRange(file, staged, 0, Infinity)) await writeAll(sink, chunk);
