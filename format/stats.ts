@@ -10,6 +10,7 @@
  *
  * @module
  */
+import { codesOf } from "./coded_strings.ts";
 import { type Column, FLOAT_TYPES } from "./column.ts";
 import { float16ToNumber } from "./float16.ts";
 import type { ColumnStats } from "./header.ts";
@@ -86,14 +87,11 @@ export function columnStats(column: Column): ColumnStats {
     }
     case "string":
     case "json": {
-      let min: string | null = null;
-      let max: string | null = null;
-      for (let i = 0; i < n; i++) {
-        if (!present(i)) continue;
-        const x = column.values[i]!;
-        if (min === null || x < min) min = x;
-        if (max === null || x > max) max = x;
-      }
+      const bounds: (string | null)[] = [null, null];
+      const coded = codesOf(column.values);
+      if (coded === undefined) textBounds(column.values, validity, bounds);
+      else codedTextBounds(column.values, validity, coded.codes, coded.dictionary, bounds);
+      const [min, max] = bounds as [string | null, string | null];
       return {
         min: min !== null && min.length <= MAX_STRING_STAT ? min : null,
         max: max !== null && max.length <= MAX_STRING_STAT ? max : null,
@@ -101,6 +99,80 @@ export function columnStats(column: Column): ColumnStats {
       };
     }
   }
+}
+
+/** The least and greatest present texts into `bounds` (null, null for none). */
+function textBounds(
+  values: readonly string[],
+  validity: Uint8Array | null,
+  bounds: (string | null)[],
+): void {
+  let min: string | null = null;
+  let max: string | null = null;
+  for (let i = 0; i < values.length; i++) {
+    if (validity !== null && validity[i] === 0) continue;
+    const x = values[i]!;
+    if (min === null || x < min) min = x;
+    if (max === null || x > max) max = x;
+  }
+  bounds[0] = min;
+  bounds[1] = max;
+}
+
+/**
+ * {@link textBounds} of texts with codes (`coded_strings.ts`): a row that is its code's
+ * entry only marks the entry, and the marked entries are compared once each, not once
+ * a row; any other row is compared itself. The same bounds, as texts.
+ */
+function codedTextBounds(
+  values: readonly string[],
+  validity: Uint8Array | null,
+  codes: Uint32Array,
+  dictionary: readonly string[],
+  bounds: (string | null)[],
+): void {
+  const seen = new Uint8Array(dictionary.length);
+  markCoded(values, validity, codes, dictionary, seen, bounds);
+  let min: string | null = bounds[0] ?? null;
+  let max: string | null = bounds[1] ?? null;
+  for (let c = 0; c < seen.length; c++) {
+    if (seen[c] === 0) continue;
+    const x = dictionary[c]!;
+    if (min === null || x < min) min = x;
+    if (max === null || x > max) max = x;
+  }
+  bounds[0] = min;
+  bounds[1] = max;
+}
+
+/**
+ * {@link codedTextBounds}' loop over the rows: marks in `seen` each code whose entry a
+ * present row is, and widens `bounds` by the present rows that are not their code's
+ * entry.
+ */
+function markCoded(
+  values: readonly string[],
+  validity: Uint8Array | null,
+  codes: Uint32Array,
+  dictionary: readonly string[],
+  seen: Uint8Array,
+  bounds: (string | null)[],
+): void {
+  let min: string | null = bounds[0] ?? null;
+  let max: string | null = bounds[1] ?? null;
+  for (let i = 0; i < values.length; i++) {
+    if (validity !== null && validity[i] === 0) continue;
+    const c = codes[i]!;
+    const x = values[i]!;
+    if (c < seen.length && x === dictionary[c]) {
+      seen[c] = 1;
+      continue;
+    }
+    if (min === null || x < min) min = x;
+    if (max === null || x > max) max = x;
+  }
+  bounds[0] = min;
+  bounds[1] = max;
 }
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;

@@ -1,9 +1,11 @@
 /**
  * `columnStats`: the bounds of a 64-bit integer column, compared as halves without a
- * BigInt per value, are those of comparing the values themselves, nulls skipped.
+ * BigInt per value, are those of comparing the values themselves, nulls skipped; those
+ * of texts with codes, taken from the entries their rows use, are those of the texts.
  */
 import assert from "node:assert/strict";
 import type { Column } from "./column.ts";
+import { withCodes } from "./coded_strings.ts";
 import { columnStats } from "./stats.ts";
 
 function reference(values: BigInt64Array, validity: Uint8Array | null) {
@@ -56,4 +58,37 @@ Deno.test("columnStats() bounds 64-bit integers as the values compare, nulls ski
       assert.equal(stats.null_count, validity ? validity.filter((v) => v === 0).length : 0);
     }
   }
+});
+
+Deno.test("columnStats() bounds texts with codes as the texts compare: stale codes, unused entries and nulls", () => {
+  const dictionary = ["mm", "b", "zz", "a", "q"];
+  // Rows 0-5 are their code's entries; row 6's code is stale (its text is not entry 0);
+  // "a" and "zz" are entries no present row uses (row 7, "a", is null).
+  const values = ["mm", "b", "q", "mm", "b", "q", "c", "a", "mm"];
+  const codes = new Uint32Array([0, 1, 4, 0, 1, 4, 0, 3, 0]);
+  const cases: [Uint8Array | null, string, string][] = [
+    [null, "a", "q"],
+    [new Uint8Array([1, 1, 1, 1, 1, 1, 1, 0, 1]), "b", "q"],
+    [new Uint8Array([1, 0, 1, 1, 0, 1, 0, 0, 1]), "mm", "q"],
+    [new Uint8Array(9), "", ""],
+  ];
+  for (const [validity, min, max] of cases) {
+    const plain: Column = { type: "string", values: [...values], validity };
+    const coded: Column = {
+      type: "string",
+      values: withCodes([...values], codes, dictionary),
+      validity,
+    };
+    const stats = columnStats(coded);
+    assert.deepEqual(stats, columnStats(plain));
+    if (min !== "") assert.deepEqual([stats.min, stats.max], [min, max]);
+    else assert.deepEqual([stats.min, stats.max], [null, null]);
+  }
+  // A stale code past the dictionary's end is read as the text it is.
+  const past: Column = {
+    type: "string",
+    values: withCodes(["b", "zzz"], new Uint32Array([1, 9]), dictionary),
+    validity: null,
+  };
+  assert.deepEqual([columnStats(past).min, columnStats(past).max], ["b", "zzz"]);
 });

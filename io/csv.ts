@@ -609,8 +609,16 @@ async function* csvBatches(
  * that code's entry) and reads by its text.
  */
 class SharedTexts {
-  /** Code of each packed text (see plainRecord). */
-  readonly codeOf = new Map<number, number>();
+  /**
+   * The codes of the packed texts (see plainRecord), in a table of open addressing:
+   * `keys[h]` a packed text (0 for none: a packed text's low bits hold its length,
+   * at least 1) and `slots[h]` its code. A `Map` hashed each row's key in a builtin.
+   * Room for 512 texts before it grows, so that growing, code a Worker's warm-up rows
+   * seldom reach, is rare.
+   */
+  #keys = new Float64Array(1024);
+  #slots = new Int32Array(1024);
+  #shift = 22;
   /** The texts by code: distinct, as their packed forms are. */
   readonly dictionary: string[] = noStrings();
   /** Code of each row of the batch being read. */
@@ -618,6 +626,44 @@ class SharedTexts {
 
   constructor(rows: number) {
     this.codes = new Uint32Array(Math.min(rows, 1 << 20));
+  }
+
+  /** The code of a packed text; -1 when it has none. */
+  find(key: number): number {
+    const keys = this.#keys;
+    const mask = keys.length - 1;
+    for (let h = packedHash(key, this.#shift);; h = (h + 1) & mask) {
+      const k = keys[h]!;
+      if (k === key) return this.#slots[h]!;
+      if (k === 0) return -1;
+    }
+  }
+
+  /** Gives a packed text (with no code yet) the next code, for `value`; returns it. */
+  add(key: number, value: string): number {
+    const code = this.dictionary.length;
+    if (2 * (code + 1) > this.#keys.length) this.#grow();
+    this.#put(key, code);
+    this.dictionary.push(value);
+    return code;
+  }
+
+  #put(key: number, code: number): void {
+    const keys = this.#keys;
+    const mask = keys.length - 1;
+    let h = packedHash(key, this.#shift);
+    while (keys[h] !== 0) h = (h + 1) & mask;
+    keys[h] = key;
+    this.#slots[h] = code;
+  }
+
+  #grow(): void {
+    const keys = this.#keys;
+    const slots = this.#slots;
+    this.#keys = new Float64Array(2 * keys.length);
+    this.#slots = new Int32Array(2 * keys.length);
+    this.#shift--;
+    for (let h = 0; h < keys.length; h++) if (keys[h] !== 0) this.#put(keys[h]!, slots[h]!);
   }
 
   /** Records `code` at `row`, growing the codes as the batch grows. */
@@ -629,6 +675,15 @@ class SharedTexts {
     }
     this.codes[row] = code;
   }
+}
+
+/**
+ * Where a packed text (see plainRecord) starts its search in a {@link SharedTexts}
+ * table of `2 ** (32 - shift)` slots: the top bits of a multiplicative hash of its two
+ * halves.
+ */
+function packedHash(key: number, shift: number): number {
+  return Math.imul((key | 0) ^ ((key / 4294967296) | 0), -1640531535) >>> shift;
 }
 
 /**
@@ -742,18 +797,13 @@ function plainRecord(
       } else {
         const texts = shared[c]!;
         key = key * 8 + length;
-        const code = texts.codeOf.get(key);
-        if (code !== undefined) {
+        const code = texts.find(key);
+        if (code >= 0) {
           col.str[row] = texts.dictionary[code]!;
           texts.set(row, code);
         } else {
           const value = text.slice(i, j);
-          const size = texts.dictionary.length;
-          if (size < MAX_SHARED_TEXTS) {
-            texts.codeOf.set(key, size);
-            texts.dictionary.push(value);
-            texts.set(row, size);
-          }
+          if (texts.dictionary.length < MAX_SHARED_TEXTS) texts.set(row, texts.add(key, value));
           col.str[row] = value;
         }
       }

@@ -593,3 +593,34 @@ Deno.test("openCsv() gives short texts codes into a dictionary of distinct texts
   assert.deepEqual(values, ["OSL", "JFK", "OSL", "OSL", long, "null", "JFK"]);
   await Deno.remove(dir, { recursive: true });
 });
+
+Deno.test("openCsv() codes up to 65,536 distinct short texts of a column, past its table's growths, and reads the rest as texts", async () => {
+  const dir = await makeTempDir();
+  const path = `${dir}/many_codes.csv`;
+  // 70,000 distinct texts of 1 to 7 characters (past MAX_SHARED_TEXTS), each twice.
+  const text = (i: number) => `t${i.toString(36)}`.slice(0, 7);
+  const rows: string[] = [];
+  for (let i = 0; i < 70_000; i++) rows.push(`${text(i)},${i}`);
+  for (let i = 0; i < 70_000; i++) rows.push(`${text(i)},${i}`);
+  await Deno.writeTextFile(path, `k,n\n${rows.join("\n")}\n`);
+  const src = await openCsv(path, { batchRows: 140_000, types: { k: "string" } });
+  let seen = 0;
+  for await (const batch of src.batches()) {
+    const texts = batch.columns[0]!.values as string[];
+    const coded = codesOf(texts);
+    assert.ok(coded !== undefined);
+    assert.equal(coded.dictionary.length, 65_536);
+    assert.equal(new Set(coded.dictionary).size, 65_536);
+    let entries = 0;
+    for (let r = 0; r < texts.length; r++) {
+      assert.equal(texts[r], text(r % 70_000));
+      if (texts[r] === coded.dictionary[coded.codes[r]!]) entries++;
+    }
+    // Every row of the first 65,536 texts is its code's entry, in order of appearance.
+    assert.equal(entries, 2 * 65_536);
+    assert.equal(coded.dictionary[1234], text(1234));
+    seen += texts.length;
+  }
+  assert.equal(seen, 140_000);
+  await Deno.remove(dir, { recursive: true });
+});

@@ -13,6 +13,7 @@ import type { ChunkEncryption } from "../format/crypto.ts";
 import type { BlockPlan } from "../format/block_encode.ts";
 import { csvRowBoundaries, readCsvRange } from "../io/csv.ts";
 import { IoError } from "../io/errors.ts";
+import { forgetLastDate } from "../io/_parse.ts";
 import { readFailed } from "../io/_file.ts";
 import type { ForcedType } from "../io/types.ts";
 
@@ -274,6 +275,7 @@ export async function warmUpCsvChunk(
   let batch: Batch | null = null;
   try {
     for (let round = 0; round < rounds; round++) {
+      forgetLastDate(); // each round's first timestamp scans its date
       const parts = readCsvRange(chunk.path, schema, { start, end: start + past }, {
         delimiter: chunk.delimiter,
         batchRows: rows,

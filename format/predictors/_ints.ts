@@ -229,12 +229,26 @@ export function writePlaneRange(
 ): number {
   const n = words.length >>> 1;
   for (let p = range[0]; p < range[1]; p++) {
-    const w = p < 4 ? 0 : 1;
-    const shift = (p & 3) * 8;
-    for (let i = 0; i < n; i++) out[at + i] = words[2 * i + w]! >>> shift;
+    writePlane(words, p < 4 ? 0 : 1, (p & 3) * 8, out, at);
     at += n;
   }
   return at;
+}
+
+/**
+ * One plane of {@link writePlaneRange}: byte `shift / 8` of word `w` of every value,
+ * at `at`. Alone, so that V8's code optimized in the middle of this loop (OSR) is not
+ * thrown away at its end, as code entered in an inner loop was at each plane.
+ */
+function writePlane(
+  words: Uint32Array,
+  w: number,
+  shift: number,
+  out: Uint8Array,
+  at: number,
+): void {
+  const n = words.length >>> 1;
+  for (let i = 0; i < n; i++) out[at + i] = words[2 * i + w]! >>> shift;
 }
 
 /**
