@@ -470,19 +470,19 @@ async function freezeOnce(
       return task;
     };
     // Planned on a sample (max_speed) without encryption: each Worker is handed its first
-    // chunk before the plan is made, and parses it (cold, its slowest) while this thread
-    // plans; the encoding follows as a notice (`CsvPlansNotice`).
+    // chunk before the sample is read and the plan made, and parses it (cold, its
+    // slowest) while this thread plans; the encoding follows as a notice (`CsvPlansNotice`).
     let early = opened.sample && pool && !options.encryption ? pool.threads : 0;
     // Whether chunks handed out may still wait for the notice (told null on failure).
     noticeOwed = early > 0;
-    const planned = async (sample: Batch) => {
+    const planned = async (sample: () => Promise<Batch>) => {
       early = 0;
-      await start(sample);
+      await start(await sample());
       noticeOwed = false;
       const encoding = { plans: blockPlans!, codec };
       pool!.notify({ kind: "csv-plans", encoding } satisfies CsvPlansNotice);
     };
-    if (opened.sample && early === 0) await start(opened.sample);
+    if (opened.sample && early === 0) await start(await opened.sample());
     for await (const unit of opened.chunks) {
       if (early > 0 && !("csv" in unit)) await planned(opened.sample!);
       if ("batch" in unit) {
