@@ -21,6 +21,7 @@
  */
 import type { Batch, Column, Field, Schema } from "../format/column.ts";
 import { float16BitsToFloat32Bits } from "../format/float16.ts";
+import { codesOf } from "../format/coded_strings.ts";
 import { IoError } from "./errors.ts";
 
 /** Rows a DuckDB data chunk holds (`STANDARD_VECTOR_SIZE`). */
@@ -256,6 +257,50 @@ function zeroNulls(out: Uint8Array, width: number, present: (i: number) => boole
 
 const encoder = new TextEncoder();
 
+/**
+ * Writes `s` into the zeroed 16-byte slot at byte `at` of `slots` when it fits inline
+ * (12 UTF-8 bytes at most) and returns null; else returns its UTF-8 bytes, the slot
+ * left zero.
+ */
+function putString(
+  field: Field,
+  s: string,
+  slots: Uint8Array,
+  view: DataView,
+  at: number,
+): Uint8Array | null {
+  const len = s.length;
+  // ASCII up to 12 characters, the common case, straight into the slot.
+  if (len <= INLINE_STRING) {
+    let ascii = true;
+    for (let j = 0; j < len; j++) {
+      const ch = s.charCodeAt(j);
+      if (ch > 0x7f) {
+        ascii = false;
+        break;
+      }
+      slots[at + 4 + j] = ch;
+    }
+    if (ascii) {
+      view.setUint32(at, len, true);
+      return null;
+    }
+    slots.fill(0, at + 4, at + 16);
+  }
+  if (!s.isWellFormed()) {
+    throw new IoError(
+      "WRITE_FAILED",
+      `Cannot write column '${field.name}' to Parquet: a string holds a lone surrogate, which UTF-8 cannot store`,
+      { column: field.name },
+    );
+  }
+  const bytes = encoder.encode(s);
+  if (bytes.length > INLINE_STRING) return bytes;
+  view.setUint32(at, bytes.length, true);
+  slots.set(bytes, at + 4);
+  return null;
+}
+
 function stringImage(
   field: Field,
   values: readonly string[],
@@ -268,43 +313,57 @@ function stringImage(
   const longRows: number[] = [];
   const longBytes: Uint8Array[] = [];
   let longTotal = 0;
-  for (let i = 0; i < n; i++) {
-    if (!present(i)) continue;
-    const s = values[i]!;
-    const at = 16 * i;
-    const len = s.length;
-    // ASCII up to 12 characters, the common case, straight into the slot.
-    if (len <= INLINE_STRING) {
-      let ascii = true;
-      for (let j = 0; j < len; j++) {
-        const ch = s.charCodeAt(j);
-        if (ch > 0x7f) {
-          ascii = false;
-          break;
+  const coded = codesOf(values);
+  if (coded !== undefined && coded.dictionary.length <= n) {
+    // A dictionary decoder's column: each entry laid out once (when a row first uses
+    // it), then its 16 bytes copied per row, as four words.
+    const { codes, dictionary } = coded;
+    const entrySlots = new Uint8Array(16 * dictionary.length);
+    const entryView = new DataView(entrySlots.buffer);
+    const entryWords = new Uint32Array(entrySlots.buffer);
+    const words = new Uint32Array(slots.buffer);
+    const entryLong: (Uint8Array | null | undefined)[] = new Array(dictionary.length);
+    for (let i = 0; i < n; i++) {
+      if (!present(i)) continue;
+      const code = codes[i]!;
+      const s = values[i]!;
+      if (s !== dictionary[code]) {
+        // Changed since decoding (see coded_strings.ts): the value itself.
+        const bytes = putString(field, s, slots, view, 16 * i);
+        if (bytes !== null) {
+          longRows.push(i);
+          longBytes.push(bytes);
+          longTotal += bytes.length;
         }
-        slots[at + 4 + j] = ch;
-      }
-      if (ascii) {
-        view.setUint32(at, len, true);
         continue;
       }
-      slots.fill(0, at + 4, at + 16);
+      let bytes = entryLong[code];
+      if (bytes === undefined) {
+        bytes = putString(field, s, entrySlots, entryView, 16 * code);
+        entryLong[code] = bytes;
+      }
+      if (bytes === null) {
+        const to = 4 * i;
+        const from = 4 * code;
+        words[to] = entryWords[from]!;
+        words[to + 1] = entryWords[from + 1]!;
+        words[to + 2] = entryWords[from + 2]!;
+        words[to + 3] = entryWords[from + 3]!;
+      } else {
+        longRows.push(i);
+        longBytes.push(bytes);
+        longTotal += bytes.length;
+      }
     }
-    if (!s.isWellFormed()) {
-      throw new IoError(
-        "WRITE_FAILED",
-        `Cannot write column '${field.name}' to Parquet: a string holds a lone surrogate, which UTF-8 cannot store`,
-        { column: field.name },
-      );
-    }
-    const bytes = encoder.encode(s);
-    if (bytes.length <= INLINE_STRING) {
-      view.setUint32(at, bytes.length, true);
-      slots.set(bytes, at + 4);
-    } else {
-      longRows.push(i);
-      longBytes.push(bytes);
-      longTotal += bytes.length;
+  } else {
+    for (let i = 0; i < n; i++) {
+      if (!present(i)) continue;
+      const bytes = putString(field, values[i]!, slots, view, 16 * i);
+      if (bytes !== null) {
+        longRows.push(i);
+        longBytes.push(bytes);
+        longTotal += bytes.length;
+      }
     }
   }
   let long: DuckColumnImage["long"] = null;

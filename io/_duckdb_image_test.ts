@@ -13,6 +13,7 @@ import type { Batch, Column, Field, Schema } from "../format/column.ts";
 import { DUCK_VECTOR_ROWS, duckImageOf, duckImageTransfer } from "./_duckdb_image.ts";
 import { writeParquet, type WriteParquetOptions } from "./_write_parquet.ts";
 import { IoError } from "./errors.ts";
+import { codesOf, withCodes } from "../format/coded_strings.ts";
 
 /** SHA-256 of the Parquet the per-value writer made of {@link fixture}'s rows. */
 const PINNED_MANY_SHA256 = "662d565d868c5cdf59437e3fbc8b3183c92766a3af4a2d941da079e9c4eccd55";
@@ -389,6 +390,33 @@ Deno.test("duckImageOf() refuses values DuckDB's types cannot hold, naming the c
     validity: new Uint8Array([0]),
   };
   assert.equal(duckImageOf([field], { schema: [field], columns: [column], length: 1 }).length, 1);
+});
+
+Deno.test("duckImageOf() lays out a dictionary-coded string column as the same strings uncoded", () => {
+  const field: Field = { name: "s", type: "string", nullable: true };
+  const dictionary = ["LAS", "a string longer than twelve", "héllo", "", "unused entry"];
+  const codes = new Uint8Array(DUCK_VECTOR_ROWS + 5).map((_, i) => (i * 7) % 4);
+  const values = Array.from(codes, (c) => dictionary[c]!);
+  values[9] = "changed after decoding, longer than twelve"; // no longer its code's entry
+  values[10] = "ATL";
+  const validity = new Uint8Array(codes.length).fill(1);
+  validity[3] = 0;
+  validity[4] = 0;
+  const plain: Column = { type: "string", values: [...values], validity };
+  const coded: Column = { type: "string", values: withCodes(values, codes, dictionary), validity };
+  const image = (column: Column) =>
+    duckImageOf([field], { schema: [field], columns: [column], length: codes.length });
+  assert.ok(codesOf(coded.values as string[]) !== undefined);
+  assert.deepEqual(image(coded), image(plain));
+  const lone: Column = {
+    type: "string",
+    values: withCodes(["a", "\ud800", "a"], new Uint8Array([0, 1, 0]), ["a", "\ud800"]),
+    validity: null,
+  };
+  assert.throws(
+    () => duckImageOf([field], { schema: [field], columns: [lone], length: 3 }),
+    (err) => err instanceof IoError && /lone surrogate/.test(err.message),
+  );
 });
 
 Deno.test("writeParquet() refuses an image laid out for another schema", async () => {
