@@ -7,7 +7,8 @@
  * ({@link chooseColumnCodecs}). The local freeze, `append` and the cluster's master all
  * call these, so their archives agree byte for byte. Implements FORMAT.md §3 (header).
  *
- * Profiles (`--profile`): `max_speed` is zstd at level 3 for every column; `balanced`
+ * Profiles (`--profile`): `max_speed` is zstd at level 3 for every column (and a quick
+ * plan without conditioning, `plan.ts`); `balanced`
  * zstd at level 19 (as a freeze without a profile, in larger chunks: `ops/freeze.ts`); `auto` the smaller of zstd
  * and lzma2 for each column on its first 1,000 rows; `max_compression` the smallest of
  * zstd, lzma2 and zpaqwasm (zpaq in process) for each column on its first 50,000. A column's own
