@@ -883,7 +883,10 @@ export function parquetWorker(): ParquetWorker {
           path,
           schema,
           spill,
-          threads: String(navigator.hardwareConcurrency),
+          // One thread: the table function feeds one pipeline, which DuckDB's client
+          // thread runs itself; with more, it spins in its task loop (~0.1-0.2 s of
+          // CPU in a flights-3m thaw) while another thread waits for rows in it.
+          threads: "1",
           port: port2,
           control: control.buffer as SharedArrayBuffer,
         };
