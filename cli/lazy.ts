@@ -70,6 +70,7 @@ const LOADED_ELSEWHERE = [
   "../codecs/lzma2.ts",
   "../codecs/zpaq.ts",
   "../codecs/zpaq_wasm.ts",
+  "../codecs/zstd.ts",
   "../codecs/_zstd_decompress.ts",
   "../codecs/_zstd_wasm.ts",
   "../format/crypto.ts",
@@ -83,6 +84,8 @@ const LOADED_ELSEWHERE = [
   "../io/arrow_table.ts",
   "../io/arrow_schema.ts",
   "../ops/_pool_scan.ts",
+  "../ops/_remote.ts",
+  "../ops/partition_read.ts",
   // Worker scripts (`new Worker(url)`), which `deno compile` embeds only when told.
   "../format/_block_worker.ts",
   "../ops/_freeze_worker.ts",

@@ -201,6 +201,29 @@ Deno.test("a thaw slice to stdout evaluates no module it does not use", async ()
   }
 });
 
+Deno.test("a thaw of a local archive does not read the zstd encoder, the stores or datasets", async () => {
+  // Not even to analyse them: a read decodes zstd through codecs/_zstd_decode.ts (the
+  // encoder, its kept libzstd contexts and their self check are most of codecs/zstd.ts),
+  // opens a local file without ops/_remote.ts and its stores' modules, and loads
+  // ops/partition_read.ts only for a directory. Each is imported by a computed specifier
+  // where it is needed.
+  const graph = await runtimeGraph([MAIN, ARCHIVE_FAMILY, new URL("ops/thaw.ts", ROOT)]);
+  const unread = [
+    "codecs/zstd.ts",
+    "ops/_remote.ts",
+    "ops/partition_read.ts",
+    "storage/registry.ts",
+    "storage/range_reader.ts",
+  ];
+  const read = unread.filter((path) => graph.has(new URL(path, ROOT).href))
+    .map((path) =>
+      `${path} (imported by ${graph.get(new URL(path, ROOT).href)!.replace(ROOT.href, "")})`
+    );
+  assert.deepEqual(read, [], "load these by a computed specifier where they are used");
+  // What a slice decodes with (a guard against a renamed or moved module).
+  assert.ok(graph.has(new URL("codecs/_zstd_decode.ts", ROOT).href));
+});
+
 Deno.test("every module loaded by a computed specifier is in deno compile's --include list", async () => {
   // deno compile embeds an included module's graph too: format/predictors/_all.ts
   // brings the predictors the registry imports one by one.

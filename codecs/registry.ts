@@ -4,15 +4,17 @@
  * with it.
  *
  * A codec is registered by one entry in `ENTRIES` (its id, wire code, levels, the
- * program it runs if any, and a literal dynamic import of its file) and its name in
+ * program it runs if any, and a dynamic import of its file, its decoder's too where
+ * that is a module of its own) and its name in
  * `ids.ts` (checked here at load, so they cannot drift), nothing else: no
  * self-registration on import, no mutable global but the cache of loaded modules.
  * Lookups are synchronous and return the registered `Codec`, whose `encode` and
  * `decode` load the codec's module on first call and check that it is the codec the
- * entry describes. So reading a zstd archive never loads lzma2 (and the `node:zlib` it
- * imports) or the zpaq codecs; a literal `import("./x.ts")` is in the module graph
- * Deno builds before the first line runs (`deno compile` includes it), but its module
- * runs only when the import does. The list is frozen when the module loads. An id or
+ * entry describes (a decoder of its own loads alone). So reading a zstd archive never
+ * loads lzma2 (and the `node:zlib` it imports), the zpaq codecs or the zstd encoder;
+ * a literal `import("./x.ts")` is in the module graph Deno builds (and reads) before
+ * the first line runs (`deno compile` includes it), but its module runs only when the
+ * import does; the others are computed (`cli/lazy.ts` lists them for `deno compile`). The list is frozen when the module loads. An id or
  * code that is not here is a `CodecError` `UNKNOWN_CODEC` naming the known ones; the
  * format layer reports it as its `FormatError` `UNKNOWN_CODEC` (codecs/ may not import
  * format/).
@@ -30,6 +32,11 @@ interface Entry {
   readonly levels: CodecLevels;
   readonly binary?: string;
   readonly load: () => Promise<Codec>;
+  /**
+   * The decoder alone, where it lives in a module of its own: a read then never loads
+   * the encoder (zstd's is most of `zstd.ts`).
+   */
+  readonly loadDecode?: () => Promise<Codec["decode"]>;
 }
 
 /**
@@ -40,6 +47,8 @@ interface Entry {
  * user's graph).
  */
 const LZMA2 = new URL("./lzma2.ts", import.meta.url);
+/** The zstd encoder: by a computed specifier, so that a read does not make Deno read it. */
+const ZSTD = new URL("./zstd.ts", import.meta.url);
 const ZPAQ = new URL("./zpaq.ts", import.meta.url);
 const ZPAQ_WASM = new URL("./zpaq_wasm.ts", import.meta.url);
 
@@ -49,7 +58,8 @@ const ENTRIES: readonly Entry[] = [
     id: "zstd",
     code: 0x01,
     levels: { min: 1, max: 19, default: 19 },
-    load: async () => (await import("./zstd.ts")).zstd,
+    load: async () => ((await import(ZSTD.href)) as typeof import("./zstd.ts")).zstd,
+    loadDecode: async () => (await import("./_zstd_decode.ts")).zstdDecode,
   },
   {
     id: "lzma2",
@@ -72,7 +82,10 @@ const ENTRIES: readonly Entry[] = [
   },
 ];
 
-/** The codec of a registry entry: its module loads on the first encode or decode. */
+/**
+ * The codec of a registry entry: its module loads on the first encode or decode (its
+ * decoder's module alone on a decode, where it has one).
+ */
 function lazyCodec(entry: Entry): Codec {
   let loaded: Promise<Codec> | null = null;
   const codec = (): Promise<Codec> =>
@@ -88,13 +101,18 @@ function lazyCodec(entry: Entry): Codec {
       }
       return impl;
     });
+  const loadDecode = entry.loadDecode;
+  let decoder: Promise<Codec["decode"]> | null = null;
   return Object.freeze({
     id: entry.id,
     code: entry.code,
     ...(entry.binary === undefined ? {} : { binary: entry.binary }),
     levels: Object.freeze({ ...entry.levels }),
     encode: async (data: Uint8Array, level?: number) => (await codec()).encode(data, level),
-    decode: async (data: Uint8Array, rawLength: number) => (await codec()).decode(data, rawLength),
+    decode: loadDecode
+      ? async (data: Uint8Array, rawLength: number) =>
+        (await (decoder ??= loadDecode()))(data, rawLength)
+      : async (data: Uint8Array, rawLength: number) => (await codec()).decode(data, rawLength),
   });
 }
 

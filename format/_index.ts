@@ -30,7 +30,7 @@ import { FormatError } from "./errors.ts";
 import type { ArchiveFooter, ArchiveHeader } from "./header.ts";
 import { archiveMinor, decodeFooter, decodeHeader, isEvolved, usesFloatTypes } from "./header.ts";
 import { sha256HexAsync } from "./_hash.ts";
-import { zstd } from "../codecs/zstd.ts";
+import { zstdDecode } from "../codecs/_zstd_decode.ts";
 import { type ByteSource, readExact } from "./byte_source.ts";
 
 /** Everything an archive says about itself, read from header and footer only. */
@@ -169,7 +169,7 @@ export async function readIndex(source: ByteSource, path: string): Promise<Archi
   let footerJson = footerStored;
   if (footerFlags & FOOTER_FLAG_ZSTD) {
     try {
-      footerJson = await zstd.decode(footerStored, declaredZstdSize(footerStored, path));
+      footerJson = await zstdDecode(footerStored, declaredZstdSize(footerStored, path));
     } catch (cause) {
       if (cause instanceof FormatError) throw cause;
       throw new FormatError(

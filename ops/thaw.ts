@@ -17,22 +17,23 @@ import type * as arrow from "apache-arrow";
 import type { Batch, Schema } from "../format/column.ts";
 import type { Evolution } from "./evolve.ts";
 import type { RowRange } from "../format/reader.ts";
-import { isRemote, openArchive, toDestination } from "./_remote.ts";
+import { isRemote } from "../storage/uri.ts";
 import type { KeyRing } from "../format/key_provider.ts";
-import { type OutputFormat, outputFormatOf, writeOutput } from "../io/output.ts";
+import {
+  type OutputFormat,
+  outputFormatOf,
+  type StartedOutput,
+  startOutput,
+  writeOutput,
+} from "../io/output.ts";
 import { OpsError } from "./errors.ts";
-import type { ArchiveReader } from "../format/reader.ts";
+import { ArchiveReader, type OpenOptions } from "../format/reader.ts";
 import type { Prepared } from "../io/output.ts";
 import type { ArrowParts } from "../io/arrow_table.ts";
 import type { PoolOutput } from "./_pool_scan.ts";
 import type { BlockPool } from "../format/pool.ts";
 import { checkThreads } from "./threads.ts";
-import {
-  isPartitionedDir,
-  type PartitionCounters,
-  readManifest,
-  readPartitioned,
-} from "./partition_read.ts";
+import type { PartitionCounters } from "./partition_read.ts";
 import { newCounters, scanArchive, selectSchema, whereFor } from "./_scan.ts";
 import type { CompiledWhere, WhereNode } from "./where.ts";
 
@@ -131,6 +132,7 @@ export async function thaw(
   options: ThawOptions = {},
 ): Promise<ThawSummary> {
   if (isRemote(output)) {
+    const { toDestination } = await remote();
     const summary = await toDestination(
       output,
       (local) => thaw(archive, local, { ...options, overwrite: true }),
@@ -144,9 +146,12 @@ export async function thaw(
   // The Workers start first, so that their start (an isolate and its modules each,
   // ~50 ms) overlaps this thread's own: its Node modules, the header and the footer.
   const early = earlyPool(archive, threads, options);
+  // A Parquet output's writer (its Worker loads DuckDB) starts now too.
+  const writer = startOutput(output, options.format);
   try {
-    return await thawFile(archive, output, options, threads, started, early);
+    return await thawFile(archive, output, options, threads, started, early, writer);
   } finally {
+    writer?.close();
     // Closing is idempotent: this stops a pool that went unused (a failure, or a
     // footer that says the read stays on this thread).
     early?.then((pool) => pool.close(), () => {});
@@ -161,6 +166,7 @@ async function thawFile(
   threads: number,
   started: number,
   early: Promise<BlockPool> | null,
+  writer: StartedOutput | null,
 ): Promise<ThawSummary> {
   const format = options.format ?? outputFormatOf(output);
   const counters: PartitionCounters = {
@@ -168,10 +174,12 @@ async function thawFile(
     partitions_total: 0,
     partitions_read: 0,
   };
-  const partitioned = await isPartitionedDir(archive);
+  const partitions = await partitionsOf(archive);
+  const partitioned = partitions !== null;
   let written: { rows: number; bytes: number };
   let encrypted = false;
-  if (partitioned) {
+  if (partitions) {
+    const { readManifest, readPartitioned } = partitions;
     checkEncrypted(archive, false, options);
     const { schema } = await readManifest(archive);
     const evolved = await evolution(schema, options);
@@ -186,6 +194,7 @@ async function thawFile(
         delimiter: options.delimiter,
         splitSheets: options.splitSheets,
         replace: options.overwrite,
+        started: writer,
       },
     );
   } else {
@@ -224,6 +233,7 @@ async function thawFile(
           delimiter: options.delimiter,
           splitSheets: options.splitSheets,
           replace: options.overwrite,
+          started: writer,
         });
       } finally {
         pool?.close();
@@ -248,6 +258,44 @@ async function thawFile(
   };
 }
 
+/**
+ * `_remote.ts` (object storage: ranged reads, uploads) and `partition_read.ts` (dataset
+ * directories), by computed specifiers: a thaw of a local archive file evaluates
+ * neither, and Deno does not even read them (~35 kB, with the stores' modules they
+ * name) when it loads this one. `cli/lazy.ts` lists them for `deno compile`.
+ */
+const REMOTE = new URL("./_remote.ts", import.meta.url);
+const PARTITION_READ = new URL("./partition_read.ts", import.meta.url);
+
+function remote(): Promise<typeof import("./_remote.ts")> {
+  return import(REMOTE.href);
+}
+
+/** Opens an archive at a path (here) or a URI (through `_remote.ts`). */
+async function openArchive(where: string, options: OpenOptions): Promise<ArchiveReader> {
+  if (!isRemote(where)) return await ArchiveReader.open(where, options);
+  return await (await remote()).openArchive(where, options);
+}
+
+/**
+ * `partition_read.ts` when `archive` is a partitioned dataset (a directory or URI prefix
+ * with a manifest), else null. A local path that is not a directory (or cannot be
+ * stat'ed: opening it then says why) is no dataset, and loads nothing.
+ */
+async function partitionsOf(
+  archive: string,
+): Promise<typeof import("./partition_read.ts") | null> {
+  if (!isRemote(archive)) {
+    try {
+      if (!(await Deno.stat(archive)).isDirectory) return null;
+    } catch {
+      return null;
+    }
+  }
+  const module = (await import(PARTITION_READ.href)) as typeof import("./partition_read.ts");
+  return (await module.isPartitionedDir(archive)) ? module : null;
+}
+
 /** `io/arrow_table.ts`: loaded by {@link thawTable} only. */
 const ARROW_TABLE = new URL("../io/arrow_table.ts", import.meta.url);
 
@@ -265,7 +313,9 @@ export async function thawTable(archive: string, options: ThawOptions = {}): Pro
   const { batchesToTable } =
     (await import(ARROW_TABLE.href)) as typeof import("../io/arrow_table.ts");
   const batches: Batch[] = [];
-  if (await isPartitionedDir(archive)) {
+  const partitions = await partitionsOf(archive);
+  if (partitions) {
+    const { readManifest, readPartitioned } = partitions;
     checkEncrypted(archive, false, options);
     const { schema } = await readManifest(archive);
     const counters = { ...newCounters(), partitions_total: 0, partitions_read: 0 };
