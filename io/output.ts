@@ -78,6 +78,50 @@ export interface WriteOutputOptions {
    * written in place either way.
    */
   replace?: boolean;
+  /**
+   * What {@link startOutput} started for this output ahead of the rows; taken (and
+   * closed) by the write, whether it uses it or not.
+   */
+  started?: StartedOutput | null;
+}
+
+/** What {@link startOutput} started: close it if the write never runs. */
+export interface StartedOutput {
+  /** The Parquet writer's Worker, loading DuckDB meanwhile. */
+  readonly parquet: Promise<ParquetWorker | null>;
+  /** Stops what was started (idempotent). */
+  close(): void;
+}
+
+/**
+ * Starts, before the rows come, what writing `path` will need: for a Parquet file,
+ * the writer's Worker, whose DuckDB (~0.1-0.2 s to load, more on a busy machine)
+ * then loads while the caller opens its source, instead of from the write on. Hand
+ * it to {@link writeOutput} (`started`); close it if the write never runs.
+ *
+ * @param path The output path.
+ * @param format Its format, else by extension.
+ * @returns What was started, or null when the output needs nothing ahead.
+ */
+export function startOutput(path: string, format?: OutputFormat): StartedOutput | null {
+  if (path === STDOUT) return null;
+  let f: OutputFormat;
+  try {
+    f = format ?? outputFormatOf(path);
+  } catch {
+    return null; // writeOutput reports it
+  }
+  if (f !== "parquet") return null;
+  const parquet = startParquetWorker();
+  let closed = false;
+  return {
+    parquet,
+    close() {
+      if (closed) return;
+      closed = true;
+      parquet.then((w) => w?.close());
+    },
+  };
 }
 
 /** What {@link writeOutput} wrote. */
@@ -175,6 +219,20 @@ export async function writeOutput(
   batches: AsyncIterable<Prepared> | Iterable<Prepared>,
   options: WriteOutputOptions = {},
 ): Promise<WriteOutputResult> {
+  try {
+    return await writeOutputOnce(path, schema, batches, options);
+  } finally {
+    // Already closed by a write that used it; this lets go of one it did not.
+    options.started?.close();
+  }
+}
+
+async function writeOutputOnce(
+  path: string,
+  schema: Schema,
+  batches: AsyncIterable<Prepared> | Iterable<Prepared>,
+  options: WriteOutputOptions,
+): Promise<WriteOutputResult> {
   const format = options.format ?? outputFormatOf(path);
   if (!FORMATS.includes(format)) {
     throw new IoError(
@@ -186,6 +244,9 @@ export async function writeOutput(
   const delimiter = options.delimiter ?? ",";
   checkDelimiter(delimiter);
   const target = await outputTarget(path);
+  // A Parquet file takes the Worker started for it; anything else lets it go.
+  const started = target.kind === "file" && format === "parquet" ? options.started ?? null : null;
+  if (started === null) options.started?.close();
   const replace = options.replace ?? true;
   if (target.kind === "file" && !replace && await (await tempFiles()).pathExists(target.path)) {
     throw destinationExists(path);
@@ -203,7 +264,7 @@ export async function writeOutput(
   };
   try {
     return target.kind === "file"
-      ? await writeFile(target.path, spec, replace)
+      ? await writeFile(target.path, spec, replace, started)
       : await writeStream(target, spec);
   } catch (err) {
     if (typeof err === "object" && err !== null && sourceErrors.has(err)) throw err;
@@ -384,9 +445,11 @@ async function writeFile(
   path: string,
   spec: WriteSpec,
   replace: boolean,
+  started: StartedOutput | null,
 ): Promise<WriteOutputResult> {
-  // Parquet's Worker loads DuckDB while the temp file is made; closed by writeParquet.
-  const parquet = spec.format === "parquet" ? startParquetWorker() : null;
+  // Parquet's Worker loads DuckDB while the temp file is made (or since startOutput);
+  // closed by writeParquet.
+  const parquet = spec.format === "parquet" ? started?.parquet ?? startParquetWorker() : null;
   const { commitTemp, createTempBeside } = await tempFiles();
   let temp: LockedTemp;
   try {

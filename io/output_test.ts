@@ -11,6 +11,7 @@ import {
   extensionOf,
   type OutputFormat,
   outputFormatOf,
+  startOutput,
   SYNC_AHEAD_BYTES,
   writeOutput,
 } from "./output.ts";
@@ -554,6 +555,45 @@ Deno.test("writeOutput() flushing a big file to disk as it grows writes every by
     }
     assert.ok(text.endsWith(`${10_000_000 + rows - 1}\n`));
     assert.deepEqual(await listDir(dir), ["big.csv"]);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("startOutput() starts a Parquet file's writer ahead, which the write takes or lets go", async () => {
+  const dir = await makeTempDir();
+  try {
+    const batch = randomBatch(new Rng(17), ALL_TYPES, 300);
+    assert.equal(startOutput(`${dir}/a.csv`), null);
+    assert.equal(startOutput("-", "parquet"), null);
+    assert.equal(startOutput(`${dir}/a.unknown`), null);
+    // Taken: the same bytes as a write that starts its own.
+    await writeOutput(`${dir}/own.parquet`, ALL_TYPES, [batch]);
+    const started = startOutput(`${dir}/ahead.parquet`);
+    assert.ok(started !== null);
+    await writeOutput(`${dir}/ahead.parquet`, ALL_TYPES, [batch], { started });
+    assert.deepEqual(
+      await Deno.readFile(`${dir}/ahead.parquet`),
+      await Deno.readFile(`${dir}/own.parquet`),
+    );
+    // Let go: another format, and a write refused before any row.
+    await writeOutput(`${dir}/other.csv`, ALL_TYPES, [batch], {
+      started: startOutput(`${dir}/other.parquet`),
+    });
+    await assert.rejects(
+      writeOutput(`${dir}/own.parquet`, ALL_TYPES, [batch], {
+        replace: false,
+        started: startOutput(`${dir}/own.parquet`),
+      }),
+      (err) => err instanceof IoError && err.code === "DESTINATION_EXISTS",
+    );
+    // Never written: closed by its owner.
+    startOutput(`${dir}/never.parquet`)!.close();
+    assert.deepEqual((await listDir(dir)).sort(), [
+      "ahead.parquet",
+      "other.csv",
+      "own.parquet",
+    ]);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
