@@ -18,6 +18,7 @@ import type { Column, Field, StringColumn } from "./column.ts";
 import { emptyColumn, sliceColumn } from "./column.ts";
 import { FormatError } from "./errors.ts";
 import { movable } from "../internal/transfer.ts";
+import { type CodedStrings as CodedStringsOf, codesOf, withCodes } from "./coded_strings.ts";
 
 /** One block of a {@link ChunkDecodeJob}. */
 export interface DecodeBlockJob {
@@ -178,8 +179,36 @@ export function packStrings(column: StringColumn): PackedStrings {
   };
 }
 
-/** A column ready to post: typed arrays as they are, strings packed. */
-export type PostedColumn = Exclude<Column, { type: "string" | "json" }> | PackedStrings;
+/**
+ * A string column with dictionary codes (`coded_strings.ts`) as it crosses to another
+ * thread: the codes and the dictionary, not one string per row. Its rows are built
+ * again from them on arrival, with the same codes recorded.
+ */
+export interface CodedStrings {
+  type: "string";
+  coded: { codes: Uint32Array; dictionary: string[] };
+  validity: Uint8Array | null;
+}
+
+/** A column ready to post: typed arrays as they are, strings packed or coded. */
+export type PostedColumn =
+  | Exclude<Column, { type: "string" | "json" }>
+  | PackedStrings
+  | CodedStrings;
+
+/**
+ * A string column's codes, when it has them and every row is its code's entry (as
+ * `coded_strings.ts` asks a reader to check); else null.
+ */
+function checkedCodes(values: readonly string[]): CodedStringsOf | null {
+  const coded = codesOf(values);
+  if (coded === undefined || coded.dictionary.length > values.length) return null;
+  const { codes, dictionary } = coded;
+  for (let i = 0; i < values.length; i++) {
+    if (values[i] !== dictionary[codes[i]!]) return null;
+  }
+  return coded;
+}
 
 /**
  * Packs columns to post to another thread, with the buffers to transfer (see
@@ -195,6 +224,13 @@ export function packColumns(
   const own = <T extends ArrayBufferView>(view: T): T => movable(view, transfer);
   const posted = columns.map((column): PostedColumn => {
     const validity = column.validity === null ? null : own(column.validity);
+    const coded = column.type === "string" ? checkedCodes(column.values) : null;
+    if (coded !== null) {
+      // The codes copied: the decoder's own may be a view its dictionary's caches share.
+      const codes = coded.codes.slice();
+      transfer.add(codes.buffer);
+      return { type: "string", coded: { codes, dictionary: [...coded.dictionary] }, validity };
+    }
     if (column.type === "string" || column.type === "json") {
       const packed = packStrings({ ...column, validity });
       transfer.add(packed.packed.ends.buffer as ArrayBuffer);
@@ -216,6 +252,16 @@ export function packColumns(
  */
 export function unpackColumns(posted: readonly PostedColumn[]): Column[] {
   return posted.map((column): Column => {
+    if ("coded" in column) {
+      const { codes, dictionary } = column.coded;
+      const values = new Array<string>(codes.length);
+      for (let i = 0; i < codes.length; i++) values[i] = dictionary[codes[i]!]!;
+      return {
+        type: "string",
+        values: withCodes(values, codes, dictionary),
+        validity: column.validity,
+      };
+    }
     if (!("packed" in column)) return column as Column;
     const { joined, ends } = column.packed;
     const values = new Array<string>(ends.length);

@@ -130,7 +130,7 @@ export class BlockPool implements ChunkEncoder {
   #all: Worker[] = [];
   /** Job ids each Worker holds (running or waiting in its message queue). */
   #held = new Map<Worker, Set<number>>();
-  #queue: { id: number; pending: Pending }[] = [];
+  #queue: { id: number; pending: Pending; on: Worker | undefined }[] = [];
   #running = new Map<number, Pending>();
   #nextId = 1;
   #closed = false;
@@ -186,10 +186,12 @@ export class BlockPool implements ChunkEncoder {
    *
    * @param task Structured-clone friendly job description.
    * @param transfer Buffers of the task to move to the Worker instead of copying them.
+   * @param on The Worker to run it on (0 to `threads - 1`), when it must be that one
+   * (e.g. one that keeps a kind of job to itself); by default the next free one.
    * @returns What the handler returned (a {@link PoolAnswer}'s value).
    */
-  run<T = ChunkResult>(task: unknown, transfer: ArrayBuffer[] = []): Promise<T> {
-    return this.#submit<T>({ task }, transfer);
+  run<T = ChunkResult>(task: unknown, transfer: ArrayBuffer[] = [], on?: number): Promise<T> {
+    return this.#submit<T>({ task }, transfer, on);
   }
 
   /**
@@ -204,11 +206,20 @@ export class BlockPool implements ChunkEncoder {
     for (const worker of this.#all) worker.postMessage({ notice } satisfies PoolMessage);
   }
 
-  #submit<T>(message: Pending["message"], transfer: ArrayBuffer[] = []): Promise<T> {
+  #submit<T>(message: Pending["message"], transfer: ArrayBuffer[] = [], on?: number): Promise<T> {
     if (this.#closed) return Promise.reject(new Error("Cannot encode: the block pool is closed"));
+    const worker = on === undefined ? undefined : this.#all[on];
+    if (on !== undefined && worker === undefined) {
+      return Promise.reject(
+        new FormatError(
+          "BAD_ARGUMENT",
+          `Cannot run a job on Worker ${on}: the pool has ${this.#all.length}`,
+        ),
+      );
+    }
     return new Promise<T>((resolve, reject) => {
       const pending = { message, transfer, resolve: resolve as (value: unknown) => void, reject };
-      this.#queue.push({ id: this.#nextId++, pending });
+      this.#queue.push({ id: this.#nextId++, pending, on: worker });
       this.#pump();
     });
   }
@@ -224,16 +235,30 @@ export class BlockPool implements ChunkEncoder {
   }
 
   #pump(): void {
-    for (let worker = this.#leastLoaded(); worker; worker = this.#leastLoaded()) {
-      const next = this.#queue.shift();
-      if (!next) return;
-      this.#running.set(next.id, next.pending);
-      this.#held.get(worker)!.add(next.id);
-      worker.postMessage(
-        { id: next.id, ...next.pending.message } as PoolMessage,
-        next.pending.transfer,
-      );
+    // Jobs bound to a Worker first, each to its own while it has room, in order.
+    for (let i = 0; i < this.#queue.length;) {
+      const job = this.#queue[i]!;
+      if (job.on === undefined || this.#held.get(job.on)!.size >= JOBS_PER_WORKER) {
+        i++;
+        continue;
+      }
+      this.#queue.splice(i, 1);
+      this.#post(job.on, job);
     }
+    for (let worker = this.#leastLoaded(); worker; worker = this.#leastLoaded()) {
+      const at = this.#queue.findIndex((job) => job.on === undefined);
+      if (at < 0) return;
+      this.#post(worker, this.#queue.splice(at, 1)[0]!);
+    }
+  }
+
+  #post(worker: Worker, next: { id: number; pending: Pending }): void {
+    this.#running.set(next.id, next.pending);
+    this.#held.get(worker)!.add(next.id);
+    worker.postMessage(
+      { id: next.id, ...next.pending.message } as PoolMessage,
+      next.pending.transfer,
+    );
   }
 
   #reply(worker: Worker, reply: PoolReply): void {

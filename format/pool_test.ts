@@ -58,6 +58,26 @@ Deno.test("BlockPool rejects a failing job with its typed error and keeps servin
   }
 });
 
+Deno.test("BlockPool.run() on a given Worker runs every such job there, in order, others on any", async () => {
+  // The default script only encodes chunks: a job for the handler fails, naming nothing
+  // else, which is enough to see where jobs went and that each is answered.
+  const batch = randomBatch(SCHEMA, 300, 12);
+  const plans = planColumns(batch, {});
+  const pool = new BlockPool(2);
+  try {
+    const bound = Array.from({ length: 5 }, (_, i) => pool.run({ i }, [], i % 2));
+    const free = Array.from({ length: 3 }, () => pool.encode({ batch, plans, codec: "zstd" }));
+    const settled = await Promise.allSettled(bound);
+    assert.ok(
+      settled.every((s) => s.status === "rejected" && /only encodes/.test(String(s.reason))),
+    );
+    for (const r of await Promise.all(free)) assert.equal(r.chunk.rows, 300);
+    await assert.rejects(pool.run({}, [], 2), (e: FormatError) => e.code === "BAD_ARGUMENT");
+  } finally {
+    pool.close();
+  }
+});
+
 Deno.test("BlockPool.close() rejects jobs still queued", async () => {
   const batch = randomBatch(SCHEMA, 2000, 9);
   const plans = planColumns(batch, {});

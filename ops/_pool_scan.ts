@@ -41,6 +41,21 @@ export interface ThawChunkTask {
 }
 
 /**
+ * Columns one Worker decoded (a {@link ThawChunkTask} without `render`), posted to
+ * another to render as text: see {@link scanInPool}.
+ */
+export interface ThawRenderTask {
+  kind: "thaw-render";
+  schema: Schema;
+  columns: PostedColumn[];
+  length: number;
+  rendering: TextRendering;
+  firstRow: number;
+  /** Output buffers the writer is done with, for the Worker to render into again. */
+  spare?: ArrayBuffer[];
+}
+
+/**
  * What the Workers prepare rows for: a text output (rendered there), Arrow IPC
  * (converted to Arrow's buffers there), Parquet (laid out for DuckDB's vectors
  * there), or anything else (columns handed back).
@@ -92,9 +107,58 @@ export async function* scanInPool(
     },
   });
   let firstRow = 0;
+  // A text output on two Workers or more: the first half of them decode, the others
+  // render. V8 compiles a Worker's hot code for itself, and runs it slowly until then
+  // (a thaw Worker's first chunks took ~4-8 times their steady time): split so, each
+  // Worker compiles and warms up only the decoders or only the renderer, instead of
+  // every Worker both. Chunks alternate over each half; rows still come back in order.
+  const decoders = output !== null && "text" in output && pool.threads >= 2
+    ? Math.ceil(pool.threads / 2)
+    : 0;
+  const renderers = pool.threads - decoders;
+  let chunk = 0;
   try {
     for await (const read of reader.chunkJobs({ rows: { start, end }, columns: options.columns })) {
       counters.chunks_read++;
+      if (decoders > 0) {
+        const rendering = (output as { text: TextRendering }).text;
+        const at = firstRow;
+        const k = chunk++;
+        const decode: ThawChunkTask = {
+          kind: "thaw-chunk",
+          job: read.job,
+          from: read.from,
+          to: read.to,
+          schema: read.schema,
+          render: null,
+        };
+        firstRow += read.to - read.from;
+        const done = pool.run<{ columns: PostedColumn[]; length: number }>(
+          decode,
+          transferOf(read.job),
+          k % decoders,
+        ).then((decoded) => {
+          const task: ThawRenderTask = {
+            kind: "thaw-render",
+            schema: read.schema,
+            columns: decoded.columns,
+            length: decoded.length,
+            rendering,
+            firstRow: at,
+          };
+          if (spare.length > 0) task.spare = spare.splice(0);
+          return pool.run<RenderedRows>(
+            task,
+            [...postedBuffers(decoded.columns), ...(task.spare ?? [])],
+            decoders + k % renderers,
+          );
+        }).then(recycle);
+        // Failures surface in order, when awaited below; until then they are expected.
+        done.catch(() => {});
+        inFlight.push(done);
+        if (inFlight.length >= pool.capacity) yield await next(inFlight, reader);
+        continue;
+      }
       const task: ThawChunkTask = {
         kind: "thaw-chunk",
         job: read.job,
@@ -139,6 +203,21 @@ async function next<T>(inFlight: Promise<T>[], reader: ArchiveReader): Promise<T
   } catch (err) {
     throw namingArchive(err, reader.index.path);
   }
+}
+
+/** The buffers of posted columns, to move them on to another Worker. */
+function postedBuffers(columns: readonly PostedColumn[]): ArrayBuffer[] {
+  const moving = new Set<ArrayBuffer>();
+  const add = (view: ArrayBufferView | null) => {
+    if (view !== null && view.buffer instanceof ArrayBuffer) moving.add(view.buffer);
+  };
+  for (const column of columns) {
+    add(column.validity);
+    if ("coded" in column) add(column.coded.codes);
+    else if ("packed" in column) add(column.packed.ends);
+    else if (ArrayBuffer.isView(column.values)) add(column.values);
+  }
+  return [...moving];
 }
 
 /** The buffers to move with a job: each block's own (`internal/transfer.ts`). */
