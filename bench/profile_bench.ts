@@ -19,7 +19,8 @@
  * CLI with `deno task cli`'s permissions) against `COPY (SELECT * FROM read_csv(CSV)) TO
  * OUT (FORMAT parquet, COMPRESSION zstd)` through `@duckdb/node-api` in a process of its
  * own (its default threads, one per core), wall and CPU (user + system of the process
- * and its threads); `--baseline DIR` (an export of an earlier commit) adds that tree's
+ * and its threads), and DuckDB's process starting alone (what a native `duckdb -c`
+ * would not pay); `--baseline DIR` (an export of an earlier commit) adds that tree's
  * CLI to the same alternation, each archive's SHA-256 shown:
  *
  * ```
@@ -221,6 +222,20 @@ await c.run("COPY (SELECT * FROM read_csv(" + quote(source) + ")) TO " + quote(o
   " (FORMAT parquet, COMPRESSION zstd)");
 `;
 
+/**
+ * DuckDB's process doing nothing but start: Deno, `@duckdb/node-api` loaded, an instance
+ * opened, `SELECT 1`, a one-byte output. The COPY's process pays this (~0.15-0.2 s here)
+ * where a native `duckdb -c` would start in a few milliseconds: subtract it to compare
+ * with that.
+ */
+const DUCK_START_SCRIPT = `
+import { DuckDBInstance } from "@duckdb/node-api";
+const db = await DuckDBInstance.create(":memory:");
+const c = await db.connect();
+await c.run("SELECT 1");
+await Deno.writeTextFile(Deno.args[0], "1");
+`;
+
 /** One command of the whole-process table. */
 interface ProcessCase {
   label: string;
@@ -291,6 +306,8 @@ export async function processFigures(
   const rounds = Math.max(1, options.rounds ?? 1);
   const duck = join(work, "duck_copy.ts");
   await Deno.writeTextFile(duck, DUCK_SCRIPT);
+  const duckStart = join(work, "duck_start.ts");
+  await Deno.writeTextFile(duckStart, DUCK_START_SCRIPT);
   const root = new URL("../", import.meta.url).pathname;
   const freezeCase = (profile: CodecProfile, tree?: string): ProcessCase => {
     const output = join(work, `${tree ? "before" : "ours"}.${profile}.pf`);
@@ -312,26 +329,31 @@ export async function processFigures(
       ],
     };
   };
+  const duckCommand = (script: string, args: string[]) => [
+    Deno.execPath(),
+    "run",
+    "-q",
+    "--allow-read",
+    "--allow-write",
+    "--allow-env",
+    "--allow-ffi",
+    "--allow-sys",
+    `--config=${join(root, "deno.json")}`,
+    script,
+    ...args,
+  ];
   const duckCase: ProcessCase = {
     label: "DuckDB: COPY read_csv TO parquet (zstd)",
     output: join(work, "duck.parquet"),
-    command: [
-      Deno.execPath(),
-      "run",
-      "-q",
-      "--allow-read",
-      "--allow-write",
-      "--allow-env",
-      "--allow-ffi",
-      "--allow-sys",
-      `--config=${join(root, "deno.json")}`,
-      duck,
-      csv,
-      join(work, "duck.parquet"),
-    ],
+    command: duckCommand(duck, [csv, join(work, "duck.parquet")]),
   };
   const cases = [
     duckCase,
+    {
+      label: "DuckDB: its process's start alone (node-api, open, SELECT 1)",
+      output: join(work, "duck_start.txt"),
+      command: duckCommand(duckStart, [join(work, "duck_start.txt")]),
+    },
     ...profiles.flatMap((p) => [
       ...(options.baseline ? [freezeCase(p, options.baseline)] : []),
       freezeCase(p),
@@ -352,7 +374,8 @@ export async function processFigures(
       csv.split("/").pop()
     } OUT --profile P\` (a Worker thread per core) ` +
     `and DuckDB's \`COPY (SELECT * FROM read_csv(...)) TO OUT (FORMAT parquet, COMPRESSION zstd)\` ` +
-    `through \`@duckdb/node-api\` in a process of its own (one thread per core). ` +
+    `through \`@duckdb/node-api\` in a process of its own (one thread per core), whose start ` +
+    `(Deno, the binding, an instance: the "start alone" line) a native \`duckdb -c\` would not pay. ` +
     `CPU is user + system time of the process and its threads.`,
     "",
     "| command | output | wall median (min) | CPU median | wall vs DuckDB | CPU vs DuckDB | output SHA-256 (first 12) | same every round |",
