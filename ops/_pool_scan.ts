@@ -112,6 +112,8 @@ export async function* scanInPool(
   // (a thaw Worker's first chunks took ~4-8 times their steady time): split so, each
   // Worker compiles and warms up only the decoders or only the renderer, instead of
   // every Worker both. Chunks alternate over each half; rows still come back in order.
+  // Only for chunks whose blocks are all zstd, which decode about as fast as they
+  // render: lzma2 or zpaq would leave half the Workers waiting on the other half.
   const decoders = output !== null && "text" in output && pool.threads >= 2
     ? Math.ceil(pool.threads / 2)
     : 0;
@@ -120,7 +122,7 @@ export async function* scanInPool(
   try {
     for await (const read of reader.chunkJobs({ rows: { start, end }, columns: options.columns })) {
       counters.chunks_read++;
-      if (decoders > 0) {
+      if (decoders > 0 && quickToDecompress(read.job)) {
         const rendering = (output as { text: TextRendering }).text;
         const at = firstRow;
         const k = chunk++;
@@ -203,6 +205,11 @@ async function next<T>(inFlight: Promise<T>[], reader: ArchiveReader): Promise<T
   } catch (err) {
     throw namingArchive(err, reader.index.path);
   }
+}
+
+/** Whether every block of a chunk is zstd (or absent): see {@link scanInPool}. */
+function quickToDecompress(job: ChunkDecodeJob): boolean {
+  return job.blocks.every((b) => b.bytes === null || b.codec === "zstd");
 }
 
 /** The buffers of posted columns, to move them on to another Worker. */

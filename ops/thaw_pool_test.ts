@@ -304,6 +304,11 @@ Deno.test("a text thaw split between decoding and rendering Workers writes the r
   } finally {
     reader.close();
   }
+  // lzma2 chunks stay whole on each Worker (decoding would be the slow half).
+  const slow = `${TMP}/split_lzma2.pf`;
+  await writeTestArchive(slow, batch, { chunkRows: 1_000, codec: "lzma2" });
+  const [inline, pooled] = await both(slow, "csv");
+  assert.deepEqual(pooled, inline);
   for (const format of ["csv", "jsonl", "json"] as const) {
     const inline = `${TMP}/split_inline.${format}`;
     await thaw(archive, inline, { threads: 0 });
