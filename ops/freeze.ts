@@ -511,7 +511,16 @@ async function freezeOnce(
     if (early > 0) await planned(opened.sample!); // fewer chunks than Workers
     if (!writer) await start({ schema, columns: [], length: 0 });
     while (inflight.length > 0) await drainOne();
-    const written = await writer!.finish();
+    // Every chunk is in: the Workers stop (close their files, exit) while this thread
+    // writes and syncs the footer, rather than after it (`opened.close()` below then
+    // finds the pool stopped).
+    const stopping = pool?.shutdown();
+    let written: Awaited<ReturnType<ArchiveWriter["finish"]>>;
+    try {
+      written = await writer!.finish();
+    } finally {
+      await stopping;
+    }
     const seconds = (performance.now() - started) / 1000;
     return {
       path: archive,
