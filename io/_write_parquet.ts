@@ -650,8 +650,19 @@ function checkImage(schema: Schema, image: DuckImage): DuckImage {
 const POSTED = 0; // messages the main thread posted (images, then the end or an abort)
 const TAKEN = 1; // images the Worker has received
 
-/** The name the {@link writeParquet} Worker runs this module under. */
-const PARQUET_WORKER = "permafrost-parquet-copy";
+/**
+ * The name the {@link writeParquet} Worker runs this module under (`output.ts` spawns
+ * it by this name too, before it loads this module).
+ */
+export const PARQUET_WORKER = "permafrost-parquet-copy";
+
+/** A Worker of this module spawned by a caller, with the errors it raised meanwhile. */
+export interface SpawnedParquetWorker {
+  /** `new Worker(<this module>, { type: "module", name: PARQUET_WORKER })`. */
+  worker: Worker;
+  /** Messages of the errors it raised before {@link parquetWorker} took it. */
+  errors: string[];
+}
 
 /** What the main thread tells the Worker first. */
 interface CopyStart {
@@ -846,15 +857,20 @@ export interface ParquetWorker {
 }
 
 /**
- * Starts the Worker of a Parquet write: it loads DuckDB at once, so that a caller
- * that starts it before making its temp file (`output.ts`) has DuckDB ready sooner.
- * Close it when done, written or not.
+ * Starts the Worker of a Parquet write, or takes one the caller spawned: it loads
+ * DuckDB at once, so that a caller that starts it ahead (`output.ts`, from the start
+ * of a thaw) has DuckDB ready sooner. Close it when done, written or not.
  *
+ * @param spawned A Worker of this module the caller spawned (it need not load this
+ * module to start it), else one is spawned now.
  * @returns The Worker's handle.
  */
-export function parquetWorker(): ParquetWorker {
-  const worker = new Worker(import.meta.url, { type: "module", name: PARQUET_WORKER });
+export function parquetWorker(spawned?: SpawnedParquetWorker): ParquetWorker {
+  const worker = spawned?.worker ??
+    new Worker(import.meta.url, { type: "module", name: PARQUET_WORKER });
   const answer = new Promise<void>((resolve, reject) => {
+    const failed = spawned?.errors[0];
+    if (failed !== undefined) reject(new Error(failed));
     worker.onmessage = (event: MessageEvent<CopyAnswer>) => {
       if (event.data.ok) resolve();
       else reject(new Error(event.data.message));

@@ -587,6 +587,12 @@ Deno.test("startOutput() starts a Parquet file's writer ahead, which the write t
       }),
       (err) => err instanceof IoError && err.code === "DESTINATION_EXISTS",
     );
+    // The Worker's name, spawned here and served there.
+    const { PARQUET_WORKER } = await import("./_write_parquet.ts");
+    assert.match(
+      await Deno.readTextFile(new URL("./output.ts", import.meta.url)),
+      new RegExp(`const PARQUET_WORKER = "${PARQUET_WORKER}";`),
+    );
     // Never written: closed by its owner.
     startOutput(`${dir}/never.parquet`)!.close();
     assert.deepEqual((await listDir(dir)).sort(), [
