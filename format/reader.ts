@@ -25,6 +25,7 @@ import { codecById } from "../codecs/registry.ts";
 import { MIXED_CODEC } from "./constants.ts";
 import type { Codec } from "../codecs/codec.ts";
 import { type ChunkDecodeJob, type DecodeBlockJob, decodeChunkJob } from "./chunk_decode.ts";
+import { predictorById } from "./predictors/registry.ts";
 import type { KeyRing } from "./key_provider.ts";
 import type { Batch, Schema } from "./column.ts";
 import { sliceBatch } from "./column.ts";
@@ -261,7 +262,7 @@ export class ArchiveReader {
   }
 
   async *#read(options: ReadOptions): AsyncGenerator<Batch> {
-    for await (const { job, from, to, schema } of this.#jobs(options)) {
+    for await (const { job, from, to, schema } of this.#jobs(options, true)) {
       // A read that ends inside the chunk decodes its rows up to there only.
       const columns = await decodeChunkJob(job, to < job.rows ? { prefix: to } : {});
       const batch: Batch = { schema, columns, length: to };
@@ -287,7 +288,8 @@ export class ArchiveReader {
     }
   }
 
-  async *#jobs(options: ReadOptions): AsyncGenerator<ChunkRead> {
+  /** With `decodeHere`, the jobs are decoded on this thread (not handed to Workers). */
+  async *#jobs(options: ReadOptions, decodeHere = false): AsyncGenerator<ChunkRead> {
     const { schema, footer } = this.index;
     const names = options.columns ?? schema.map((f) => f.name);
     const wanted = names.map((name) => {
@@ -314,6 +316,13 @@ export class ArchiveReader {
       if (options.skipChunk?.(chunk, c)) continue;
       this.#chunksRead++;
       if (this.#source.prefetch) await this.#prefetch(chunk, needed);
+      // Decoded here, the predictors' modules start loading now, while the blocks are
+      // read and hashed (the hashes run off this thread); decoding awaits the same
+      // promises, and reports an unknown predictor itself.
+      for (const i of decodeHere ? needed : []) {
+        const predictor = chunk.blocks[i]?.predictor;
+        if (predictor !== undefined) predictorById(predictor).catch(() => {});
+      }
       const blocks = await Promise.all(
         needed.map((i) => this.#blockJob(c, chunk, i, needed)),
       );

@@ -17,7 +17,6 @@ import type * as arrow from "apache-arrow";
 import type { Batch, Schema } from "../format/column.ts";
 import type { Evolution } from "./evolve.ts";
 import type { RowRange } from "../format/reader.ts";
-import { isRemote } from "../storage/uri.ts";
 import type { KeyRing } from "../format/key_provider.ts";
 import {
   type OutputFormat,
@@ -259,6 +258,16 @@ async function thawFile(
 }
 
 /**
+ * Whether `text` is an object URI (`s3://…`, `az://…`, `gs://…`; `file://` is not):
+ * `storage/uri.ts`'s `isRemote`, written out so that a local thaw loads neither that
+ * module (its parsers) nor the `StorageError` it brings.
+ */
+function isRemote(text: string): boolean {
+  const m = /^([a-z][a-z0-9+.-]*):\/\//i.exec(text);
+  return m !== null && m[1]!.toLowerCase() !== "file";
+}
+
+/**
  * `_remote.ts` (object storage: ranged reads, uploads) and `partition_read.ts` (dataset
  * directories), by computed specifiers: a thaw of a local archive file evaluates
  * neither, and Deno does not even read them (~35 kB, with the stores' modules they
@@ -287,7 +296,7 @@ async function partitionsOf(
 ): Promise<typeof import("./partition_read.ts") | null> {
   if (!isRemote(archive)) {
     try {
-      if (!(await Deno.stat(archive)).isDirectory) return null;
+      if (!Deno.statSync(archive).isDirectory) return null;
     } catch {
       return null;
     }
