@@ -460,6 +460,25 @@ Deno.test("writeParquet() reports DuckDB's failure in its Worker", async () => {
   );
 });
 
+Deno.test("writeParquet() stops reading rows once its Worker's COPY has failed", async () => {
+  const path = `${TMP}/no-such-dir/endless.parquet`;
+  const batch = slice(fixture(100, 9), 0, 100);
+  let read = 0;
+  const most = 5000; // at least 10 s of rows, far past the Worker's failure
+  async function* endless(): AsyncGenerator<Batch> {
+    while (read < most) {
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      read++;
+      yield batch;
+    }
+  }
+  await assert.rejects(
+    writeParquet(path, SCHEMA, endless()),
+    (err) => err instanceof Error && /no-such-dir/.test(err.message),
+  );
+  assert.ok(read > 0 && read < most, `${read} batches read`);
+});
+
 globalThis.addEventListener("unload", () => {
   Deno.removeSync(TMP, { recursive: true });
 });

@@ -880,7 +880,11 @@ export function parquetWorker(spawned?: SpawnedParquetWorker): ParquetWorker {
       reject(new Error(event.message));
     };
   });
-  answer.catch(() => {}); // awaited by write(), if called
+  // Awaited by write(), if called; a failure seen early stops it reading rows.
+  let failed = false;
+  answer.catch(() => {
+    failed = true;
+  });
   let closed = false;
   const spills: string[] = [];
   return {
@@ -913,6 +917,7 @@ export function parquetWorker(spawned?: SpawnedParquetWorker): ParquetWorker {
         let rows = 0;
         try {
           for await (const image of imagesOf(schema, batches)) {
+            if (failed) break; // the COPY failed: its error, below, rather than more rows
             for (;;) {
               const now = Atomics.load(control, TAKEN);
               while (taken < now) inFlight -= sizes[taken++]!;
