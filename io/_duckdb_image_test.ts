@@ -244,7 +244,7 @@ Deno.test("Parquet from images of rows past two row groups is the per-value writ
   // One full commit of the appender (204,800 rows), then a last one under a row group,
   // which the in-memory staging keeps in a row group of its own (`staging_tail`).
   const cuts = [0, 50_000, 100_000, 150_000, 200_000, 250_000, 300_000];
-  // In the Worker (at most 256 MB in flight, then at most one image), staged here.
+  // In the Worker (its default bytes in flight, then at most one image), staged here.
   const ways: [string, WriteParquetOptions][] = [
     ["worker", {}],
     ["worker-one-in-flight", { inFlightBytes: 1 }],
