@@ -37,6 +37,7 @@ import { parseArgs } from "../internal/config.ts";
 import { freeze, thaw } from "../mod.ts";
 import { openLockedDuckDB, sqlString } from "../io/_duckdb.ts";
 import { defaultThreads } from "../internal/cores.ts";
+import { CLI_PERMISSIONS } from "./thaw_bench.ts";
 import type { CodecProfile } from "../format/new_archive.ts";
 
 const PROFILES: readonly CodecProfile[] = ["max_speed", "balanced", "auto", "max_compression"];
@@ -199,17 +200,6 @@ async function profileRound(
   }
   return runs;
 }
-
-/** The CLI's permissions, as `deno task cli` gives them (deno.json). */
-const CLI_PERMISSIONS = [
-  "--allow-read",
-  "--allow-write",
-  "--allow-env",
-  "--allow-ffi",
-  "--allow-net",
-  "--allow-run=zpaq",
-  "--allow-sys=cpus",
-];
 
 /** DuckDB's side as a process: one COPY, like `duckdb -c "COPY ..."`, its default threads. */
 const DUCK_SCRIPT = `

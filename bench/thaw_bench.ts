@@ -26,7 +26,8 @@ import { join } from "node:path";
 
 const ROOT = new URL("../", import.meta.url);
 const MAIN = new URL("main.ts", ROOT).pathname;
-const CLI_PERMISSIONS = [
+/** The CLI's permissions, as `deno task cli` gives them (deno.json); also `profile_bench.ts`'s. */
+export const CLI_PERMISSIONS = [
   "--allow-read",
   "--allow-write",
   "--allow-env",
