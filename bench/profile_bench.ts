@@ -31,13 +31,19 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { parseArgs } from "../internal/config.ts";
 import { freeze, thaw } from "../mod.ts";
 import { openLockedDuckDB, sqlString } from "../io/_duckdb.ts";
 import { defaultThreads } from "../internal/cores.ts";
-import { CLI_PERMISSIONS } from "./thaw_bench.ts";
+import {
+  CLI_PERMISSIONS,
+  duckCommand,
+  hashFile,
+  type ProcessCase,
+  type ProcessRun,
+  runProcess,
+} from "./_process.ts";
 import type { CodecProfile } from "../format/new_archive.ts";
 
 const PROFILES: readonly CodecProfile[] = ["max_speed", "balanced", "auto", "max_compression"];
@@ -56,17 +62,6 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; seconds: numb
   const t0 = performance.now();
   const value = await fn();
   return { value, seconds: (performance.now() - t0) / 1000 };
-}
-
-async function sha256File(path: string): Promise<string> {
-  const hash = createHash("sha256");
-  const file = await Deno.open(path);
-  try {
-    for await (const chunk of file.readable) hash.update(chunk);
-  } finally {
-    // readable closes the file when done
-  }
-  return hash.digest("hex");
 }
 
 /** DuckDB's own CSV → Parquet (zstd) write: time and size, the anchor of `max_speed`. */
@@ -192,7 +187,7 @@ async function profileRound(
       bytes: f.value.archive_bytes,
       freezeSeconds: f.seconds,
       thawSeconds: t.seconds,
-      csvSha256: await sha256File(back),
+      csvSha256: (await hashFile(back)).sha256,
       codecs: [...counts].map(([k, n]) => `${n}× ${k}`).join(", "),
     });
     await Deno.remove(back);
@@ -225,56 +220,6 @@ const c = await db.connect();
 await c.run("SELECT 1");
 await Deno.writeTextFile(Deno.args[0], "1");
 `;
-
-/** One command of the whole-process table. */
-interface ProcessCase {
-  label: string;
-  output: string;
-  command: string[];
-}
-
-/** One run of a {@link ProcessCase}. */
-interface ProcessRun {
-  seconds: number;
-  cpuSeconds: number;
-  bytes: number;
-  sha256: string;
-}
-
-/**
- * CPU seconds of this process's reaped children so far (cutime + cstime of
- * `/proc/self/stat`): a child's own usage is the difference across its run.
- */
-async function childrenCpu(): Promise<number> {
-  try {
-    const stat = await Deno.readTextFile("/proc/self/stat");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[13]) + Number(fields[14])) / 100;
-  } catch {
-    return NaN; // not Linux: wall time only
-  }
-}
-
-async function runProcess(c: ProcessCase): Promise<ProcessRun> {
-  await Deno.remove(c.output).catch(() => {});
-  const cpu0 = await childrenCpu();
-  const t0 = performance.now();
-  const [cmd, ...args] = c.command;
-  const { success, stderr } = await new Deno.Command(cmd!, {
-    args,
-    stdout: "null",
-    stderr: "piped",
-  }).output();
-  const seconds = (performance.now() - t0) / 1000;
-  if (!success) throw new Error(`${c.label} failed: ${new TextDecoder().decode(stderr)}`);
-  const cpuSeconds = (await childrenCpu()) - cpu0;
-  return {
-    seconds,
-    cpuSeconds,
-    bytes: (await Deno.stat(c.output)).size,
-    sha256: await sha256File(c.output),
-  };
-}
 
 /**
  * Whole processes, as a user runs each: the CLI's freeze with each profile (and an
@@ -319,19 +264,6 @@ export async function processFigures(
       ],
     };
   };
-  const duckCommand = (script: string, args: string[]) => [
-    Deno.execPath(),
-    "run",
-    "-q",
-    "--allow-read",
-    "--allow-write",
-    "--allow-env",
-    "--allow-ffi",
-    "--allow-sys",
-    `--config=${join(root, "deno.json")}`,
-    script,
-    ...args,
-  ];
   const duckCase: ProcessCase = {
     label: "DuckDB: COPY read_csv TO parquet (zstd)",
     output: join(work, "duck.parquet"),

@@ -21,21 +21,19 @@
  *
  * @module
  */
-import { createHash } from "node:crypto";
 import { join } from "node:path";
+import {
+  CLI_PERMISSIONS,
+  duckCommand,
+  hasGnuTime,
+  hashFile,
+  type ProcessCase as Case,
+  type ProcessRun as Run,
+  runProcess,
+} from "./_process.ts";
 
-const ROOT = new URL("../", import.meta.url);
-const MAIN = new URL("main.ts", ROOT).pathname;
-/** The CLI's permissions, as `deno task cli` gives them (deno.json); also `profile_bench.ts`'s. */
-export const CLI_PERMISSIONS = [
-  "--allow-read",
-  "--allow-write",
-  "--allow-env",
-  "--allow-ffi",
-  "--allow-net",
-  "--allow-run=zpaq",
-  "--allow-sys=cpus",
-];
+const MAIN = new URL("../main.ts", import.meta.url).pathname;
+
 /** DuckDB's side: one COPY in a fresh process, like `duckdb -c "COPY ..."`. */
 const DUCK_SCRIPT = `
 import { DuckDBInstance } from "@duckdb/node-api";
@@ -48,87 +46,6 @@ await c.run("COPY (SELECT * FROM " + quote(source) + ") TO " + quote(out) + " " 
 `;
 
 /** One measured process. */
-interface Run {
-  seconds: number;
-  cpuSeconds: number;
-  peakKb: number | null;
-  sha256: string;
-  bytes: number;
-}
-
-/** One line of the table: a tool writing one output format. */
-interface Case {
-  label: string;
-  output: string;
-  command: string[];
-}
-
-async function hashFile(path: string): Promise<{ sha256: string; bytes: number }> {
-  const hash = createHash("sha256");
-  let bytes = 0;
-  // The readable stream closes the file when it ends.
-  for await (const chunk of (await Deno.open(path)).readable) {
-    hash.update(chunk);
-    bytes += chunk.length;
-  }
-  return { sha256: hash.digest("hex"), bytes };
-}
-
-async function hasGnuTime(): Promise<boolean> {
-  try {
-    const r = await new Deno.Command("/usr/bin/time", {
-      args: ["-f", "%M", "true"],
-      stderr: "null",
-    })
-      .output();
-    return r.success;
-  } catch {
-    return false;
-  }
-}
-
-async function measure(c: Case, gnuTime: boolean): Promise<Run> {
-  await Deno.remove(c.output).catch(() => {});
-  const [cmd, ...args] = gnuTime ? ["/usr/bin/time", "-f", "@@%M", ...c.command] : c.command;
-  const started = performance.now();
-  const child = new Deno.Command(cmd!, {
-    args,
-    stdout: "null",
-    stderr: "piped",
-    cwd: ROOT.pathname,
-  }).spawn();
-  const { success, stderr } = await child.output();
-  const seconds = (performance.now() - started) / 1000;
-  const err = new TextDecoder().decode(stderr);
-  if (!success) throw new Error(`${c.label} failed: ${err}`);
-  const peak = /@@(\d+)/.exec(err);
-  const usage = await childCpu();
-  return {
-    seconds,
-    cpuSeconds: usage,
-    peakKb: peak ? Number(peak[1]) : null,
-    ...await hashFile(c.output),
-  };
-}
-
-/**
- * CPU seconds of a finished child: not readable after it is reaped, so taken from our
- * own children's rusage in `/proc/self/stat` (fields cutime + cstime), as a difference.
- */
-let lastChildrenCpu = 0;
-async function childCpu(): Promise<number> {
-  try {
-    const stat = await Deno.readTextFile("/proc/self/stat");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const total = (Number(fields[13]) + Number(fields[14])) / 100;
-    const used = total - lastChildrenCpu;
-    lastChildrenCpu = total;
-    return used;
-  } catch {
-    return NaN;
-  }
-}
-
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const min = (xs: number[]) => Math.min(...xs);
 
@@ -174,21 +91,7 @@ export async function thawFigures(
   const theirs = (ext: "csv" | "parquet"): Case => ({
     label: `DuckDB → ${ext}`,
     output: join(work, `duck.${ext}`),
-    command: [
-      Deno.execPath(),
-      "run",
-      "-q",
-      "--allow-read",
-      "--allow-write",
-      "--allow-env",
-      "--allow-ffi",
-      "--allow-sys",
-      `--config=${new URL("deno.json", ROOT).pathname}`,
-      duck,
-      shipped,
-      join(work, `duck.${ext}`),
-      ext,
-    ],
+    command: duckCommand(duck, [shipped, join(work, `duck.${ext}`), ext]),
   });
   const base = options.baseline;
   const outputs = new Set(options.outputs ?? ["csv", "arrow", "parquet"]);
@@ -205,10 +108,9 @@ export async function thawFigures(
   const gnuTime = await hasGnuTime();
   const runs = new Map<string, Run[]>(cases.map((c) => [c.label, []]));
   // Warm the page cache and Deno's module cache for every command once, unmeasured.
-  for (const c of cases) await measure(c, false);
-  await childCpu();
+  for (const c of cases) await runProcess(c);
   for (let r = 0; r < rounds; r++) {
-    for (const c of cases) runs.get(c.label)!.push(await measure(c, gnuTime));
+    for (const c of cases) runs.get(c.label)!.push(await runProcess(c, gnuTime));
   }
   for (const c of cases) await Deno.remove(c.output).catch(() => {});
   const expected = options.expectedCsv ? await hashFile(options.expectedCsv) : null;
