@@ -119,6 +119,18 @@ const WHOLE_READ_BYTES = 64 << 20;
  */
 let scratch = new Uint8Array(0);
 
+/** Fills `buf` from byte `start` of an open file; fewer bytes when it ends sooner. */
+async function readAt(file: Deno.FsFile, start: number, buf: Uint8Array): Promise<number> {
+  let filled = 0;
+  await file.seek(start, Deno.SeekMode.Start);
+  while (filled < buf.length) {
+    const n = await file.read(buf.subarray(filled));
+    if (n === null) break;
+    filled += n;
+  }
+  return filled;
+}
+
 /** Bytes `[start, end)` of an open file (fewer when it ends sooner), in {@link scratch}. */
 async function readWhole(
   file: Deno.FsFile,
@@ -128,14 +140,9 @@ async function readWhole(
 ): Promise<Uint8Array> {
   if (scratch.length < end - start) scratch = new Uint8Array(end - start + (end - start >> 3));
   const buf = scratch.subarray(0, end - start);
-  let filled = 0;
+  let filled: number;
   try {
-    await file.seek(start, Deno.SeekMode.Start);
-    while (filled < buf.length) {
-      const n = await file.read(buf.subarray(filled));
-      if (n === null) break;
-      filled += n;
-    }
+    filled = await readAt(file, start, buf);
   } catch (cause) {
     throw readFailed(path, cause);
   }
@@ -254,14 +261,9 @@ export async function warmUpCsvChunk(
 ): Promise<Batch | null> {
   const { start, end } = chunk.range;
   const head = new Uint8Array(Math.min(WARM_UP_BYTES, end - start));
-  let filled = 0;
+  let filled: number;
   try {
-    await file.seek(start, Deno.SeekMode.Start);
-    while (filled < head.length) {
-      const n = await file.read(head.subarray(filled));
-      if (n === null) break;
-      filled += n;
-    }
+    filled = await readAt(file, start, head);
   } catch {
     return null; // the chunk's own read reports it
   }
