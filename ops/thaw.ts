@@ -26,6 +26,7 @@ import {
   writeOutput,
 } from "../io/output.ts";
 import { OpsError } from "./errors.ts";
+import { isRemote } from "../storage/is_remote.ts";
 import { ArchiveReader, type OpenOptions } from "../format/reader.ts";
 import type { Prepared } from "../io/output.ts";
 import type { ArrowParts } from "../io/arrow_table.ts";
@@ -255,16 +256,6 @@ async function thawFile(
     seconds: (performance.now() - started) / 1000,
     encrypted,
   };
-}
-
-/**
- * Whether `text` is an object URI (`s3://…`, `az://…`, `gs://…`; `file://` is not):
- * `storage/uri.ts`'s `isRemote`, written out so that a local thaw loads neither that
- * module (its parsers) nor the `StorageError` it brings.
- */
-function isRemote(text: string): boolean {
-  const m = /^([a-z][a-z0-9+.-]*):\/\//i.exec(text);
-  return m !== null && m[1]!.toLowerCase() !== "file";
 }
 
 /**

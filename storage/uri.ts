@@ -7,6 +7,8 @@
  */
 import { StorageError } from "./errors.ts";
 
+export { isRemote } from "./is_remote.ts";
+
 /** Schemes of object stores (a plain path or `file://` is local). */
 export const REMOTE_SCHEMES: readonly string[] = Object.freeze(["s3", "az", "gs"]);
 
@@ -18,17 +20,6 @@ export interface ObjectUri {
   bucket: string;
   /** Key within it, without a leading `/` (may be empty for a bucket's root as a prefix). */
   key: string;
-}
-
-/**
- * Whether a text names an object in a store (not a local path).
- *
- * @param text A path or URI.
- * @returns True for `scheme://…` with a scheme other than `file`.
- */
-export function isRemote(text: string): boolean {
-  const m = /^([a-z][a-z0-9+.-]*):\/\//i.exec(text);
-  return m !== null && m[1]!.toLowerCase() !== "file";
 }
 
 /**
