@@ -211,6 +211,27 @@ function checkedCodes(values: readonly string[]): CodedStringsOf | null {
 }
 
 /**
+ * A {@link CodedStrings} column as it arrives: its rows built from the codes, with the
+ * codes recorded on them (`withCodes`).
+ *
+ * @param posted The coded column.
+ * @param into An array of the rows' length to fill (a Worker that renders, and reads
+ * the rows only while it does, keeps one per column); by default a new one.
+ */
+export function codedColumn(
+  posted: CodedStrings,
+  into: string[] = new Array<string>(posted.coded.codes.length),
+): Column {
+  const { codes, dictionary } = posted.coded;
+  fillRows(into, codes, dictionary);
+  return { type: "string", values: withCodes(into, codes, dictionary), validity: posted.validity };
+}
+
+function fillRows(values: string[], codes: Uint32Array, dictionary: readonly string[]): void {
+  for (let i = 0; i < codes.length; i++) values[i] = dictionary[codes[i]!]!;
+}
+
+/**
  * Packs columns to post to another thread, with the buffers to transfer (see
  * `internal/transfer.ts`).
  *
@@ -252,16 +273,7 @@ export function packColumns(
  */
 export function unpackColumns(posted: readonly PostedColumn[]): Column[] {
   return posted.map((column): Column => {
-    if ("coded" in column) {
-      const { codes, dictionary } = column.coded;
-      const values = new Array<string>(codes.length);
-      for (let i = 0; i < codes.length; i++) values[i] = dictionary[codes[i]!]!;
-      return {
-        type: "string",
-        values: withCodes(values, codes, dictionary),
-        validity: column.validity,
-      };
-    }
+    if ("coded" in column) return codedColumn(column);
     if (!("packed" in column)) return column as Column;
     const { joined, ends } = column.packed;
     const values = new Array<string>(ends.length);

@@ -10,12 +10,12 @@
  * @module
  */
 import {
+  codedColumn,
   type CodedStrings,
   decodeChunkJob,
   packColumns,
   unpackColumns,
 } from "../format/chunk_decode.ts";
-import { withCodes } from "../format/coded_strings.ts";
 import { sliceBatch } from "../format/column.ts";
 import type { Batch, Column } from "../format/column.ts";
 import { type PoolAnswer, servePoolWorker } from "../format/pool.ts";
@@ -125,7 +125,7 @@ servePoolWorker({
 function render(t: ThawRenderTask): PoolAnswer {
   for (const b of t.spare ?? []) if (spare.length < MAX_SPARE) spare.push(b);
   const columns = t.columns.map((c, i) =>
-    "coded" in c ? codedColumn(c, i) : unpackColumns([c])[0]!
+    "coded" in c ? keptCodedColumn(c, i) : unpackColumns([c])[0]!
   );
   const batch: Batch = { schema: t.schema, columns, length: t.length };
   const rendered = renderRows(t.schema, batch, t.rendering, t.firstRow, spare);
@@ -140,20 +140,10 @@ function render(t: ThawRenderTask): PoolAnswer {
 const rowsOf: string[][] = [];
 
 /** A coded string column's rows, built in this Worker's array for column `i`. */
-function codedColumn(posted: CodedStrings, i: number): Column {
-  const { codes, dictionary } = posted.coded;
+function keptCodedColumn(posted: CodedStrings, i: number): Column {
   let values = rowsOf[i];
-  if (values === undefined || values.length !== codes.length) {
-    values = rowsOf[i] = new Array<string>(codes.length);
+  if (values === undefined || values.length !== posted.coded.codes.length) {
+    values = rowsOf[i] = new Array<string>(posted.coded.codes.length);
   }
-  fillRows(values, codes, dictionary);
-  return {
-    type: "string",
-    values: withCodes(values, codes, dictionary),
-    validity: posted.validity,
-  };
-}
-
-function fillRows(values: string[], codes: Uint32Array, dictionary: readonly string[]): void {
-  for (let i = 0; i < codes.length; i++) values[i] = dictionary[codes[i]!]!;
+  return codedColumn(posted, values);
 }
