@@ -96,9 +96,10 @@ export interface FreezeOptions {
   codec?: CodecChoiceName;
   /**
    * How each column's codec is chosen (instead of one `codec`): `max_speed` (zstd
-   * level 3, a quick plan that conditions no column), `balanced` (zstd level 19, as without a profile), `auto` (the smaller of
-   * zstd and lzma2 per column) or `max_compression` (the smaller of lzma2 and zpaq per
-   * column). See `format/new_archive.ts`.
+   * level 3, a quick plan that conditions no column), `balanced` (zstd level 19, as
+   * without a profile), `auto` (the smaller of zstd and lzma2 per column) or
+   * `max_compression` (the smaller of lzma2 and zpaq per column). See
+   * `format/new_archive.ts`.
    */
   profile?: CodecProfile;
   /** Codecs of named columns, `codec` or `codec:level` (`{ notes: "lzma2", id: "zstd:3" }`). */
