@@ -231,32 +231,30 @@ function slice(b: Batch, from: number, to: number): Batch {
 Deno.test("Parquet from DuckDB vector images is byte for byte the per-value writer's", async () => {
   const fromBatches = await write("batches", false);
   const fromImages = await write("images", true);
-  const staged = await write("staged", true, undefined, { fedBytes: 0 });
-  const fedHere = await write("fed-here", true, undefined, { fedBytes: 1 << 30 });
+  const oneInFlight = await write("one-in-flight", true, undefined, { inFlightBytes: 1 });
   const a = await sha256(fromBatches);
   assert.equal(await sha256(fromImages), a);
-  assert.equal(await sha256(staged), a);
-  assert.equal(await sha256(fedHere), a);
+  assert.equal(await sha256(oneInFlight), a);
   assert.equal(a, PINNED_SHA256);
 });
 
 Deno.test("Parquet from images of rows past two row groups is the per-value writer's too", async () => {
   // One full commit of the appender (204,800 rows), then a last one under a row group,
-  // which the in-memory staging keeps in a row group of its own (`staging_tail`).
+  // which the on-disk staging table kept in a row group of its own.
   const cuts = [0, 50_000, 100_000, 150_000, 200_000, 250_000, 300_000];
-  // In the Worker (its default bytes in flight, then at most one image), staged here.
-  const ways: [string, WriteParquetOptions][] = [
-    ["worker", {}],
-    ["worker-one-in-flight", { inFlightBytes: 1 }],
-    ["staged", { fedBytes: 0 }],
+  // Laid out here or by a Worker; its default bytes in flight, then at most one image.
+  const ways: [string, boolean, WriteParquetOptions][] = [
+    ["worker", true, {}],
+    ["worker-one-in-flight", true, { inFlightBytes: 1 }],
+    ["batches-one-in-flight", false, { inFlightBytes: 1 }],
   ];
-  for (const [name, options] of ways) {
-    const path = await write(`many-${name}`, true, cuts, options);
+  for (const [name, asImages, options] of ways) {
+    const path = await write(`many-${name}`, asImages, cuts, options);
     assert.equal(await sha256(path), PINNED_MANY_SHA256, name);
   }
 });
 
-Deno.test("Parquet staged in memory has the row groups, hence the bytes, of the on-disk staging", async () => {
+Deno.test("Parquet fed to the COPY has the row groups, hence the bytes, of the on-disk staging", async () => {
   // SHA-256s of the on-disk staging table's Parquet (commit 0b08c9c) for: exactly one
   // full commit; a full one then a last one of more than a row group; images cut off
   // the 2048-row grid, the full commit ending inside the third, a tail under a row group.
@@ -272,12 +270,12 @@ Deno.test("Parquet staged in memory has the row groups, hence the bytes, of the 
     ],
   ];
   for (const [cuts, want] of pinned) {
-    // Fed to the COPY in the Worker; here: fed, staged from the first image, staged
-    // after the first image.
-    for (const fedBytes of [undefined, 1 << 30, 0, 1]) {
-      const options = fedBytes === undefined ? {} : { fedBytes };
-      const path = await write(`layout-${cuts.length}-${fedBytes}`, true, cuts, options);
-      assert.equal(await sha256(path), want, `${JSON.stringify(cuts)}, fed up to ${fedBytes}`);
+    // Whatever the images waiting for the COPY: its default bytes in flight, or one.
+    for (const inFlightBytes of [undefined, 1]) {
+      const options = inFlightBytes === undefined ? {} : { inFlightBytes };
+      const path = await write(`layout-${cuts.length}-${inFlightBytes}`, true, cuts, options);
+      const way = `${JSON.stringify(cuts)}, up to ${inFlightBytes ?? "default"} bytes in flight`;
+      assert.equal(await sha256(path), want, way);
     }
   }
 });
@@ -445,7 +443,7 @@ Deno.test("writeParquet() passes on its rows' error, the Worker's COPY stopped, 
     yield slice(whole, 0, 2500);
     throw failure;
   }
-  for (const options of [{}, { fedBytes: 0 }]) {
+  for (const options of [{}, { inFlightBytes: 1 }]) {
     await assert.rejects(writeParquet(path, SCHEMA, rows(), options), (err) => err === failure);
     await assert.rejects(Deno.stat(`${path}.duckdb.tmp`), Deno.errors.NotFound);
   }

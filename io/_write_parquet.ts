@@ -5,14 +5,10 @@
  * `serveCopy`), started before the first rows and fed as they come through a table
  * function (`rowsFunction`), so that DuckDB's loading and its Parquet encoding overlap
  * the thaw Workers' decoding; at most {@link IN_FLIGHT_BYTES} of rows are in flight to it,
- * so memory stays bounded whatever the row count. On this thread instead (tests, the
- * `fedBytes` option), up to that many bytes of rows feed the same table function after
- * the last one;
- * past that, they are appended as data chunks into a staging table of an in-memory
- * database, which spills to a directory beside the output past its memory cap
- * (`stageRows`). DuckDB's Parquet writer cuts its row groups along its source's
- * chunks, so every way gives the chunks a scan of the on-disk staging table of earlier
- * versions gave (`ScanChunks`): the bytes are the same. Rows come laid out in
+ * so memory stays bounded whatever the row count. DuckDB's Parquet writer cuts its row
+ * groups along its source's chunks, so the table function gives the chunks a scan of the
+ * on-disk staging table of earlier versions gave (`ScanChunks`): the bytes are the same
+ * (tests pin that staging table's SHA-256s). Rows come laid out in
  * DuckDB's vector layout (`_duckdb_image.ts`: by the thaw Workers, or here from
  * batches), and each vector of a chunk is filled by a bulk copy or two, not value by
  * value: the Parquet holds the same values either way.
@@ -50,7 +46,6 @@ import {
   sqlIdent,
   sqlString,
 } from "./_duckdb.ts";
-import { removeQuietly } from "./_file.ts";
 import { DUCK_VECTOR_ROWS, type DuckImage, duckImageOf, duckWidth } from "./_duckdb_image.ts";
 import { checkBatch } from "./_write_text.ts";
 import { IoError } from "./errors.ts";
@@ -77,8 +72,8 @@ function api(): DuckApi {
   return duck;
 }
 
-/** DuckDB's memory cap while staging: beyond it, the staging table spills to disk. */
-const STAGING_MEMORY = "1GB";
+/** DuckDB's memory cap while writing: beyond it, it spills to disk. */
+const WRITER_MEMORY = "1GB";
 
 /**
  * Most bytes of laid-out rows moved to the writer's Worker and not yet taken by its
@@ -385,9 +380,11 @@ export async function appendTable(
  * The data chunks a scan of the staging table gave, worked out as images come: the
  * appender's commits (each at the end of the chunk that brings it to 204,800 rows,
  * the rest at close), each commit cut into row groups of 122,880 rows (its last one
- * shorter), each row group read in vectors of 2048 rows (its last one shorter). See
- * {@link stageRows} for why each commit starts a row group. A commit's chunks are
- * known once it is complete, the last one's at the end: at most 204,800 rows wait.
+ * shorter), each row group read in vectors of 2048 rows (its last one shorter). Each
+ * commit started a row group of its own, the last, smaller one too: on disk, the
+ * table's last row group had already been written to the file when it came (DuckDB
+ * writes a large commit's row groups out early). A commit's chunks are known once it
+ * is complete, the last one's at the end: at most 204,800 rows wait.
  */
 class ScanChunks {
   /** Rows of each chunk known so far, not yet taken. */
@@ -513,72 +510,6 @@ function rowsFunction(
   });
 }
 
-/**
- * Appends the rows to `staging` of an in-memory database with the row groups they had
- * in the staging table of an on-disk one, and returns the rows and the SQL source the
- * `COPY` reads (DuckDB's Parquet writer cuts its row groups along the source's, so
- * other row groups would give other bytes).
- *
- * The appender commits every 204,800 rows (at the chunk that reaches them) and the
- * rest when closed. Each full commit becomes row groups of its own either way. The
- * last, smaller commit does not: on disk, the table's last row group had already been
- * written to the file (DuckDB writes a large commit's row groups out early) and the
- * appended rows started a new one; in memory they would fill that row group up. So
- * when that last commit is under one row group (and not the table's first), its rows
- * go into a table of their own, `staging_tail`, and the `COPY` reads `staging` then
- * `staging_tail`: the same row groups in the same order. Since only the end tells
- * which commit is the last, the chunks of an unfinished commit (under 204,800 rows,
- * views of the images) wait here until it completes or the rows end.
- *
- * @returns Rows staged, and the `COPY` source.
- */
-async function stageRows(
-  conn: DuckDBConnection,
-  schema: Schema,
-  images: AsyncIterable<DuckImage>,
-): Promise<{ rows: number; source: string }> {
-  const types = duckTypes(schema);
-  await createTable(conn, "staging", schema, types);
-  const append = chunkAppender(schema, types);
-  let waiting: Piece[] = [];
-  let waitingRows = 0;
-  let committed = 0;
-  const appender = await conn.createAppender("staging");
-  try {
-    for await (const image of images) {
-      for (const chunk of chunksOf(image)) {
-        waiting.push(chunk);
-        waitingRows += chunk.n;
-        if (waitingRows < APPENDER_FLUSH_ROWS) continue;
-        // A full commit: the appender flushes it at its last chunk, as it always did.
-        for (const c of waiting) append(appender, c);
-        committed += waitingRows;
-        waiting = [];
-        waitingRows = 0;
-      }
-    }
-    if (waitingRows === 0 || committed === 0 || waitingRows >= ROW_GROUP_ROWS) {
-      for (const c of waiting) append(appender, c);
-      appender.flushSync();
-      return { rows: committed + waitingRows, source: "staging" };
-    }
-  } finally {
-    appender.closeSync();
-  }
-  await createTable(conn, "staging_tail", schema, types);
-  const tail = await conn.createAppender("staging_tail");
-  try {
-    for (const c of waiting) append(tail, c);
-    tail.flushSync();
-  } finally {
-    tail.closeSync();
-  }
-  return {
-    rows: committed + waitingRows,
-    source: "(SELECT * FROM staging UNION ALL SELECT * FROM staging_tail)",
-  };
-}
-
 /** Bytes an image holds. */
 function imageBytes(image: DuckImage): number {
   let bytes = 0;
@@ -587,45 +518,6 @@ function imageBytes(image: DuckImage): number {
     if (col.long) bytes += col.long.bytes.byteLength + 8 * col.long.rows.length;
   }
   return bytes;
-}
-
-/**
- * Feeds the `COPY` the rows itself ({@link rowsFunction}) when their images come to at
- * most `fedBytes`, and otherwise stages them ({@link stageRows}), starting with
- * the images read so far.
- *
- * @returns Rows, and the `COPY` source.
- */
-async function rowsSource(
-  conn: DuckDBConnection,
-  schema: Schema,
-  batches: AsyncIterable<Batch | DuckImage> | Iterable<Batch | DuckImage>,
-  fedBytes: number,
-): Promise<{ rows: number; source: string }> {
-  const types = duckTypes(schema);
-  const images = imagesOf(schema, batches);
-  const held: DuckImage[] = [];
-  let bytes = 0;
-  let rows = 0;
-  for (;;) {
-    const step = await images.next();
-    if (step.done) {
-      conn.registerTableFunction(rowsFunction(schema, types, () => held.shift() ?? null));
-      return { rows, source: `${ROWS_FUNCTION}()` };
-    }
-    held.push(step.value);
-    rows += step.value.length;
-    bytes += imageBytes(step.value);
-    if (bytes > fedBytes) break;
-  }
-  return await stageRows(
-    conn,
-    schema,
-    (async function* () {
-      while (held.length > 0) yield held.shift()!;
-      yield* images;
-    })(),
-  );
 }
 
 function imageOf(schema: Schema, batch: Batch): DuckImage {
@@ -672,7 +564,6 @@ interface CopyStart {
   path: string;
   schema: Schema;
   spill: string;
-  threads: string;
   port: MessagePort;
   control: SharedArrayBuffer;
 }
@@ -763,35 +654,28 @@ function copyStatement(path: string, source: string, schema: Schema): string {
 }
 
 /**
- * Opens the writer's DuckDB: in memory, spilling to `spill`, one thread per core
+ * Opens the writer's DuckDB: in memory, spilling to `spill`, on one thread
  * (`created`: the instance made ahead, see {@link openLockedDuckDB}).
  */
 function openWriterDuckDB(
   path: string,
   spill: string,
-  threads: string,
-  created?: DuckDBInstance,
+  created: DuckDBInstance,
 ): Promise<LockedDuckDB> {
   // The spill directory keeps the name the on-disk staging database's had, which the
   // stale temp files' sweep (`internal/temp_files.ts`) knows.
   const settings = {
     temp_directory: spill,
-    // DuckDB's own default (one per core) rather than the one thread of an in-memory
-    // instance: the COPY of a staging table encodes row groups in parallel, in the
-    // same order and bytes.
-    threads,
+    // One thread: the table function feeds one pipeline, which DuckDB's client thread
+    // runs itself; with more, it spins in its task loop (~0.1-0.2 s of CPU in a
+    // flights-3m thaw) while another thread waits for rows in it.
+    threads: "1",
   };
-  return openLockedDuckDB([path], ":memory:", STAGING_MEMORY, settings, created);
+  return openLockedDuckDB([path], ":memory:", WRITER_MEMORY, settings, created);
 }
 
 /** Options of {@link writeParquet}. */
 export interface WriteParquetOptions {
-  /**
-   * Run the `COPY` on this thread instead, after the last row, fed up to this many
-   * bytes of rows by the table function and past them from a staging table that
-   * spills to disk ({@link rowsSource}; tests pass 0 to stage every row).
-   */
-  fedBytes?: number;
   /** Most bytes of images moved to the Worker and not yet taken ({@link IN_FLIGHT_BYTES}). */
   inFlightBytes?: number;
   /** The Worker to write with ({@link parquetWorker}), else one started now. */
@@ -818,7 +702,7 @@ export interface WriteParquetOptions {
  * @param path The Parquet file to write (the caller's temp file, which it renames into place).
  * @param schema The schema.
  * @param batches The rows. Images are moved to the Worker: their buffers are detached here.
- * @param options Where the `COPY` runs (tests).
+ * @param options The Worker to write with, and how many bytes may be in flight to it.
  * @returns Rows written.
  * @throws {IoError} WRITE_FAILED for a column DuckDB cannot hold, before any row is
  * read; SCHEMA_MISMATCH for an image of another schema. DuckDB's own failures and
@@ -830,7 +714,7 @@ export async function writeParquet(
   batches: AsyncIterable<Batch | DuckImage> | Iterable<Batch | DuckImage>,
   options: WriteParquetOptions = {},
 ): Promise<number> {
-  const worker = options.fedBytes === undefined ? options.worker ?? parquetWorker() : null;
+  const worker = options.worker ?? parquetWorker();
   try {
     checkNames(schema, path);
     if (schema.length === 0) {
@@ -838,11 +722,9 @@ export async function writeParquet(
     }
     // A column DuckDB cannot hold fails before any row is read.
     checkTypes(schema);
-    return worker === null
-      ? await writeHere(path, schema, batches, options.fedBytes!)
-      : await worker.write(path, schema, batches, options.inFlightBytes ?? IN_FLIGHT_BYTES);
+    return await worker.write(path, schema, batches, options.inFlightBytes ?? IN_FLIGHT_BYTES);
   } finally {
-    worker?.close();
+    worker.close();
   }
 }
 
@@ -906,10 +788,6 @@ export function parquetWorker(spawned?: SpawnedParquetWorker): ParquetWorker {
           path,
           schema,
           spill,
-          // One thread: the table function feeds one pipeline, which DuckDB's client
-          // thread runs itself; with more, it spins in its task loop (~0.1-0.2 s of
-          // CPU in a flights-3m thaw) while another thread waits for rows in it.
-          threads: "1",
           port: port2,
           control: control.buffer as SharedArrayBuffer,
         };
@@ -978,7 +856,7 @@ function serveCopy(): void {
   };
   scope.onmessage = async (event) => {
     scope.onmessage = null;
-    const { path, schema, spill, threads, port, control } = event.data;
+    const { path, schema, spill, port, control } = event.data;
     const words = new Int32Array(control);
     try {
       // Node's worker_threads (for its synchronous receive) only here: the main
@@ -986,7 +864,7 @@ function serveCopy(): void {
       const { receiveMessageOnPort } = await import("node:worker_threads");
       const created = await loading;
       const types = duckTypes(schema);
-      const db = await openWriterDuckDB(path, spill, threads, created);
+      const db = await openWriterDuckDB(path, spill, created);
       try {
         const next = (): DuckImage | null => {
           for (;;) {
@@ -1022,26 +900,6 @@ function serveCopy(): void {
       scope.postMessage({ ok: false, message: err instanceof Error ? err.message : String(err) });
     }
   };
-}
-
-/** {@link writeParquet} with the `COPY` on this thread, after the last row. */
-async function writeHere(
-  path: string,
-  schema: Schema,
-  batches: AsyncIterable<Batch | DuckImage> | Iterable<Batch | DuckImage>,
-  fedBytes: number,
-): Promise<number> {
-  await loadDuck();
-  const spill = `${path}.duckdb.tmp`;
-  const db = await openWriterDuckDB(path, spill, String(navigator.hardwareConcurrency));
-  try {
-    const fed = await rowsSource(db.connection, schema, batches, fedBytes);
-    await db.connection.run(copyStatement(path, fed.source, schema));
-    return fed.rows;
-  } finally {
-    db.close();
-    await removeQuietly(spill);
-  }
 }
 
 // This module is also the script of the writer's Worker.
