@@ -279,12 +279,13 @@ export function scanSeconds19(text: string, s: number): number {
     (sep !== 32 && sep !== 84) || text.charCodeAt(s + 13) !== 58 ||
     text.charCodeAt(s + 16) !== 58
   ) return NaN;
-  let key = 0;
-  for (const at of DATE_DIGITS) {
-    const d = text.charCodeAt(s + at) - 48;
-    if (d < 0 || d > 9) return NaN;
-    key = key * 10 + d;
-  }
+  // The date's digits, two at a time (a loop over their places was ~4% of a parse).
+  const y1 = digit2(text, s);
+  const y2 = digit2(text, s + 2);
+  const mo = digit2(text, s + 5);
+  const dd = digit2(text, s + 8);
+  if ((y1 | y2 | mo | dd) < 0) return NaN;
+  const key = ((y1 * 100 + y2) * 100 + mo) * 100 + dd;
   let days = lastDays;
   if (key !== lastDateKey) {
     const y = Math.floor(key / 10000);
@@ -301,9 +302,6 @@ export function scanSeconds19(text: string, s: number): number {
   if (hh < 0 || hh > 23 || mm < 0 || mm > 59 || ss < 0 || ss > 59) return NaN;
   return days * 86400 + hh * 3600 + mm * 60 + ss;
 }
-
-/** Where the digits of `YYYY-MM-DD` are. */
-const DATE_DIGITS = [0, 1, 2, 3, 5, 6, 8, 9];
 
 /** Scans a `YYYY-MM-DD` span; returns days since the epoch, or NaN. */
 export function scanDate(text: string, s: number, e: number): number {
