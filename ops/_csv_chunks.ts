@@ -11,6 +11,7 @@ import type { Batch, Schema } from "../format/column.ts";
 import { concatBatches } from "../format/column.ts";
 import type { ChunkEncryption } from "../format/crypto.ts";
 import type { BlockPlan } from "../format/block_encode.ts";
+import { planPredictors } from "../format/plan.ts";
 import { csvRowBoundaries, readCsvRange } from "../io/csv.ts";
 import { IoError } from "../io/errors.ts";
 import { forgetLastDate } from "../io/_parse.ts";
@@ -57,6 +58,41 @@ export interface ChunkEncoding {
   plans: Record<string, BlockPlan>;
   /** Codec id. */
   codec: string;
+}
+
+/** Where a CSV file's first rows are, the sample a `max_speed` freeze plans on. */
+export interface PredictorSample {
+  /** The file. */
+  path: string;
+  /** The file's schema. */
+  schema: Schema;
+  /** The delimiter the freeze read the file with. */
+  delimiter: string;
+  /** Forced column types, as the freeze opened the file. */
+  types: Record<string, ForcedType>;
+  /** Byte offset of the file's first data row. */
+  dataStart: number;
+  /** The file's size. */
+  bytes: number;
+  /** Rows to read from there (fewer when the file has fewer). */
+  rows: number;
+}
+
+/**
+ * A pool job: read the rows a `max_speed` freeze fixes each column's predictor on (the
+ * file's first rows, as `readFirstCsvChunk` reads them on the freeze's thread) and fix
+ * them (`planPredictors`). Its header needs no rows (no conditioning: every column zstd
+ * level 3), so it is written before any is read, and one Worker makes the plan while
+ * the others parse their first chunks, rather than the freeze's thread, which would
+ * parse the rows and run the trials cold for nothing else (~60-80 ms of its CPU while
+ * the Workers waited). The plan is the one that thread would make: the same rows, the
+ * same trials.
+ */
+export interface CsvPredictorsTask extends PredictorSample {
+  /** Tells this job from others. */
+  kind: "csv-predictors";
+  /** The header's plans (without predictors) and codec. */
+  encoding: ChunkEncoding;
 }
 
 /**
@@ -158,7 +194,8 @@ async function readWhole(
  * @param dataStart Byte offset of its first data row.
  * @param bytes Its size.
  * @param rows Rows to read: the chunk size.
- * @param options The delimiter and forced types, as the freeze opened the file.
+ * @param options The delimiter and forced types, as the freeze opened the file; `file`,
+ * the file already open (left open), else it is opened and closed here.
  * @returns The rows (fewer when the file has fewer), as one batch; null for none.
  * @throws {IoError} PARSE_FAILED or SCHEMA_MISMATCH naming the data row, as a whole-file read does.
  */
@@ -168,12 +205,13 @@ export async function readFirstCsvChunk(
   dataStart: number,
   bytes: number,
   rows: number,
-  options: { delimiter: string; types: Record<string, ForcedType> },
+  options: { delimiter: string; types: Record<string, ForcedType>; file?: Deno.FsFile },
 ): Promise<Batch | null> {
   const batches = readCsvRange(path, schema, { start: dataStart, end: bytes }, {
     delimiter: options.delimiter,
     batchRows: rows,
     origin: { firstRow: 0, types: options.types },
+    ...(options.file ? { file: options.file } : {}),
   });
   for await (const batch of batches) return batch; // leaving the loop closes the file
   return null;
@@ -218,6 +256,28 @@ export async function readCsvChunk(
     );
   }
   return batch;
+}
+
+/**
+ * Runs a {@link CsvPredictorsTask}.
+ *
+ * @param task The rows and the header's plans.
+ * @param file The file, open (left open).
+ * @returns The plans, each with the predictor its column's trial picked.
+ * @throws {IoError} PARSE_FAILED or SCHEMA_MISMATCH naming the data row, as a whole-file read does.
+ */
+export async function fixPredictors(
+  task: CsvPredictorsTask,
+  file: Deno.FsFile,
+): Promise<{ value: Record<string, BlockPlan>; transfer: ArrayBuffer[] }> {
+  const { schema, encoding } = task;
+  const rows = await readFirstCsvChunk(task.path, schema, task.dataStart, task.bytes, task.rows, {
+    delimiter: task.delimiter,
+    types: task.types,
+    file,
+  });
+  const sample = rows ?? { schema, columns: [], length: 0 };
+  return { value: planPredictors(sample, encoding.plans, encoding.codec), transfer: [] };
 }
 
 /**

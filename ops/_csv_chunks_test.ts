@@ -3,7 +3,8 @@
  * handed out before the freeze planned is parsed, then encoded once the
  * `CsvPlansNotice` comes, to the bytes of a chunk handed out with its encoding; a notice
  * of no encoding rejects it, and a max_speed freeze whose plan fails reports the plan's
- * error; a Worker's warm-up parses a chunk's first rows as the chunk's read does and
+ * error; a Worker fixes a max_speed freeze's predictors (`CsvPredictorsTask`) as this
+ * thread would; a Worker's warm-up parses a chunk's first rows as the chunk's read does and
  * changes no block's bytes.
  *
  * @module
@@ -11,11 +12,12 @@
 import assert from "node:assert/strict";
 import { BlockPool } from "../format/pool.ts";
 import { type ChunkResult, INLINE_ENCODER } from "../format/chunk.ts";
-import { planColumns } from "../format/plan.ts";
+import type { BlockPlan } from "../format/block_encode.ts";
+import { planColumns, planPredictors } from "../format/plan.ts";
 import { reviveIoError } from "../io/errors.ts";
-import { csvRowBoundaries, openCsv } from "../io/csv.ts";
-import type { CsvChunkTask, CsvPlansNotice } from "./_csv_chunks.ts";
-import { readCsvChunk, warmUpCsvChunk, warmUpEncoding } from "./_csv_chunks.ts";
+import { csvRowBoundaries, openCsv, readCsvHeader } from "../io/csv.ts";
+import type { CsvChunkTask, CsvPlansNotice, CsvPredictorsTask } from "./_csv_chunks.ts";
+import { readCsvChunk, readFirstCsvChunk, warmUpCsvChunk, warmUpEncoding } from "./_csv_chunks.ts";
 import { freeze } from "./freeze.ts";
 import { OpsError } from "./errors.ts";
 
@@ -96,17 +98,61 @@ Deno.test("a CSV chunk waiting for its encoding is rejected by a notice of none"
   }
 });
 
-Deno.test("a max_speed freeze whose plan fails after its first chunks were handed out reports the plan's error", async () => {
-  await assert.rejects(
-    freeze(PATH, `${TMP}/bad.pf`, {
-      profile: "max_speed",
-      chunkRows: 100,
-      threads: 2,
-      columnCodecs: { nowhere: "zstd" },
-    }),
-    (err: unknown) => err instanceof OpsError && err.code === "BAD_OPTION",
-  );
-  await assert.rejects(Deno.stat(`${TMP}/bad.pf`), Deno.errors.NotFound);
+Deno.test("a max_speed freeze whose plan fails reports the plan's error, before or after its first chunks were handed out", async () => {
+  // Conditioning: this thread plans on the sample after handing out the first chunks;
+  // without, the header is planned before any chunk.
+  for (const conditioning of [true, undefined]) {
+    await assert.rejects(
+      freeze(PATH, `${TMP}/bad.pf`, {
+        profile: "max_speed",
+        chunkRows: 100,
+        threads: 2,
+        columnCodecs: { nowhere: "zstd" },
+        ...(conditioning ? { conditioning } : {}),
+      }),
+      (err: unknown) => err instanceof OpsError && err.code === "BAD_OPTION",
+    );
+    await assert.rejects(Deno.stat(`${TMP}/bad.pf`), Deno.errors.NotFound);
+  }
+});
+
+Deno.test("a Worker fixes a max_speed freeze's predictors on the file's first rows as planPredictors does here", async () => {
+  const source = await openCsv(PATH);
+  await source.close();
+  const { schema } = source;
+  const { dataStart, bytes } = await readCsvHeader(PATH);
+  const all = await readFirstCsvChunk(PATH, schema, dataStart, bytes, 900, {
+    delimiter: ",",
+    types: {},
+  });
+  const plans = planColumns(all!, { quick: true });
+  const pool = freezePool();
+  try {
+    // Fewer rows than the file has, and more.
+    for (const rows of [200, 5000]) {
+      const sample = await readFirstCsvChunk(PATH, schema, dataStart, bytes, rows, {
+        delimiter: ",",
+        types: {},
+      });
+      assert.equal(sample!.length, Math.min(rows, 900));
+      const task: CsvPredictorsTask = {
+        kind: "csv-predictors",
+        path: PATH,
+        schema,
+        delimiter: ",",
+        types: {},
+        dataStart,
+        bytes,
+        rows,
+        encoding: { plans, codec: "zstd" },
+      };
+      const fixed = await pool.run<Record<string, BlockPlan>>(task);
+      assert.deepEqual(fixed, planPredictors(sample!, plans, "zstd"));
+      assert.ok(Object.values(fixed).every((plan) => typeof plan.predictor === "string"));
+    }
+  } finally {
+    await pool.shutdown();
+  }
 });
 
 Deno.test("a Worker's warm-up rows are its chunk's first rows, and warming up changes no block", async () => {

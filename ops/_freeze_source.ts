@@ -24,7 +24,13 @@ import {
   rechunk,
 } from "../io/chunk_window.ts";
 import type { ParquetFile, ParquetOpenTask } from "./_parquet_chunks.ts";
-import { type CsvChunk, type CsvCut, type CsvCutTask, readFirstCsvChunk } from "./_csv_chunks.ts";
+import {
+  type CsvChunk,
+  type CsvCut,
+  type CsvCutTask,
+  type PredictorSample,
+  readFirstCsvChunk,
+} from "./_csv_chunks.ts";
 import type { FreezeOptions, FreezeSource } from "./freeze.ts";
 
 /** A freeze source opened for reading: its schema and batch stream. */
@@ -135,6 +141,8 @@ export interface OpenedChunks {
    * Workers their first chunks before this thread reads the sample.
    */
   sample?: () => Promise<Batch>;
+  /** Where `sample` reads its rows, for a Worker to read them instead (`CsvPredictorsTask`). */
+  predictorSample?: PredictorSample;
   /** The pool to encode in (0 threads: none, encode inline). */
   pool: BlockPool | undefined;
   /** Releases the source and stops the pool. */
@@ -293,8 +301,8 @@ async function openCsvChunks(
  * A CSV file cut into chunks for the Workers to parse, every one of them, the cut
  * running on this thread as they are handed out (`csvRowRanges`); only the plan's
  * sample, the first `planRows` rows, is read here (when the freeze asks, once the
- * Workers have their first chunks), so the Workers start at once instead of after a
- * pass over the whole file.
+ * Workers have their first chunks; or by a Worker, from `predictorSample`), so the
+ * Workers start at once instead of after a pass over the whole file.
  */
 async function sampledCsvChunks(
   path: string,
@@ -320,15 +328,20 @@ async function sampledCsvChunks(
   // Read when the freeze asks, after it has handed the Workers their first chunks:
   // ~10-15 ms of this thread's CPU off their path (see OpenedChunks.sample).
   let sampled: Promise<Batch> | undefined;
+  const predictorSample: PredictorSample = {
+    path,
+    schema,
+    delimiter,
+    types,
+    dataStart,
+    bytes,
+    rows: Math.min(chunkRows, options.planRows ?? chunkRows),
+  };
   const sample = () =>
-    sampled ??= readFirstCsvChunk(
-      path,
-      schema,
-      dataStart,
-      bytes,
-      Math.min(chunkRows, options.planRows ?? chunkRows),
-      { delimiter, types },
-    ).then((batch) => batch ?? { schema, columns: [], length: 0 });
+    sampled ??= readFirstCsvChunk(path, schema, dataStart, bytes, predictorSample.rows, {
+      delimiter,
+      types,
+    }).then((batch) => batch ?? { schema, columns: [], length: 0 });
   // End offset of each chunk handed out, for the share of the file written.
   const ends: number[] = [];
   let totalRows: number | undefined;
@@ -364,6 +377,7 @@ async function sampledCsvChunks(
       return end === undefined ? null : Math.min(1, (end - dataStart) / (bytes - dataStart));
     },
     sample,
+    predictorSample,
     pool,
     close: () => pool.shutdown(),
   };

@@ -4,10 +4,12 @@
  * {@link CsvChunkTask}s: reads the chunk's rows from the Parquet or CSV file, then
  * encodes them, so decoding the source uses every core too (a CSV chunk handed out
  * while the freeze plans is parsed at once, and encoded when the {@link CsvPlansNotice}
- * comes); and a {@link CsvCutTask}, a CSV file's cut into chunks, found while the
- * freeze's thread plans. Each file stays
- * open across jobs (a Parquet file in one DuckDB per Worker, keyed by path, forced types
- * and batch size; a CSV file as a file), and is closed when the pool shuts down.
+ * comes); a {@link CsvCutTask}, a CSV file's cut into chunks, found while the
+ * freeze's thread plans; and a {@link CsvPredictorsTask}, the predictors of a
+ * `max_speed` freeze fixed on the file's first rows while the other Workers parse.
+ * Each file stays open across jobs (a Parquet file in one DuckDB per Worker, keyed by
+ * path, forced types and batch size; a CSV file as a file), and is closed when the
+ * pool shuts down.
  *
  * @module
  */
@@ -22,7 +24,9 @@ import {
   type CsvChunkTask,
   type CsvCutTask,
   type CsvPlansNotice,
+  type CsvPredictorsTask,
   cutCsv,
+  fixPredictors,
   readCsvChunk,
   warmUpCsvChunk,
   warmUpEncoding,
@@ -65,8 +69,14 @@ servePoolWorker({
     }
   },
   async run(task) {
-    const t = task as ParquetChunkTask | ParquetOpenTask | CsvChunkTask | CsvCutTask;
+    const t = task as
+      | ParquetChunkTask
+      | ParquetOpenTask
+      | CsvChunkTask
+      | CsvCutTask
+      | CsvPredictorsTask;
     if (t?.kind === "csv-cut") return await cutCsv(t);
+    if (t?.kind === "csv-predictors") return await fixPredictors(t, await csvFile(t.path));
     if (t?.kind === "csv-chunk") {
       const file = await csvFile(t.chunk.path);
       // This Worker's first chunk: its first rows parsed and encoded a few times

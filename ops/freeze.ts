@@ -39,7 +39,7 @@ import { codecById } from "../codecs/registry.ts";
 import { type CodecChoiceName, OpsError } from "./errors.ts";
 import { PrimaryKeyCheck } from "./primary_key.ts";
 import type { ParquetChunkTask, ParquetFile } from "./_parquet_chunks.ts";
-import type { CsvChunk, CsvChunkTask, CsvPlansNotice } from "./_csv_chunks.ts";
+import type { CsvChunk, CsvChunkTask, CsvPlansNotice, CsvPredictorsTask } from "./_csv_chunks.ts";
 import type { ChunkWindow } from "../io/chunk_window.ts";
 import {
   chooseArchiveCodec,
@@ -466,19 +466,45 @@ async function freezeOnce(
     };
     const csvTask = (chunk: CsvChunk, encryption: ChunkEncryption | undefined) => {
       const task: CsvChunkTask = { kind: "csv-chunk", chunk, schema };
-      if (blockPlans) task.encoding = { plans: blockPlans, codec };
+      // Not while the first chunks are handed out before the plan (`early` below).
+      if (blockPlans && early === 0) task.encoding = { plans: blockPlans, codec };
       if (encryption) task.encryption = encryption;
       return task;
     };
-    // Planned on a sample (max_speed) without encryption: each Worker is handed its first
-    // chunk before the sample is read and the plan made, and parses it (cold, its
-    // slowest) while this thread plans; the encoding follows as a notice (`CsvPlansNotice`).
-    let early = opened.sample && pool && !options.encryption ? pool.threads : 0;
+    // max_speed on a CSV file, unconditioned: the header needs no rows (every column
+    // zstd level 3, no dependencies), so it is made first, and the last Worker fixes the
+    // predictors on the file's first rows (`CsvPredictorsTask`) while the others parse
+    // their first chunks: this thread neither parses nor runs the trials (cold code it
+    // runs for nothing else).
+    const at = quick && options.conditioning !== true && pool ? opened.predictorSample : undefined;
+    let fixing: Promise<Record<string, BlockPlan>> | undefined;
+    if (at) {
+      await start({ schema, columns: [], length: 0 });
+      const task: CsvPredictorsTask = {
+        kind: "csv-predictors",
+        ...at,
+        encoding: { plans: blockPlans!, codec },
+      };
+      fixing = pool!.run<Record<string, BlockPlan>>(task, [], pool!.threads - 1);
+      fixing.catch(() => {}); // awaited by `planned` below; this only marks it handled
+    }
+    // Planned on a sample (max_speed): each Worker is handed its first chunk (but the
+    // one fixing the predictors) before the sample is read and the plan made, and
+    // parses it (cold, its slowest) meanwhile; the encoding follows as a notice
+    // (`CsvPlansNotice`). Without `fixing`, this thread plans, not with encryption.
+    let early = !opened.sample || !pool
+      ? 0
+      : fixing
+      ? Math.max(1, pool.threads - 1)
+      : options.encryption
+      ? 0
+      : pool.threads;
     // Whether chunks handed out may still wait for the notice (told null on failure).
     noticeOwed = early > 0;
     const planned = async (sample: () => Promise<Batch>) => {
       early = 0;
-      await start(await sample());
+      if (fixing) blockPlans = await fixing;
+      else await start(await sample());
       noticeOwed = false;
       const encoding = { plans: blockPlans!, codec };
       pool!.notify({ kind: "csv-plans", encoding } satisfies CsvPlansNotice);
