@@ -63,6 +63,8 @@ Deno.test("scanSeconds19 reads what scanTimestamp reads, and refuses the rest", 
     assert.ok(Object.is(first, expected) || first === expected, `${text}: ${first} vs ${expected}`);
     assert.ok(Object.is(again, expected) || again === expected, `${text} again`);
   }
-  // At an offset within a longer text.
+  // At an offset within a longer text; a text cut short.
   assert.equal(scanSeconds19("x,2001-01-01 00:01:00,", 2), 978307260);
+  assert.ok(Number.isNaN(scanSeconds19("x,2001-01-01 00:01:0", 2)));
+  assert.ok(Number.isNaN(scanSeconds19("2001-01-01 00:01:", 0)));
 });
