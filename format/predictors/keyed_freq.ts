@@ -176,6 +176,25 @@ function writeCapped(values: ArrayLike<number>, out: Uint8Array, at: number): nu
 }
 
 /**
+ * The escape bytes among the first `to`: a function of its own, as is
+ * {@link nextEscape}, so that V8, which optimizes a long scan in the middle of it
+ * (OSR), does not leave that code at `readCapped`'s next lines, which had not run
+ * yet (no feedback: a deopt a block).
+ */
+const escapesBefore = (function escapesBefore(bytes: Uint8Array, to: number): number {
+  let escapes = 0;
+  for (let i = 0; i < to; i++) if (bytes[i] === ESCAPE) escapes++;
+  return escapes;
+}).bind(null);
+
+/** The first escape byte at or after `from` (the caller knows there is one). */
+const nextEscape = (function nextEscape(bytes: Uint8Array, from: number): number {
+  let i = from;
+  while (bytes[i] !== ESCAPE) i++;
+  return i;
+}).bind(null);
+
+/**
  * Reads what {@link writeCapped} wrote for `count` values, or only the first `keep`
  * of them (the bytes and every escape are read past either way; the count of escapes
  * is then checked against those kept only).
@@ -190,8 +209,7 @@ const readCapped = (function readCapped(
   const bytes = reader.bytes(count, what);
   const values = new Uint32Array(keep < count ? bytes.subarray(0, keep) : bytes);
   const kept = values.length;
-  let escapes = 0;
-  for (let i = 0; i < kept; i++) if (bytes[i] === ESCAPE) escapes++;
+  const escapes = escapesBefore(bytes, kept);
   const at = reader.offset;
   const stored = reader.varint(`${what} escapes`);
   if (kept < count ? stored < escapes : stored !== escapes) {
@@ -211,7 +229,7 @@ const readCapped = (function readCapped(
       });
     }
     if (e >= escapes) continue;
-    while (bytes[i] !== ESCAPE) i++;
+    i = nextEscape(bytes, i);
     values[i++] = ESCAPE + excess;
   }
   return values;
