@@ -322,6 +322,57 @@ export function scanSeconds19(text: string, s: number): number {
   return days * 86400 + hh * 3600 + mm * 60 + ss;
 }
 
+/**
+ * {@link scanSeconds19} on bytes (ASCII): the 19 bytes at `s` as seconds since the
+ * epoch, or NaN for any other bytes. Shares its last date.
+ */
+export function scanSeconds19Bytes(bytes: Uint8Array, s: number): number {
+  if (s + 19 > bytes.length) return NaN;
+  const sep = bytes[s + 10];
+  if (
+    bytes[s + 4] !== 45 || bytes[s + 7] !== 45 || (sep !== 32 && sep !== 84) ||
+    bytes[s + 13] !== 58 || bytes[s + 16] !== 58
+  ) return NaN;
+  const y0 = bytes[s]! - 48;
+  const y1 = bytes[s + 1]! - 48;
+  const y2 = bytes[s + 2]! - 48;
+  const y3 = bytes[s + 3]! - 48;
+  const m0 = bytes[s + 5]! - 48;
+  const m1 = bytes[s + 6]! - 48;
+  const d0 = bytes[s + 8]! - 48;
+  const d1 = bytes[s + 9]! - 48;
+  if (
+    (y0 >>> 0) > 9 || (y1 >>> 0) > 9 || (y2 >>> 0) > 9 || (y3 >>> 0) > 9 ||
+    (m0 >>> 0) > 9 || (m1 >>> 0) > 9 || (d0 >>> 0) > 9 || (d1 >>> 0) > 9
+  ) return NaN;
+  const y = ((y0 * 10 + y1) * 10 + y2) * 10 + y3;
+  const m = m0 * 10 + m1;
+  const d = d0 * 10 + d1;
+  const key = (y * 100 + m) * 100 + d;
+  let days = lastDays;
+  if (key !== lastDateKey) {
+    if (m < 1 || m > 12 || d < 1 || d > monthDays(y, m)) return NaN;
+    days = daysFromCivil(y, m, d);
+    lastDateKey = key;
+    lastDays = days;
+  }
+  const h0 = bytes[s + 11]! - 48;
+  const h1 = bytes[s + 12]! - 48;
+  const i0 = bytes[s + 14]! - 48;
+  const i1 = bytes[s + 15]! - 48;
+  const s0 = bytes[s + 17]! - 48;
+  const s1 = bytes[s + 18]! - 48;
+  if (
+    (h0 >>> 0) > 9 || (h1 >>> 0) > 9 || (i0 >>> 0) > 9 || (i1 >>> 0) > 9 ||
+    (s0 >>> 0) > 9 || (s1 >>> 0) > 9
+  ) return NaN;
+  const hh = h0 * 10 + h1;
+  const mm = i0 * 10 + i1;
+  const ss = s0 * 10 + s1;
+  if (hh > 23 || mm > 59 || ss > 59) return NaN;
+  return days * 86400 + hh * 3600 + mm * 60 + ss;
+}
+
 /** Scans a `YYYY-MM-DD` span; returns days since the epoch, or NaN. */
 export function scanDate(text: string, s: number, e: number): number {
   return e - s === 10 ? scanDateAt(text, s) : NaN;

@@ -35,6 +35,7 @@ import {
   scanFloat,
   scanInt,
   scanSeconds19,
+  scanSeconds19Bytes,
   scanTimestamp,
   storeInt64,
   TICKS_PER_SECOND,
@@ -454,20 +455,54 @@ async function* csvBatches(
   const given = options.bytes;
   const file = given ? null : options.file ?? await openForRead(path);
   try {
+    let b = new BatchBuilder(schema, options.batchRows, { growable: true });
+    let cols = columnsOf(b);
+    let row = 0;
+    let dataRows = 0;
+    // Bytes already read (a freeze Worker's chunk) are read as bytes while their records
+    // are plain and of the kinds plainBytes reads, before any is decoded to text: the
+    // decoding and a string's character reads cost about as much as the rest of the
+    // parse. The first other record and the rest are decoded and read as text below.
+    let skip = 0;
+    if (given && kinds.every((k) => k === K_INT || k === K_TS || k === K_STRING)) {
+      for (;;) {
+        b.reserve(row);
+        const past = plainBytes(
+          given,
+          skip,
+          options.delimiter,
+          kinds,
+          cols,
+          row,
+          perSecond,
+          tsAt19,
+          shared,
+        );
+        if (past < 0) break;
+        skip = past;
+        row++;
+        dataRows++;
+        if (row === options.batchRows) {
+          b.length = row;
+          yield withSharedCodes(b.finish(), shared, kinds);
+          b = new BatchBuilder(schema, options.batchRows, { growable: true });
+          cols = columnsOf(b);
+          row = 0;
+        }
+      }
+    }
     const chunks = file === null
-      ? bytesOnce(given!)
+      ? bytesOnce(skip === 0 ? given! : given!.subarray(skip))
       : tracked(readRange(file, path, start, end), start, options.onPosition);
     const rr = new CsvRecordReader(chunks, {
       delimiter: options.delimiter,
       capacity: ncols + 1,
       path,
-      start,
+      start: start + skip,
       where: (r) => options.where(r + 1),
     });
-    let b = new BatchBuilder(schema, options.batchRows, { growable: true });
-    let cols = columnsOf(b);
-    let row = 0;
-    let dataRows = 0;
+    // The records read as bytes count, as the text's own would (errors name the row).
+    rr.records = dataRows;
     const mismatch = (c: number, cell: string): IoError => {
       const f = schema[c] as Field;
       const shown = cell.length > 40 ? `${cell.slice(0, 40)}…` : cell;
@@ -861,6 +896,97 @@ function plainRecord(
       default:
         return -1; // time, duration, decimal, JSON: the record reader's path
     }
+    i = j + 1;
+  }
+  return i;
+}
+
+/**
+ * {@link plainRecord} on bytes, for the records whose every field is an int, a
+ * timestamp of 19 characters (`YYYY-MM-DD HH:MM:SS`) or a text of at most
+ * {@link SHARED_TEXT_LENGTH} ASCII characters among the shared ones (or empty: null):
+ * reads the record at `i` of `bytes` into row `row`, as plainRecord reads its text, and
+ * returns the index past its LF; -1 for any other record (its cells may be written:
+ * the text's read writes them again).
+ */
+function plainBytes(
+  bytes: Uint8Array,
+  i: number,
+  d: number,
+  kinds: Int32Array,
+  cols: readonly ColumnBuilder[],
+  row: number,
+  perSecond: Float64Array,
+  tsAt19: boolean,
+  shared: readonly SharedTexts[],
+): number {
+  const n = bytes.length;
+  const last = kinds.length - 1;
+  for (let c = 0; c <= last; c++) {
+    const end = c === last ? LF_BYTE : d;
+    const col = cols[c]!;
+    if (i >= n) return -1;
+    let ch = bytes[i]!;
+    if (ch === end) {
+      col.setNull(row);
+      i++;
+      continue;
+    }
+    const kind = kinds[c]!;
+    if (kind === K_INT) {
+      let j = i;
+      const neg = ch === 45;
+      if (neg) {
+        if (++j >= n) return -1;
+        ch = bytes[j]!;
+      }
+      let x = ch - 48;
+      if (x < 0 || x > 9) return -1;
+      const first = j;
+      for (j++; j < n; j++) {
+        const digit = bytes[j]! - 48;
+        if (digit < 0 || digit > 9) break;
+        x = x * 10 + digit;
+      }
+      if (j >= n || bytes[j] !== end || j - first > 15) return -1;
+      if (ch === 48 && (neg || j - first > 1)) return -1; // -0, or a leading zero
+      storeInt64(col.big, col.i32, row, neg ? -x : x);
+      i = j + 1;
+      continue;
+    }
+    if (ch === QUOTE_BYTE) return -1;
+    if (kind === K_STRING) {
+      let key = 0;
+      let j = i;
+      for (; j < n; j++) {
+        ch = bytes[j]!;
+        if (ch === d || ch === LF_BYTE || ch === CR_BYTE) break;
+        if (ch >= 128) return -1;
+        key = key * 128 + ch;
+      }
+      if (j >= n || ch !== end || j - i > SHARED_TEXT_LENGTH) return -1;
+      const texts = shared[c]!;
+      key = key * 8 + (j - i);
+      const code = texts.find(key);
+      if (code >= 0) {
+        col.str[row] = texts.dictionary[code]!;
+        texts.set(row, code);
+      } else {
+        if (texts.dictionary.length >= MAX_SHARED_TEXTS) return -1;
+        const value = String.fromCharCode(...bytes.subarray(i, j));
+        texts.set(row, texts.add(key, value));
+        col.str[row] = value;
+      }
+      i = j + 1;
+      continue;
+    }
+    // A timestamp (the only other kind read here) of whole seconds.
+    const j = i + 19;
+    if (!tsAt19 || j >= n || bytes[j] !== end) return -1;
+    const seconds = scanSeconds19Bytes(bytes, i);
+    const per = perSecond[c]!;
+    if (seconds !== seconds || Math.abs(seconds) * per >= 9e15) return -1;
+    storeInt64(col.big, col.i32, row, seconds * per);
     i = j + 1;
   }
   return i;
