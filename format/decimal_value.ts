@@ -9,10 +9,12 @@
  */
 import { MAX_DECIMAL_PRECISION } from "./column.ts";
 
-/** 10^k for k = 0..MAX_DECIMAL_PRECISION, as bigints. */
-const POW10: readonly bigint[] = Object.freeze(
-  Array.from({ length: MAX_DECIMAL_PRECISION + 1 }, (_, k) => 10n ** BigInt(k)),
-);
+/**
+ * 10^k for k = 0..MAX_DECIMAL_PRECISION, as bigints, each made on first use: the
+ * CSV writer loads this module for every thaw, and building the whole table when it
+ * loads cost a 10-row slice ~0.1 ms, mostly for columns that are not decimals.
+ */
+const POW10: bigint[] = [];
 
 /**
  * 10^k as a bigint.
@@ -21,7 +23,8 @@ const POW10: readonly bigint[] = Object.freeze(
  * @returns 10^k.
  */
 export function pow10(k: number): bigint {
-  return POW10[k] ?? 10n ** BigInt(k);
+  if (!Number.isInteger(k) || k < 0 || k > MAX_DECIMAL_PRECISION) return 10n ** BigInt(k);
+  return POW10[k] ??= 10n ** BigInt(k);
 }
 
 /**
