@@ -268,3 +268,88 @@ Deno.test("a script importing mod.ts has every module loaded by a computed speci
   const missing = loadedElsewhereModules().filter((u) => !graph.has(u.href)).map((u) => u.href);
   assert.deepEqual(missing, [], "name these in mod.ts");
 });
+
+/**
+ * The functions of these modules that a 10-row slice runs, each once: written
+ * `(function name(...) {...}).bind(null)`, V8 compiles them with their module, so their
+ * bytecode comes from Deno's code cache; a plain declaration is compiled on its first
+ * call instead (~1-2 ms of a slice for these, by alternating runs). Deno's TypeScript
+ * emit keeps a function's parentheses only before a member access such as `.bind`.
+ */
+const COMPILED_WITH_MODULE: Readonly<Record<string, readonly string[]>> = {
+  "codecs/_zstd_decode.ts": ["decodeWithoutZlib", "zstdDecode", "walkFrame", "checkRawLength"],
+  "codecs/_zstd_wasm.ts": [
+    "exportsOrNull",
+    "fromBase64",
+    "zstdWasmAvailable",
+    "zstdWasmDecompress",
+  ],
+  "codecs/registry.ts": ["lazyCodec", "codecById"],
+  "format/chunk_decode.ts": ["decodeChunkJob", "decodedWhole"],
+  "format/column.ts": ["isWideDecimal", "sliceColumn", "sliceBatch"],
+  "format/predictors/_common.ts": [
+    "openBlock",
+    "rowsToDecode",
+    "checkDecodeField",
+    "intColumn",
+    "textColumn",
+  ],
+  "format/predictors/_ints.ts": [
+    "bigIntsFromWords",
+    "unzigzagInPlace",
+    "readPlaneRange",
+    "readPlanes",
+  ],
+  "format/predictors/_keys.ts": [
+    "depTokens",
+    "depKeyIds",
+    "codedOf",
+    "codedPairIds",
+    "depIds",
+    "checkDeps",
+    "denseIds",
+    "pairIds",
+    "columnOfEntries",
+  ],
+  "format/predictors/_text.ts": ["decodeText", "readTexts"],
+  "format/predictors/category_u8.ts": ["matches", "decode", "fillValues"],
+  "format/predictors/keyed_freq.ts": [
+    "matches",
+    "escapesBefore",
+    "nextEscape",
+    "readCapped",
+    "decodeOneKey",
+    "oneKeyValues",
+    "decode",
+  ],
+  "format/predictors/keyed_rank.ts": ["matches", "zerosBefore", "decode", "literalCountOfPlanes"],
+  "format/predictors/registry.ts": ["predictorById"],
+  "format/predictors/ts_delta_s.ts": ["matches", "decode", "sumSmall"],
+  "io/output.ts": [
+    "startOutput",
+    "outputFormatOf",
+    "checkDelimiter",
+    "writeOutput",
+    "writeOutputOnce",
+    "outputTarget",
+    "writeTo",
+    "writeStream",
+  ],
+};
+
+Deno.test("the functions a thaw slice runs in codecs/, format/ and io/output.ts are compiled with their module", async () => {
+  const plain: string[] = [];
+  for (const [path, names] of Object.entries(COMPILED_WITH_MODULE)) {
+    const text = await Deno.readTextFile(new URL(path, ROOT));
+    for (const name of names) {
+      // The parenthesized function, then its closing `}).bind(null);` before the
+      // next top-level declaration.
+      const at = text.search(new RegExp(`\\((async )?function\\*? ${name}\\(`));
+      const rest = at < 0 ? "" : text.slice(at);
+      const end = rest.search(/\n\s*\}\)\.bind\(null\);/);
+      const next = rest.slice(1).search(/\n(export |const |function |async function |class )/);
+      if (at < 0 || end < 0 || (next >= 0 && next + 1 < end)) plain.push(`${path}: ${name}`);
+    }
+  }
+  assert.deepEqual(plain, [], "write these (function name(...) {...}).bind(null)");
+});
