@@ -271,13 +271,66 @@ export async function fixPredictors(
   file: Deno.FsFile,
 ): Promise<{ value: Record<string, BlockPlan>; transfer: ArrayBuffer[] }> {
   const { schema, encoding } = task;
-  const rows = await readFirstCsvChunk(task.path, schema, task.dataStart, task.bytes, task.rows, {
-    delimiter: task.delimiter,
-    types: task.types,
-    file,
-  });
+  const head = await sampleFromHead(task, file);
+  const rows = head !== undefined ? head : await readFirstCsvChunk(
+    task.path,
+    schema,
+    task.dataStart,
+    task.bytes,
+    task.rows,
+    { delimiter: task.delimiter, types: task.types, file },
+  );
   const sample = rows ?? { schema, columns: [], length: 0 };
   return { value: planPredictors(sample, encoding.plans, encoding.codec), transfer: [] };
+}
+
+/** Bytes of a file's data {@link sampleFromHead} reads: a sample's rows, for most files. */
+const SAMPLE_HEAD_BYTES = 1 << 20;
+
+/**
+ * A {@link PredictorSample}'s rows read from the file's first bytes, read whole (as a
+ * chunk is: the rows read as bytes, in the parse the Worker's chunks take, rather than
+ * in one of its own, the text's, on a cold path); undefined when those bytes hold fewer
+ * complete rows than the sample, or fail to parse, short of the file's end: the caller
+ * then reads the rows as text, which finds their end (or the error) wherever it is.
+ */
+async function sampleFromHead(
+  task: PredictorSample,
+  file: Deno.FsFile,
+): Promise<Batch | null | undefined> {
+  const head = new Uint8Array(
+    Math.max(0, Math.min(SAMPLE_HEAD_BYTES, task.bytes - task.dataStart)),
+  );
+  let filled: number;
+  try {
+    filled = await readAt(file, task.dataStart, head);
+  } catch {
+    return undefined; // the read as text reports it
+  }
+  // The bytes reach the file's end: the rows they hold are the file's. Else they end
+  // at their last LF, and hold whole records, or a quoted field that does not end
+  // (whose error sends the caller to the text).
+  const whole = task.dataStart + filled >= task.bytes;
+  if (!whole) filled = head.lastIndexOf(10, filled - 1) + 1;
+  if (filled === 0 && !whole) return undefined;
+  const batches = readCsvRange(task.path, task.schema, {
+    start: task.dataStart,
+    end: task.dataStart + filled,
+  }, {
+    delimiter: task.delimiter,
+    batchRows: task.rows,
+    origin: { firstRow: 0, types: task.types },
+    bytes: head.subarray(0, filled),
+  });
+  try {
+    for await (const batch of batches) {
+      return batch.length === task.rows || whole ? batch : undefined;
+    }
+  } catch (err) {
+    if (whole) throw err;
+    return undefined;
+  }
+  return whole ? null : undefined;
 }
 
 /**

@@ -13,6 +13,7 @@ import assert from "node:assert/strict";
 import { BlockPool } from "../format/pool.ts";
 import { type ChunkResult, INLINE_ENCODER } from "../format/chunk.ts";
 import type { BlockPlan } from "../format/block_encode.ts";
+import type { Schema } from "../format/column.ts";
 import { planColumns, planPredictors } from "../format/plan.ts";
 import { reviveIoError } from "../io/errors.ts";
 import { csvRowBoundaries, openCsv, readCsvHeader } from "../io/csv.ts";
@@ -126,28 +127,55 @@ Deno.test("a Worker fixes a max_speed freeze's predictors on the file's first ro
     types: {},
   });
   const plans = planColumns(all!, { quick: true });
+  // A file of 2,000 rows of ~1.5 kB: its first megabyte holds the first 200 rows, not
+  // the first 1,000 (read as text then).
+  const big = `${TMP}/big.csv`;
+  await Deno.writeTextFile(
+    big,
+    "id,city,at\n" +
+      Array.from(
+        { length: 2000 },
+        (_, i) => `${i},${"Oslo Lima Pune ".repeat(100).slice(i % 7)},2024-01-01 10:00:0${i % 10}`,
+      ).join("\n") + "\n",
+  );
+  const bigSource = await openCsv(big);
+  await bigSource.close();
+  const bigHeader = await readCsvHeader(big);
   const pool = freezePool();
   try {
-    // Fewer rows than the file has, and more.
-    for (const rows of [200, 5000]) {
-      const sample = await readFirstCsvChunk(PATH, schema, dataStart, bytes, rows, {
+    // Fewer rows than the file has, and more; rows past the first megabyte.
+    const cases: [string, Schema, { dataStart: number; bytes: number }, number, number][] = [
+      [PATH, schema, { dataStart, bytes }, 200, 200],
+      [PATH, schema, { dataStart, bytes }, 5000, 900],
+      [big, bigSource.schema, bigHeader, 200, 200],
+      [big, bigSource.schema, bigHeader, 1000, 1000],
+    ];
+    for (const [path, fields, at, rows, expected] of cases) {
+      const sample = await readFirstCsvChunk(path, fields, at.dataStart, at.bytes, rows, {
         delimiter: ",",
         types: {},
       });
-      assert.equal(sample!.length, Math.min(rows, 900));
+      assert.equal(sample!.length, expected);
       const task: CsvPredictorsTask = {
         kind: "csv-predictors",
-        path: PATH,
-        schema,
+        path,
+        schema: fields,
         delimiter: ",",
         types: {},
-        dataStart,
-        bytes,
+        dataStart: at.dataStart,
+        bytes: at.bytes,
         rows,
-        encoding: { plans, codec: "zstd" },
+        encoding: {
+          plans: path === PATH ? plans : planColumns(sample!, { quick: true }),
+          codec: "zstd",
+        },
       };
       const fixed = await pool.run<Record<string, BlockPlan>>(task);
-      assert.deepEqual(fixed, planPredictors(sample!, plans, "zstd"));
+      assert.deepEqual(
+        fixed,
+        planPredictors(sample!, task.encoding.plans, "zstd"),
+        `${path} ${rows}`,
+      );
       assert.ok(Object.values(fixed).every((plan) => typeof plan.predictor === "string"));
     }
   } finally {
