@@ -254,15 +254,6 @@ const BY_ID: ReadonlyMap<string, Entry> = new Map(ENTRIES.map((e) => [e.id, e]))
 /** Each predictor asked for so far (one load per id, however many blocks name it). */
 const loaded = new Map<string, Promise<Predictor>>();
 
-/**
- * The last predictor module load started: each waits for the one before. Started side
- * by side, the loads of predictors that share a helper (`_ints.ts`, `_common.ts`,
- * `_text.ts`, `_keys.ts`) each made Deno fetch it again (a 10-row slice of flights-3m
- * fetched `_ints.ts` four times for its four predictors); one after the other, a load
- * finds the helpers there.
- */
-let lastLoad: Promise<unknown> = Promise.resolve();
-
 // The functions a read runs are written `(function name(...) {...}).bind(null)`: V8
 // compiles a parenthesized function with its module, so its bytecode comes from Deno's
 // code cache instead of a compile on its first call, which is its only call in a quick
@@ -298,13 +289,12 @@ export const predictorById = (function predictorById(id: string): Promise<Predic
       ),
     );
   }
-  const predictor = lastLoad.then(entry.load).then((p) => {
+  const predictor = entry.load().then((p) => {
     // A programmer error (an entry naming the wrong export), not a bad file.
     if (p.id !== id) throw new TypeError(`The registry entry '${id}' loads predictor '${p.id}'`);
     return p;
   });
   loaded.set(id, predictor);
-  lastLoad = predictor.catch(() => {});
   return predictor;
 }).bind(null);
 
