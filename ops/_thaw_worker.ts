@@ -21,13 +21,13 @@ import type { Batch, Column } from "../format/column.ts";
 import { type PoolAnswer, servePoolWorker } from "../format/pool.ts";
 import { duckImageOf, duckImageTransfer } from "../io/_duckdb_image.ts";
 import { plainArrowParts } from "../io/_arrow_parts.ts";
-import { renderRows } from "../io/_write_text.ts";
-import type { ThawChunkTask, ThawRenderTask } from "./_pool_scan.ts";
+import { exactCodedColumn, renderRows, warmRenderer } from "../io/_write_text.ts";
+import type { ThawChunkTask, ThawRenderTask, ThawWarmTask } from "./_pool_scan.ts";
 
 // node:zlib (zstd) loaded now, while this thread waits for its first chunk, rather than
 // on that chunk's first block: loading it costs a Worker ~20-40 ms, all on the first
-// chunk's path otherwise.
-import("node:zlib").catch(() => {}); // a failure shows again where zstd loads it
+// chunk's path otherwise. (A failure shows again where zstd loads it.)
+const zlibLoaded = import("node:zlib").then(() => {}, () => {});
 
 /**
  * Whether this Worker has broken V8's ArrayBufferDetaching protector on purpose. V8
@@ -82,6 +82,14 @@ let arrowSchema: {
 servePoolWorker({
   async run(task) {
     if ((task as ThawRenderTask)?.kind === "thaw-render") return render(task as ThawRenderTask);
+    if ((task as ThawWarmTask)?.kind === "thaw-warm") {
+      const t = task as ThawWarmTask;
+      // After node:zlib has loaded: loading it makes new prototype chains (node's Buffer
+      // on Uint8Array), and V8 drops the code compiled before that relies on them.
+      await zlibLoaded;
+      if (t.render) warmRenderer(t.schema, t.rendering);
+      return { value: null, transfer: [] };
+    }
     const t = task as ThawChunkTask;
     if (t?.kind !== "thaw-chunk") {
       throw new Error(
@@ -124,8 +132,9 @@ servePoolWorker({
  */
 function render(t: ThawRenderTask): PoolAnswer {
   for (const b of t.spare ?? []) if (spare.length < MAX_SPARE) spare.push(b);
+  const csv = t.rendering.format === "csv";
   const columns = t.columns.map((c, i) =>
-    "coded" in c ? keptCodedColumn(c, i) : unpackColumns([c])[0]!
+    "coded" in c ? keptCodedColumn(c, i, csv) : unpackColumns([c])[0]!
   );
   const batch: Batch = { schema: t.schema, columns, length: t.length };
   const rendered = renderRows(t.schema, batch, t.rendering, t.firstRow, spare);
@@ -139,11 +148,19 @@ function render(t: ThawRenderTask): PoolAnswer {
  */
 const rowsOf: string[][] = [];
 
-/** A coded string column's rows, built in this Worker's array for column `i`. */
-function keptCodedColumn(posted: CodedStrings, i: number): Column {
+/**
+ * A coded string column's rows, built in this Worker's array for column `i`; for CSV,
+ * the codes alone (`exactCodedColumn`: the CSV writer copies each entry's cell by code,
+ * and the rows are never built).
+ */
+function keptCodedColumn(posted: CodedStrings, i: number, csv: boolean): Column {
   let values = rowsOf[i];
   if (values === undefined || values.length !== posted.coded.codes.length) {
     values = rowsOf[i] = new Array<string>(posted.coded.codes.length);
+  }
+  if (csv) {
+    const { codes, dictionary } = posted.coded;
+    return exactCodedColumn(codes, dictionary, posted.validity, values);
   }
   return codedColumn(posted, values);
 }
