@@ -172,6 +172,23 @@ Deno.test("CSV: int64 cells are their decimal text at every size", () => {
   assert.equal(text(batch, schema), rows.join(""));
 });
 
+Deno.test("CSV: int64 cells of a big batch (from the small integers' table) are their decimal text", () => {
+  const schema: Schema = [{ name: "a", type: "int64", nullable: true }];
+  const picks: bigint[] = [];
+  for (let v = -1100n; v <= 10100n; v++) picks.push(v);
+  picks.push(2n ** 31n - 1n, -(2n ** 31n), 2n ** 32n + 5n, -(2n ** 40n), 2n ** 63n - 1n);
+  const validity = Uint8Array.from(picks, (_, i) => (i % 11 === 10 ? 0 : 1));
+  for (const v of [null, validity]) {
+    const batch: Batch = {
+      schema,
+      columns: [{ type: "int64", values: BigInt64Array.from(picks), validity: v }],
+      length: picks.length,
+    };
+    const rows = picks.map((n, i) => (v === null || v[i] ? String(n) : "") + "\n");
+    assert.equal(text(batch, schema), rows.join(""));
+  }
+});
+
 Deno.test("CSV: timestamps render as TimestampFormatter formats them, repeated or not", () => {
   const day = 86_400n;
   for (const unit of ["s", "ms", "us", "ns"] as TimeUnit[]) {
