@@ -458,30 +458,7 @@ export function renderRows(
   const perRow = widest?.key === key
     ? Math.ceil(widest.bytesPerRow * 1.05) + 4
     : schema.length * 12 + 8;
-  const sink = renderInto(schema, batch, rendering, firstRow, batch.length * perRow);
-  const bytesPerRow = batch.length > 0 ? sink.pos / batch.length : 0;
-  if (widest?.key !== key || widest.bytesPerRow < bytesPerRow) widest = { key, bytesPerRow };
-  // A copy (~0.1 ms a chunk) into a buffer with this one view, rather than the sink's own
-  // buffer: V8 optimizes typed-array code on the promise that no buffer of the thread was
-  // ever detached, and keeps it through a detach only when the buffer had one view. A
-  // thaw's Worker moves these bytes to the writer; moving the sink's buffer (its
-  // DataView, its Uint8Array, a subarray) broke the promise at the first chunk's answer,
-  // deoptimizing every function optimized so far, and left the code after it with the
-  // checks a detach needs (~5-10% of the rendering).
-  const bytes = outBuffer(spare, sink.pos);
-  bytes.set(sink.buf.subarray(0, sink.pos));
-  return { rendered: rendering, bytes, length: batch.length };
-}
-
-/** Renders a batch's rows into {@link scratch} (of at least `size` bytes), kept there. */
-function renderInto(
-  schema: Schema,
-  batch: Batch,
-  rendering: TextRendering,
-  firstRow: number,
-  size: number,
-): ByteSink {
-  size = Math.max(1024, size);
+  const size = Math.max(1024, batch.length * perRow);
   const sink = new ByteSink(null, scratch !== null && scratch.length >= size ? scratch : size);
   if (rendering.format === "csv") {
     new CsvRows(schema, rendering.delimiter).write(sink, batch, 0, batch.length, firstRow);
@@ -494,104 +471,19 @@ function renderInto(
       firstRow,
     );
   }
+  const bytesPerRow = batch.length > 0 ? sink.pos / batch.length : 0;
+  if (widest?.key !== key || widest.bytesPerRow < bytesPerRow) widest = { key, bytesPerRow };
   scratch = sink.buf;
-  return sink;
-}
-
-/** Rows of each batch {@link warmRenderer} renders, and how many batches. */
-const WARM_ROWS = 2048;
-const WARM_BATCHES = 4;
-
-/**
- * Renders made-up rows of `schema` a few times and throws the text away, so that V8
- * has compiled this thread's renderer for the schema's cell kinds before the first
- * real batch comes: a thaw's rendering Worker, idle while the decoding one runs its
- * first chunk cold, otherwise ran its own first chunk cold after that (~40-65 ms
- * for 50,000 rows of flights-3m, against ~5 ms warm). The rows: small and larger
- * integers, whole-second timestamps and dates that repeat and change, floats, booleans
- * and dictionary-coded strings; columns of other types are all null. Nothing of it
- * stays but {@link scratch} (the guess at the next batch's size is left alone).
- *
- * @param schema The output schema.
- * @param rendering Format (and CSV delimiter).
- */
-export function warmRenderer(schema: Schema, rendering: TextRendering): void {
-  const batch: Batch = {
-    schema,
-    columns: schema.map((f) => warmColumn(f, WARM_ROWS, rendering.format === "csv")),
-    length: WARM_ROWS,
-  };
-  for (let k = 0; k < WARM_BATCHES; k++) {
-    renderInto(schema, batch, rendering, 0, WARM_ROWS * (schema.length * 24 + 8));
-  }
-}
-
-/** A column of `rows` made-up values of the field's type (see {@link warmRenderer}). */
-function warmColumn(field: Field, rows: number, csv: boolean): Column {
-  const halvesOf = (values: BigInt64Array) => new Int32Array(values.buffer);
-  switch (field.type) {
-    case "int64": {
-      const values = new BigInt64Array(rows);
-      const halves = halvesOf(values);
-      for (let i = 0; i < rows; i++) {
-        // Mostly int32 values of 1 to 4 digits, either sign; every 16th past 2^32.
-        const v = (i * 7919) % 5000 - 500;
-        halves[2 * i] = v;
-        halves[2 * i + 1] = i % 16 === 15 ? 3 : v >> 31;
-      }
-      return { type: "int64", values, validity: null };
-    }
-    case "timestamp":
-    case "date": {
-      const per = field.type === "date" ? 1 : TICKS_PER_SECOND[field.unit ?? "us"];
-      const values = new BigInt64Array(rows);
-      const halves = halvesOf(values);
-      for (let i = 0; i < rows; i++) {
-        // Sorted, each value held for four rows, days changing now and then.
-        const n = field.type === "date" ? 11323 + (i >> 4) : (978307200 + 60 * (i >> 2) * 17) * per;
-        const high = Math.floor(n / 4294967296);
-        halves[2 * i] = n - high * 4294967296;
-        halves[2 * i + 1] = high;
-      }
-      return { type: field.type, values, validity: null };
-    }
-    case "float64":
-      return {
-        type: "float64",
-        values: Float64Array.from({ length: rows }, (_, i) => (i % 97) * 0.25 - 3),
-        validity: null,
-      };
-    case "bool":
-      return {
-        type: "bool",
-        values: Uint8Array.from({ length: rows }, (_, i) => i & 1),
-        validity: null,
-      };
-    case "string": {
-      const dictionary = Array.from({ length: 40 }, (_, e) => `K${e}${"x".repeat(e % 5)}`);
-      const codes = Uint32Array.from({ length: rows }, (_, i) => (i * 13) % 40);
-      // Built as a thaw's renderer builds its rows (`codedColumn`, or by codes alone for
-      // CSV): an array of the same kind, else V8 compiled its loads for another and
-      // dropped that code on the first real chunk.
-      const values = new Array<string>(rows);
-      if (csv) return exactCodedColumn(codes, dictionary, null, values);
-      for (let i = 0; i < rows; i++) values[i] = dictionary[codes[i]!]!;
-      return { type: "string", values: withCodes(values, codes, dictionary), validity: null };
-    }
-    default: {
-      const validity = new Uint8Array(rows);
-      switch (field.type) {
-        case "float32":
-          return { type: "float32", values: new Float32Array(rows), validity };
-        case "float16":
-          return { type: "float16", values: new Uint16Array(rows), validity };
-        case "json":
-          return { type: "json", values: new Array<string>(rows).fill(""), validity };
-        default:
-          return { type: field.type, values: new BigInt64Array(rows), validity };
-      }
-    }
-  }
+  // A copy (~0.1 ms a chunk) into a buffer with this one view, rather than the sink's own
+  // buffer: V8 optimizes typed-array code on the promise that no buffer of the thread was
+  // ever detached, and keeps it through a detach only when the buffer had one view. A
+  // thaw's Worker moves these bytes to the writer; moving the sink's buffer (its
+  // DataView, its Uint8Array, a subarray) broke the promise at the first chunk's answer,
+  // deoptimizing every function optimized so far, and left the code after it with the
+  // checks a detach needs (~5-10% of the rendering).
+  const bytes = outBuffer(spare, sink.pos);
+  bytes.set(sink.buf.subarray(0, sink.pos));
+  return { rendered: rendering, bytes, length: batch.length };
 }
 
 /**

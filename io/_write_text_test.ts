@@ -10,7 +10,7 @@ import type { Batch, Column, Field, Schema, TimeUnit } from "../format/column.ts
 import { withCodes } from "../format/coded_strings.ts";
 import { IoError } from "./errors.ts";
 import { TimestampFormatter } from "./_format.ts";
-import { exactCodedColumn, renderRows, warmRenderer, writeCsv } from "./_write_text.ts";
+import { exactCodedColumn, renderRows, writeCsv } from "./_write_text.ts";
 import { DETACH_PROTECTOR_BROKEN, evalTracingDetach } from "../internal/_test_utils.ts";
 
 const CSV = { format: "csv", delimiter: "," } as const;
@@ -90,59 +90,6 @@ Deno.test("CSV: a column given by its codes alone renders as its rows would, wha
     () => renderRows(schema, { schema, columns: [bad], length: 3 }, CSV, 10),
     (e: unknown) => e instanceof IoError && /row 12 of column 's'/.test(e.message),
   );
-});
-
-Deno.test("warmRenderer renders made-up rows of every type, and leaves later renders as they were", () => {
-  const types = [
-    "int64",
-    "float64",
-    "float32",
-    "float16",
-    "bool",
-    "string",
-    "json",
-    "date",
-    "timestamp",
-    "time",
-    "duration",
-    "decimal",
-  ] as const;
-  const schema: Schema = types.map((type, i) =>
-    ({
-      name: `c${i}`,
-      type,
-      nullable: true,
-      ...(type === "timestamp" || type === "time" || type === "duration" ? { unit: "ms" } : {}),
-      ...(type === "decimal" ? { precision: 30, scale: 2 } : {}),
-    }) as Field
-  );
-  const tsSchema: Schema = [
-    { name: "t", type: "timestamp", unit: "ns", timezone: "UTC", nullable: false },
-    { name: "n", type: "int64", nullable: false },
-  ];
-  const batch: Batch = {
-    schema: tsSchema,
-    columns: [
-      {
-        type: "timestamp",
-        values: BigInt64Array.from([0n, 1n, 1_600_000_000n * 10n ** 9n]),
-        validity: null,
-      },
-      { type: "int64", values: BigInt64Array.from([1n, -(2n ** 40n), 12345n]), validity: null },
-    ],
-    length: 3,
-  };
-  const renderings = [CSV, { format: "csv", delimiter: ";" }, { format: "jsonl" }, {
-    format: "json",
-  }] as const;
-  const before = renderings.map((r) => renderRows(tsSchema, batch, r, 0).bytes.slice());
-  for (const rendering of renderings) {
-    warmRenderer(schema, rendering);
-    warmRenderer(tsSchema, rendering);
-  }
-  renderings.forEach((r, i) => {
-    assert.deepEqual(renderRows(tsSchema, batch, r, 0).bytes, before[i], JSON.stringify(r));
-  });
 });
 
 Deno.test("CSV: int64 cells are their decimal text at every size", () => {

@@ -56,22 +56,6 @@ export interface ThawRenderTask {
 }
 
 /**
- * Made-up rows for a Worker that will render text to render first (`warmRenderer`),
- * sent ahead of its first columns: see {@link scanInPool}.
- */
-export interface ThawWarmTask {
-  kind: "thaw-warm";
-  schema: Schema;
-  rendering: TextRendering;
-  /**
-   * False for a first task answered at once: a Worker's first answer (posting, and the
-   * next message) loads code that changes prototype chains, which drops every function
-   * V8 optimized before it; the rows are rendered by a second task, after that.
-   */
-  render: boolean;
-}
-
-/**
  * What the Workers prepare rows for: a text output (rendered there), Arrow IPC
  * (converted to Arrow's buffers there), Parquet (laid out for DuckDB's vectors
  * there), or anything else (columns handed back).
@@ -108,11 +92,9 @@ export async function* scanInPool(
   const start = Math.max(0, options.rows?.start ?? 0);
   const end = Math.min(footer.rows, options.rows?.end ?? footer.rows);
   counters.payload_bytes += footer.payload_length;
-  let touched = 0;
   for (const c of footer.chunks) {
-    if (c.row_end > start && c.row_start < end) touched++;
+    if (c.row_end > start && c.row_start < end) counters.chunks_total++;
   }
-  counters.chunks_total += touched;
   const bytesBefore = reader.bytesRead;
   const inFlight: Promise<Prepared>[] = [];
   // Rendered text's buffers, handed back by the writer once written (`recycle`) and
@@ -144,22 +126,6 @@ export async function* scanInPool(
         const rendering = (output as { text: TextRendering }).text;
         const at = firstRow;
         const k = chunk++;
-        // The renderers idle until the first chunk is decoded (cold, ~50-70 ms on
-        // flights-3m), then rendered it cold too: they warm up on made-up rows meanwhile
-        // (~10-30 ms of a core each), when there are chunks enough to gain from it.
-        if (k === 0 && touched >= WARM_CHUNKS) {
-          for (let r = 0; r < renderers; r++) {
-            for (const render of [false, true]) {
-              const warm: ThawWarmTask = {
-                kind: "thaw-warm",
-                schema: read.schema,
-                rendering,
-                render,
-              };
-              pool.run(warm, [], decoders + r).catch(() => {});
-            }
-          }
-        }
         const decode: ThawChunkTask = {
           kind: "thaw-chunk",
           job: read.job,
@@ -240,9 +206,6 @@ async function next<T>(inFlight: Promise<T>[], reader: ArchiveReader): Promise<T
     throw namingArchive(err, reader.index.path);
   }
 }
-
-/** Chunks a text thaw split between Workers reads at least for its renderers to warm up. */
-const WARM_CHUNKS = 4;
 
 /** Whether every block of a chunk is zstd (or absent): see {@link scanInPool}. */
 function quickToDecompress(job: ChunkDecodeJob): boolean {

@@ -21,13 +21,13 @@ import type { Batch, Column } from "../format/column.ts";
 import { type PoolAnswer, servePoolWorker } from "../format/pool.ts";
 import { duckImageOf, duckImageTransfer } from "../io/_duckdb_image.ts";
 import { plainArrowParts } from "../io/_arrow_parts.ts";
-import { exactCodedColumn, renderRows, warmRenderer } from "../io/_write_text.ts";
-import type { ThawChunkTask, ThawRenderTask, ThawWarmTask } from "./_pool_scan.ts";
+import { exactCodedColumn, renderRows } from "../io/_write_text.ts";
+import type { ThawChunkTask, ThawRenderTask } from "./_pool_scan.ts";
 
 // node:zlib (zstd) loaded now, while this thread waits for its first chunk, rather than
 // on that chunk's first block: loading it costs a Worker ~20-40 ms, all on the first
-// chunk's path otherwise. (A failure shows again where zstd loads it.)
-const zlibLoaded = import("node:zlib").then(() => {}, () => {});
+// chunk's path otherwise.
+import("node:zlib").catch(() => {}); // a failure shows again where zstd loads it
 
 /**
  * Whether this Worker has broken V8's ArrayBufferDetaching protector on purpose. V8
@@ -82,14 +82,6 @@ let arrowSchema: {
 servePoolWorker({
   async run(task) {
     if ((task as ThawRenderTask)?.kind === "thaw-render") return render(task as ThawRenderTask);
-    if ((task as ThawWarmTask)?.kind === "thaw-warm") {
-      const t = task as ThawWarmTask;
-      // After node:zlib has loaded: loading it makes new prototype chains (node's Buffer
-      // on Uint8Array), and V8 drops the code compiled before that relies on them.
-      await zlibLoaded;
-      if (t.render) warmRenderer(t.schema, t.rendering);
-      return { value: null, transfer: [] };
-    }
     const t = task as ThawChunkTask;
     if (t?.kind !== "thaw-chunk") {
       throw new Error(
