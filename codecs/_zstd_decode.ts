@@ -87,16 +87,11 @@ const IN_WORKER = typeof (globalThis as { WorkerGlobalScope?: unknown }).WorkerG
 /** The WebAssembly decoder's module once imported; null where it cannot run. */
 let wasmDecoder: typeof import("./_zstd_wasm.ts") | null | undefined;
 
-// The functions a read runs are written `(function name(...) {...}).bind(null)`: V8
-// compiles a parenthesized function with its module, so its bytecode comes from Deno's
-// code cache instead of a compile on its first call, which is its only call in a quick
-// command (~0.05-0.3 ms each). `.bind(null)` keeps the parentheses through Deno's
-// TypeScript emit, which drops them elsewhere.
 /**
  * Decodes `data` without `node:zlib`, or returns null when this process should load it:
  * its budget is spent, or neither decoder here can take the frame.
  */
-const decodeWithoutZlib = (async function decodeWithoutZlib(
+async function decodeWithoutZlib(
   data: Uint8Array,
   rawLength: number,
   hasChecksum: boolean,
@@ -121,7 +116,7 @@ const decodeWithoutZlib = (async function decodeWithoutZlib(
   const out = wasmDecoder?.zstdWasmDecompress(data, rawLength) ?? null;
   if (out !== null) decodedWithoutZlib += rawLength;
   return out;
-}).bind(null);
+}
 
 /** Zstandard frame magic number, little-endian `0xFD2FB528`. */
 const FRAME_MAGIC = 0xfd2fb528;
@@ -136,57 +131,56 @@ const FRAME_MAGIC = 0xfd2fb528;
  * frame, `LENGTH_MISMATCH` if it expands to another length.
  * @throws {RangeError} If `rawLength` is not a non-negative safe integer (a caller bug).
  */
-export const zstdDecode =
-  (async function zstdDecode(data: Uint8Array, rawLength: number): Promise<Uint8Array> {
-    checkRawLength(rawLength);
-    const { end, contentSize, hasChecksum } = walkFrame(data, "decode");
-    if (end !== data.length) {
-      throw new CodecError(
-        "DECODE_FAILED",
-        `Cannot decode zstd block of ${data.length} bytes: ${
-          data.length - end
-        } bytes follow the frame`,
-      );
-    }
-    if (contentSize !== null && contentSize !== BigInt(rawLength)) {
+export async function zstdDecode(data: Uint8Array, rawLength: number): Promise<Uint8Array> {
+  checkRawLength(rawLength);
+  const { end, contentSize, hasChecksum } = walkFrame(data, "decode");
+  if (end !== data.length) {
+    throw new CodecError(
+      "DECODE_FAILED",
+      `Cannot decode zstd block of ${data.length} bytes: ${
+        data.length - end
+      } bytes follow the frame`,
+    );
+  }
+  if (contentSize !== null && contentSize !== BigInt(rawLength)) {
+    throw new CodecError(
+      "LENGTH_MISMATCH",
+      `Cannot decode zstd block: frame declares ${contentSize} bytes, expected ${rawLength}`,
+    );
+  }
+  // Every decoder returns the same bytes for every frame (`_zstd_wasm_test.ts`,
+  // `_zstd_decompress_test.ts`).
+  if (zlib === null) {
+    const out = await decodeWithoutZlib(data, rawLength, hasChecksum);
+    if (out !== null) return out;
+  }
+  const { zstdDecompressSync } = await loadZlib();
+  let out: Uint8Array;
+  try {
+    // maxOutputLength must be at least 1; an empty block decodes to 0 bytes anyway.
+    out = zstdDecompressSync(data, { maxOutputLength: Math.max(1, rawLength) });
+  } catch (cause) {
+    if ((cause as { code?: unknown }).code === "ERR_BUFFER_TOO_LARGE") {
       throw new CodecError(
         "LENGTH_MISMATCH",
-        `Cannot decode zstd block: frame declares ${contentSize} bytes, expected ${rawLength}`,
-      );
-    }
-    // Every decoder returns the same bytes for every frame (`_zstd_wasm_test.ts`,
-    // `_zstd_decompress_test.ts`).
-    if (zlib === null) {
-      const out = await decodeWithoutZlib(data, rawLength, hasChecksum);
-      if (out !== null) return out;
-    }
-    const { zstdDecompressSync } = await loadZlib();
-    let out: Uint8Array;
-    try {
-      // maxOutputLength must be at least 1; an empty block decodes to 0 bytes anyway.
-      out = zstdDecompressSync(data, { maxOutputLength: Math.max(1, rawLength) });
-    } catch (cause) {
-      if ((cause as { code?: unknown }).code === "ERR_BUFFER_TOO_LARGE") {
-        throw new CodecError(
-          "LENGTH_MISMATCH",
-          `Cannot decode zstd block: it expands to more than the expected ${rawLength} bytes`,
-          { cause },
-        );
-      }
-      throw new CodecError(
-        "DECODE_FAILED",
-        `Cannot decode zstd block of ${data.length} bytes: ${messageOf(cause)}`,
+        `Cannot decode zstd block: it expands to more than the expected ${rawLength} bytes`,
         { cause },
       );
     }
-    if (out.length !== rawLength) {
-      throw new CodecError(
-        "LENGTH_MISMATCH",
-        `Cannot decode zstd block: it expands to ${out.length} bytes, expected ${rawLength}`,
-      );
-    }
-    return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
-  }).bind(null);
+    throw new CodecError(
+      "DECODE_FAILED",
+      `Cannot decode zstd block of ${data.length} bytes: ${messageOf(cause)}`,
+      { cause },
+    );
+  }
+  if (out.length !== rawLength) {
+    throw new CodecError(
+      "LENGTH_MISMATCH",
+      `Cannot decode zstd block: it expands to ${out.length} bytes, expected ${rawLength}`,
+    );
+  }
+  return new Uint8Array(out.buffer, out.byteOffset, out.byteLength);
+}
 
 /** Where a frame ends and the content size it declares (`null` when it declares none). */
 export interface FrameShape {
@@ -200,53 +194,52 @@ export interface FrameShape {
  * Walks the Zstandard frame at the start of `data` (RFC 8878 §3.1.1) without
  * decompressing it: magic, header, then block headers up to the last block.
  */
-export const walkFrame =
-  (function walkFrame(data: Uint8Array, action: "encode" | "decode"): FrameShape {
-    const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
-    const fail = (what: string): never => {
-      throw new CodecError(
-        action === "encode" ? "ENCODE_FAILED" : "DECODE_FAILED",
-        `Cannot ${action} zstd block of ${data.length} bytes: ${what}`,
-      );
-    };
-    if (data.length < 6) fail("too short for a frame header");
-    if (view.getUint32(0, true) !== FRAME_MAGIC) {
-      fail(`bad frame magic 0x${view.getUint32(0, true).toString(16).padStart(8, "0")}`);
-    }
-    const descriptor = view.getUint8(4);
-    const fcsFlag = descriptor >> 6;
-    const singleSegment = (descriptor & 0x20) !== 0;
-    const hasChecksum = (descriptor & 0x04) !== 0;
-    if ((descriptor & 0x08) !== 0) fail("reserved bit set in the frame header");
-    if ((descriptor & 0x03) !== 0) fail("frame needs a dictionary, and blocks never use one");
-    let pos = 5 + (singleSegment ? 0 : 1);
-    const fcsBytes = [singleSegment ? 1 : 0, 2, 4, 8][fcsFlag] ?? 0;
-    if (pos + fcsBytes > data.length) fail("truncated frame header");
-    let contentSize: bigint | null = null;
-    if (fcsBytes === 1) contentSize = BigInt(view.getUint8(pos));
-    else if (fcsBytes === 2) contentSize = BigInt(view.getUint16(pos, true) + 256);
-    else if (fcsBytes === 4) contentSize = BigInt(view.getUint32(pos, true));
-    else if (fcsBytes === 8) contentSize = view.getBigUint64(pos, true);
-    pos += fcsBytes;
-    for (;;) {
-      if (pos + 3 > data.length) fail(`truncated block header at byte ${pos}`);
-      const header = view.getUint8(pos) | (view.getUint8(pos + 1) << 8) |
-        (view.getUint8(pos + 2) << 16);
-      pos += 3;
-      const blockType = (header >> 1) & 3;
-      const blockSize = header >>> 3;
-      if (blockType === 3) fail(`reserved block type at byte ${pos - 3}`);
-      pos += blockType === 1 ? 1 : blockSize; // an RLE block stores its one byte
-      if (pos > data.length) fail(`truncated block ending at byte ${pos}`);
-      if ((header & 1) !== 0) break;
-    }
-    if (hasChecksum) pos += 4;
-    if (pos > data.length) fail("truncated frame checksum");
-    return { end: pos, contentSize, hasChecksum };
-  }).bind(null);
+export function walkFrame(data: Uint8Array, action: "encode" | "decode"): FrameShape {
+  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  const fail = (what: string): never => {
+    throw new CodecError(
+      action === "encode" ? "ENCODE_FAILED" : "DECODE_FAILED",
+      `Cannot ${action} zstd block of ${data.length} bytes: ${what}`,
+    );
+  };
+  if (data.length < 6) fail("too short for a frame header");
+  if (view.getUint32(0, true) !== FRAME_MAGIC) {
+    fail(`bad frame magic 0x${view.getUint32(0, true).toString(16).padStart(8, "0")}`);
+  }
+  const descriptor = view.getUint8(4);
+  const fcsFlag = descriptor >> 6;
+  const singleSegment = (descriptor & 0x20) !== 0;
+  const hasChecksum = (descriptor & 0x04) !== 0;
+  if ((descriptor & 0x08) !== 0) fail("reserved bit set in the frame header");
+  if ((descriptor & 0x03) !== 0) fail("frame needs a dictionary, and blocks never use one");
+  let pos = 5 + (singleSegment ? 0 : 1);
+  const fcsBytes = [singleSegment ? 1 : 0, 2, 4, 8][fcsFlag] ?? 0;
+  if (pos + fcsBytes > data.length) fail("truncated frame header");
+  let contentSize: bigint | null = null;
+  if (fcsBytes === 1) contentSize = BigInt(view.getUint8(pos));
+  else if (fcsBytes === 2) contentSize = BigInt(view.getUint16(pos, true) + 256);
+  else if (fcsBytes === 4) contentSize = BigInt(view.getUint32(pos, true));
+  else if (fcsBytes === 8) contentSize = view.getBigUint64(pos, true);
+  pos += fcsBytes;
+  for (;;) {
+    if (pos + 3 > data.length) fail(`truncated block header at byte ${pos}`);
+    const header = view.getUint8(pos) | (view.getUint8(pos + 1) << 8) |
+      (view.getUint8(pos + 2) << 16);
+    pos += 3;
+    const blockType = (header >> 1) & 3;
+    const blockSize = header >>> 3;
+    if (blockType === 3) fail(`reserved block type at byte ${pos - 3}`);
+    pos += blockType === 1 ? 1 : blockSize; // an RLE block stores its one byte
+    if (pos > data.length) fail(`truncated block ending at byte ${pos}`);
+    if ((header & 1) !== 0) break;
+  }
+  if (hasChecksum) pos += 4;
+  if (pos > data.length) fail("truncated frame checksum");
+  return { end: pos, contentSize, hasChecksum };
+}
 
-const checkRawLength = (function checkRawLength(rawLength: number): void {
+function checkRawLength(rawLength: number): void {
   if (!Number.isSafeInteger(rawLength) || rawLength < 0) {
     throw new RangeError(`Cannot decode block: rawLength ${rawLength} is not a byte count`);
   }
-}).bind(null);
+}

@@ -52,12 +52,7 @@ const ERROR_NAMES: Readonly<Record<number, string>> = {
 /** The instance of this thread: undefined before the first call, null where none can be made. */
 let instance: Exports | null | undefined;
 
-// The functions a read runs are written `(function name(...) {...}).bind(null)`: V8
-// compiles a parenthesized function with its module, so its bytecode comes from Deno's
-// code cache instead of a compile on its first call, which is its only call in a quick
-// command (~0.05-0.3 ms each). `.bind(null)` keeps the parentheses through Deno's
-// TypeScript emit, which drops them elsewhere.
-const exportsOrNull = (function exportsOrNull(): Exports | null {
+function exportsOrNull(): Exports | null {
   if (instance !== undefined) return instance;
   try {
     const bytes = fromBase64(ZSTD_WASM_BASE64);
@@ -72,9 +67,9 @@ const exportsOrNull = (function exportsOrNull(): Exports | null {
     instance = null;
   }
   return instance;
-}).bind(null);
+}
 
-const fromBase64 = (function fromBase64(text: string): Uint8Array<ArrayBuffer> {
+function fromBase64(text: string): Uint8Array<ArrayBuffer> {
   const native = (Uint8Array as { fromBase64?: (s: string) => Uint8Array<ArrayBuffer> })
     .fromBase64;
   if (native) return native(text);
@@ -82,7 +77,7 @@ const fromBase64 = (function fromBase64(text: string): Uint8Array<ArrayBuffer> {
   const bytes = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
   return bytes;
-}).bind(null);
+}
 
 /**
  * Whether this runtime can run the module (compiled and instantiated on the first
@@ -90,9 +85,9 @@ const fromBase64 = (function fromBase64(text: string): Uint8Array<ArrayBuffer> {
  *
  * @returns True where {@linkcode zstdWasmDecompress} can decode.
  */
-export const zstdWasmAvailable = (function zstdWasmAvailable(): boolean {
+export function zstdWasmAvailable(): boolean {
   return exportsOrNull() !== null;
-}).bind(null);
+}
 
 /**
  * Decompresses one Zstandard frame into exactly `rawLength` bytes with libzstd in
@@ -114,56 +109,55 @@ export const zstdWasmAvailable = (function zstdWasmAvailable(): boolean {
  * assert.deepEqual(zstdWasmDecompress(frame, 3), new TextEncoder().encode("abc"));
  * ```
  */
-export const zstdWasmDecompress =
-  (function zstdWasmDecompress(data: Uint8Array, rawLength: number): Uint8Array | null {
-    const lib = exportsOrNull();
-    if (lib === null) return null;
-    // malloc(0) may return 0, which also means failure: ask for at least one byte.
-    const src = lib.malloc(Math.max(1, data.length));
-    const dst = src === 0 ? 0 : lib.malloc(Math.max(1, rawLength));
-    if (dst === 0) {
-      if (src !== 0) lib.free(src);
-      return null;
-    }
-    let size: number;
-    try {
-      new Uint8Array(lib.memory.buffer, src, data.length).set(data);
-      size = lib.ZSTD_decompress(dst, rawLength, src, data.length);
-    } catch (cause) {
-      // A trap leaves the heap in an unknown state: the next call makes a new instance.
-      instance = undefined;
-      throw new CodecError(
-        "DECODE_FAILED",
-        `Cannot decode zstd block of ${data.length} bytes: libzstd (WebAssembly) trapped`,
-        { cause },
-      );
-    }
-    try {
-      if (size < 0) {
-        const code = -size;
-        if (code === DST_TOO_SMALL) {
-          throw new CodecError(
-            "LENGTH_MISMATCH",
-            `Cannot decode zstd block: it expands to more than the expected ${rawLength} bytes`,
-          );
-        }
-        const name = ERROR_NAMES[code] ?? `libzstd error ${code}`;
-        throw new CodecError(
-          "DECODE_FAILED",
-          `Cannot decode zstd block of ${data.length} bytes: ${name}`,
-          { cause: new Error(name) },
-        );
-      }
-      if (size !== rawLength) {
+export function zstdWasmDecompress(data: Uint8Array, rawLength: number): Uint8Array | null {
+  const lib = exportsOrNull();
+  if (lib === null) return null;
+  // malloc(0) may return 0, which also means failure: ask for at least one byte.
+  const src = lib.malloc(Math.max(1, data.length));
+  const dst = src === 0 ? 0 : lib.malloc(Math.max(1, rawLength));
+  if (dst === 0) {
+    if (src !== 0) lib.free(src);
+    return null;
+  }
+  let size: number;
+  try {
+    new Uint8Array(lib.memory.buffer, src, data.length).set(data);
+    size = lib.ZSTD_decompress(dst, rawLength, src, data.length);
+  } catch (cause) {
+    // A trap leaves the heap in an unknown state: the next call makes a new instance.
+    instance = undefined;
+    throw new CodecError(
+      "DECODE_FAILED",
+      `Cannot decode zstd block of ${data.length} bytes: libzstd (WebAssembly) trapped`,
+      { cause },
+    );
+  }
+  try {
+    if (size < 0) {
+      const code = -size;
+      if (code === DST_TOO_SMALL) {
         throw new CodecError(
           "LENGTH_MISMATCH",
-          `Cannot decode zstd block: it expands to ${size} bytes, expected ${rawLength}`,
+          `Cannot decode zstd block: it expands to more than the expected ${rawLength} bytes`,
         );
       }
-      // A copy: the heap is reused by the next call.
-      return new Uint8Array(lib.memory.buffer, dst, size).slice();
-    } finally {
-      lib.free(src);
-      lib.free(dst);
+      const name = ERROR_NAMES[code] ?? `libzstd error ${code}`;
+      throw new CodecError(
+        "DECODE_FAILED",
+        `Cannot decode zstd block of ${data.length} bytes: ${name}`,
+        { cause: new Error(name) },
+      );
     }
-  }).bind(null);
+    if (size !== rawLength) {
+      throw new CodecError(
+        "LENGTH_MISMATCH",
+        `Cannot decode zstd block: it expands to ${size} bytes, expected ${rawLength}`,
+      );
+    }
+    // A copy: the heap is reused by the next call.
+    return new Uint8Array(lib.memory.buffer, dst, size).slice();
+  } finally {
+    lib.free(src);
+    lib.free(dst);
+  }
+}

@@ -82,16 +82,11 @@ const ENTRIES: readonly Entry[] = [
   },
 ];
 
-// The functions a read runs are written `(function name(...) {...}).bind(null)`: V8
-// compiles a parenthesized function with its module, so its bytecode comes from Deno's
-// code cache instead of a compile on its first call, which is its only call in a quick
-// command (~0.05-0.3 ms each). `.bind(null)` keeps the parentheses through Deno's
-// TypeScript emit, which drops them elsewhere.
 /**
  * The codec of a registry entry: its module loads on the first encode or decode (its
  * decoder's module alone on a decode, where it has one).
  */
-const lazyCodec = (function lazyCodec(entry: Entry): Codec {
+function lazyCodec(entry: Entry): Codec {
   let loaded: Promise<Codec> | null = null;
   const codec = (): Promise<Codec> =>
     loaded ??= entry.load().then((impl) => {
@@ -119,7 +114,7 @@ const lazyCodec = (function lazyCodec(entry: Entry): Codec {
         (await (decoder ??= loadDecode()))(data, rawLength)
       : async (data: Uint8Array, rawLength: number) => (await codec()).decode(data, rawLength),
   });
-}).bind(null);
+}
 
 /** Every registered codec, in wire-code order. Frozen. */
 export const CODECS: readonly Codec[] = Object.freeze(ENTRIES.map(lazyCodec));
@@ -154,7 +149,7 @@ const BY_CODE: ReadonlyMap<number, Codec> = new Map(CODECS.map((codec) => [codec
  * assert.throws(() => codecById("brotli"), { code: "UNKNOWN_CODEC" });
  * ```
  */
-export const codecById = (function codecById(id: string): Codec {
+export function codecById(id: string): Codec {
   const codec = BY_ID.get(id);
   if (codec === undefined) {
     throw new CodecError(
@@ -165,7 +160,7 @@ export const codecById = (function codecById(id: string): Codec {
     );
   }
   return codec;
-}).bind(null);
+}
 
 /**
  * Looks a codec up by its one-byte wire code.

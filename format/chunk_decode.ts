@@ -62,11 +62,6 @@ export interface ChunkDecodeOptions {
   prefix?: number;
 }
 
-// The functions a read runs are written `(function name(...) {...}).bind(null)`: V8
-// compiles a parenthesized function with its module, so its bytecode comes from Deno's
-// code cache instead of a compile on its first call, which is its only call in a quick
-// command (~0.05-0.3 ms each). `.bind(null)` keeps the parentheses through Deno's
-// TypeScript emit, which drops them elsewhere.
 /**
  * Decodes a chunk job's wanted columns (each dependency once, before what needs it).
  *
@@ -75,7 +70,7 @@ export interface ChunkDecodeOptions {
  * @returns The wanted columns, in the job's order.
  * @throws {FormatError} CORRUPT for a dependency cycle or bytes a codec or predictor rejects.
  */
-export const decodeChunkJob = (async function decodeChunkJob(
+export async function decodeChunkJob(
   job: ChunkDecodeJob,
   options: ChunkDecodeOptions = {},
 ): Promise<Column[]> {
@@ -115,14 +110,14 @@ export const decodeChunkJob = (async function decodeChunkJob(
   return rows < job.rows
     ? columns.map((c) => c.values.length > rows ? sliceColumn(c, 0, rows) : c)
     : columns;
-}).bind(null);
+}
 
 /**
  * The blocks of a prefix decode that must still be decoded whole: those some block
  * decoded whole, or one whose predictor does not declare `prefixDeps`, is
  * conditioned on.
  */
-const decodedWhole = (async function decodedWhole(job: ChunkDecodeJob): Promise<Set<number>> {
+async function decodedWhole(job: ChunkDecodeJob): Promise<Set<number>> {
   const prefixDeps = await Promise.all(
     job.blocks.map((b) =>
       b.deps.length === 0 || b.bytes === null
@@ -144,7 +139,7 @@ const decodedWhole = (async function decodedWhole(job: ChunkDecodeJob): Promise<
     }
   }
   return whole;
-}).bind(null);
+}
 
 /** A column a chunk lacks, as it reads: every row null (the type's zero under validity 0). */
 export function nullColumn(field: Field, rows: number): Column {

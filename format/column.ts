@@ -193,11 +193,6 @@ export const BIGINT_TYPES: ReadonlySet<ColumnType> = new Set([
 /** Column types held as `string[]`. */
 export const TEXT_TYPES: ReadonlySet<ColumnType> = new Set(["string", "json"]);
 
-// The functions a read runs are written `(function name(...) {...}).bind(null)`: V8
-// compiles a parenthesized function with its module, so its bytecode comes from Deno's
-// code cache instead of a compile on its first call, which is its only call in a quick
-// command (~0.05-0.3 ms each). `.bind(null)` keeps the parentheses through Deno's
-// TypeScript emit, which drops them elsewhere.
 /**
  * Whether a decimal field's unscaled values are held in a `bigint[]` (more than
  * {@link MAX_NARROW_DECIMAL_PRECISION} digits) rather than a `BigInt64Array`.
@@ -205,10 +200,9 @@ export const TEXT_TYPES: ReadonlySet<ColumnType> = new Set(["string", "json"]);
  * @param field A field.
  * @returns True for a decimal wider than 18 digits.
  */
-export const isWideDecimal =
-  (function isWideDecimal(field: Pick<Field, "type" | "precision">): boolean {
-    return field.type === "decimal" && (field.precision ?? 0) > MAX_NARROW_DECIMAL_PRECISION;
-  }).bind(null);
+export function isWideDecimal(field: Pick<Field, "type" | "precision">): boolean {
+  return field.type === "decimal" && (field.precision ?? 0) > MAX_NARROW_DECIMAL_PRECISION;
+}
 
 /**
  * Creates an empty column of a field's type and the given length (all zeros, no nulls).
@@ -266,37 +260,36 @@ export function columnLength(column: Column): number {
  * @param end Last row, exclusive.
  * @returns The slice.
  */
-export const sliceColumn =
-  (function sliceColumn(column: Column, start: number, end: number): Column {
-    const validity = column.validity ? column.validity.subarray(start, end) : null;
-    switch (column.type) {
-      case "int64":
-      case "timestamp":
-      case "date":
-      case "time":
-      case "duration":
-        return { type: column.type, values: column.values.subarray(start, end), validity };
-      case "decimal":
-        return {
-          type: column.type,
-          values: column.values instanceof BigInt64Array
-            ? column.values.subarray(start, end)
-            : column.values.slice(start, end),
-          validity,
-        };
-      case "float64":
-        return { type: column.type, values: column.values.subarray(start, end), validity };
-      case "float32":
-        return { type: column.type, values: column.values.subarray(start, end), validity };
-      case "float16":
-        return { type: column.type, values: column.values.subarray(start, end), validity };
-      case "bool":
-        return { type: column.type, values: column.values.subarray(start, end), validity };
-      case "string":
-      case "json":
-        return { type: column.type, values: column.values.slice(start, end), validity };
-    }
-  }).bind(null);
+export function sliceColumn(column: Column, start: number, end: number): Column {
+  const validity = column.validity ? column.validity.subarray(start, end) : null;
+  switch (column.type) {
+    case "int64":
+    case "timestamp":
+    case "date":
+    case "time":
+    case "duration":
+      return { type: column.type, values: column.values.subarray(start, end), validity };
+    case "decimal":
+      return {
+        type: column.type,
+        values: column.values instanceof BigInt64Array
+          ? column.values.subarray(start, end)
+          : column.values.slice(start, end),
+        validity,
+      };
+    case "float64":
+      return { type: column.type, values: column.values.subarray(start, end), validity };
+    case "float32":
+      return { type: column.type, values: column.values.subarray(start, end), validity };
+    case "float16":
+      return { type: column.type, values: column.values.subarray(start, end), validity };
+    case "bool":
+      return { type: column.type, values: column.values.subarray(start, end), validity };
+    case "string":
+    case "json":
+      return { type: column.type, values: column.values.slice(start, end), validity };
+  }
+}
 
 /**
  * Returns rows `[start, end)` of a batch.
@@ -306,7 +299,7 @@ export const sliceColumn =
  * @param end Last row, exclusive.
  * @returns A batch of `end - start` rows.
  */
-export const sliceBatch = (function sliceBatch(batch: Batch, start: number, end: number): Batch {
+export function sliceBatch(batch: Batch, start: number, end: number): Batch {
   const s = Math.max(0, Math.min(start, batch.length));
   const e = Math.max(s, Math.min(end, batch.length));
   return {
@@ -314,7 +307,7 @@ export const sliceBatch = (function sliceBatch(batch: Batch, start: number, end:
     columns: batch.columns.map((c) => sliceColumn(c, s, e)),
     length: e - s,
   };
-}).bind(null);
+}
 
 /**
  * Concatenates columns of one field into one column.

@@ -93,11 +93,6 @@ export interface StartedOutput {
   close(): void;
 }
 
-// The functions a read runs are written `(function name(...) {...}).bind(null)`: V8
-// compiles a parenthesized function with its module, so its bytecode comes from Deno's
-// code cache instead of a compile on its first call, which is its only call in a quick
-// command (~0.05-0.3 ms each). `.bind(null)` keeps the parentheses through Deno's
-// TypeScript emit, which drops them elsewhere.
 /**
  * Starts, before the rows come, what writing `path` will need: for a Parquet file,
  * the writer's Worker, whose DuckDB (~0.1-0.2 s to load, more on a busy machine)
@@ -108,27 +103,26 @@ export interface StartedOutput {
  * @param format Its format, else by extension.
  * @returns What was started, or null when the output needs nothing ahead.
  */
-export const startOutput =
-  (function startOutput(path: string, format?: OutputFormat): StartedOutput | null {
-    if (path === STDOUT) return null;
-    let f: OutputFormat;
-    try {
-      f = format ?? outputFormatOf(path);
-    } catch {
-      return null; // writeOutput reports it
-    }
-    if (f !== "parquet") return null;
-    const parquet = startParquetWorker();
-    let closed = false;
-    return {
-      parquet,
-      close() {
-        if (closed) return;
-        closed = true;
-        parquet.then((w) => w?.close());
-      },
-    };
-  }).bind(null);
+export function startOutput(path: string, format?: OutputFormat): StartedOutput | null {
+  if (path === STDOUT) return null;
+  let f: OutputFormat;
+  try {
+    f = format ?? outputFormatOf(path);
+  } catch {
+    return null; // writeOutput reports it
+  }
+  if (f !== "parquet") return null;
+  const parquet = startParquetWorker();
+  let closed = false;
+  return {
+    parquet,
+    close() {
+      if (closed) return;
+      closed = true;
+      parquet.then((w) => w?.close());
+    },
+  };
+}
 
 /** What {@link writeOutput} wrote. */
 export interface WriteOutputResult {
@@ -152,7 +146,7 @@ export interface WriteOutputResult {
  * assert.equal(outputFormatOf("out/table.Parquet"), "parquet");
  * ```
  */
-export const outputFormatOf = (function outputFormatOf(path: string): OutputFormat {
+export function outputFormatOf(path: string): OutputFormat {
   if (path === STDOUT) return "csv";
   const ext = extensionOf(path).toLowerCase();
   const format = Object.hasOwn(OUTPUT_EXTENSIONS, ext) ? OUTPUT_EXTENSIONS[ext] : undefined;
@@ -165,7 +159,7 @@ export const outputFormatOf = (function outputFormatOf(path: string): OutputForm
     );
   }
   return format;
-}).bind(null);
+}
 
 /**
  * `node:path`'s `extname(path)`, without loading `node:path` for a plain name: a last
@@ -186,7 +180,7 @@ export function extensionOf(path: string): string {
   return nodePath().extname(path);
 }
 
-const checkDelimiter = (function checkDelimiter(d: string): void {
+function checkDelimiter(d: string): void {
   const c = d.charCodeAt(0);
   if (d.length !== 1 || c > 127 || c === 34 || c === 10 || c === 13) {
     throw new IoError(
@@ -194,7 +188,7 @@ const checkDelimiter = (function checkDelimiter(d: string): void {
       `Cannot use '${d}' as the CSV delimiter: it must be one ASCII character other than a quote, CR or LF`,
     );
   }
-}).bind(null);
+}
 
 /**
  * Writes batches to a file, atomically (temp file beside the target, then rename), or
@@ -219,7 +213,7 @@ const checkDelimiter = (function checkDelimiter(d: string): void {
  * const { rows, bytes } = await writeOutput("out.csv", source.schema, source.batches());
  * ```
  */
-export const writeOutput = (async function writeOutput(
+export async function writeOutput(
   path: string,
   schema: Schema,
   batches: AsyncIterable<Prepared> | Iterable<Prepared>,
@@ -231,9 +225,9 @@ export const writeOutput = (async function writeOutput(
     // Already closed by a write that used it; this lets go of one it did not.
     options.started?.close();
   }
-}).bind(null);
+}
 
-const writeOutputOnce = (async function writeOutputOnce(
+async function writeOutputOnce(
   path: string,
   schema: Schema,
   batches: AsyncIterable<Prepared> | Iterable<Prepared>,
@@ -284,7 +278,7 @@ const writeOutputOnce = (async function writeOutputOnce(
     }
     throw writeFailed(path, err);
   }
-}).bind(null);
+}
 
 /** The formats {@link writeToStream} writes: those that stream. */
 export const STREAM_FORMATS = ["csv", "jsonl", "arrow"] as const;
@@ -354,7 +348,7 @@ type OutputTarget =
  * rename: renaming over anything else would replace a FIFO, a device or a link to
  * one (`/dev/stdout`) with a regular file.
  */
-const outputTarget = (async function outputTarget(path: string): Promise<OutputTarget> {
+async function outputTarget(path: string): Promise<OutputTarget> {
   if (path === STDOUT) return { kind: "stdout" };
   let info: Deno.FileInfo;
   try {
@@ -377,7 +371,7 @@ const outputTarget = (async function outputTarget(path: string): Promise<OutputT
     );
   }
   return { kind: "stream", path };
-}).bind(null);
+}
 
 /** What to write, whatever the target. */
 interface WriteSpec {
@@ -445,7 +439,7 @@ async function writeParquet(
 }
 
 /** Writes a format that streams (every one but Parquet) into `sink`. */
-const writeTo = (async function writeTo(sink: ByteWriter, spec: WriteSpec): Promise<number> {
+async function writeTo(sink: ByteWriter, spec: WriteSpec): Promise<number> {
   const { schema, input } = spec;
   switch (spec.format) {
     case "csv":
@@ -465,7 +459,7 @@ const writeTo = (async function writeTo(sink: ByteWriter, spec: WriteSpec): Prom
     case "parquet":
       throw new Error("writeTo(): Parquet is written by DuckDB to a path");
   }
-}).bind(null);
+}
 
 /** Writes a regular file: into a locked temp file beside it, fsynced, then renamed over it. */
 async function writeFile(
@@ -567,7 +561,7 @@ class SyncAhead implements ByteWriter {
  * truncating. Parquet, which DuckDB writes to a seekable file, is staged in a private
  * temp directory and copied in.
  */
-const writeStream = (async function writeStream(
+async function writeStream(
   target: Exclude<OutputTarget, { kind: "file" }>,
   spec: WriteSpec,
 ): Promise<WriteOutputResult> {
@@ -596,7 +590,7 @@ const writeStream = (async function writeStream(
   } finally {
     file?.close();
   }
-}).bind(null);
+}
 
 async function stageParquet(sink: ByteWriter, spec: WriteSpec): Promise<number> {
   const dir = await Deno.makeTempDir({ prefix: "permafrost-parquet-" });
@@ -640,7 +634,7 @@ type PreparedFor<K extends PreparedKind> = K extends "text" ? Batch | RenderedRo
  * An input checked for a writer that takes batches and rows prepared its own way:
  * rows prepared for another format cannot be turned back into values.
  */
-const preparedFor = (async function* preparedFor<K extends PreparedKind>(
+async function* preparedFor<K extends PreparedKind>(
   input: AsyncIterable<Prepared>,
   kind: K,
 ): AsyncGenerator<PreparedFor<K>> {
@@ -660,10 +654,10 @@ const preparedFor = (async function* preparedFor<K extends PreparedKind>(
     }
     yield item as PreparedFor<K>;
   }
-}).bind(null);
+}
 
 /** Passes batches through, remembering any error the input itself throws. */
-const tagErrors = (async function* tagErrors<T extends Prepared>(
+async function* tagErrors<T extends Prepared>(
   batches: AsyncIterable<T> | Iterable<T>,
   tagged: WeakSet<object>,
 ): AsyncGenerator<T> {
@@ -685,7 +679,7 @@ const tagErrors = (async function* tagErrors<T extends Prepared>(
   } finally {
     await it.return?.();
   }
-}).bind(null);
+}
 
 function destinationExists(path: string): IoError {
   return new IoError(

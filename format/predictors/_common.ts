@@ -46,11 +46,6 @@ export function intValues(id: string, column: Column): BigInt64Array | null {
   return values instanceof BigInt64Array ? values : null;
 }
 
-// The functions a read runs are written `(function name(...) {...}).bind(null)`: V8
-// compiles a parenthesized function with its module, so its bytecode comes from Deno's
-// code cache instead of a compile on its first call, which is its only call in a quick
-// command (~0.05-0.3 ms each). `.bind(null)` keeps the parentheses through Deno's
-// TypeScript emit, which drops them elsewhere.
 /**
  * Checks the length a caller asks for, reads the block's row count and
  * compares them.
@@ -62,7 +57,7 @@ export function intValues(id: string, column: Column): BigInt64Array | null {
  * @returns A reader positioned after the row count.
  * @throws {FormatError} `CORRUPT` if `length` is not a count or the block holds another count.
  */
-export const openBlock = (function openBlock(
+export function openBlock(
   id: string,
   bytes: Uint8Array,
   length: number,
@@ -86,7 +81,7 @@ export const openBlock = (function openBlock(
     );
   }
   return reader;
-}).bind(null);
+}
 
 /**
  * The values a decoder must return: `context.prefix` when the caller reads only the
@@ -96,10 +91,9 @@ export const openBlock = (function openBlock(
  * @param prefix The context's `prefix`, if any.
  * @returns A count from 0 to `length`.
  */
-export const rowsToDecode =
-  (function rowsToDecode(length: number, prefix: number | undefined): number {
-    return prefix === undefined || !(prefix >= 0) || prefix >= length ? length : Math.floor(prefix);
-  }).bind(null);
+export function rowsToDecode(length: number, prefix: number | undefined): number {
+  return prefix === undefined || !(prefix >= 0) || prefix >= length ? length : Math.floor(prefix);
+}
 
 /**
  * Checks that a decoder was asked for a column type it handles.
@@ -109,16 +103,15 @@ export const rowsToDecode =
  * @param ok Whether the predictor matches the field.
  * @throws {FormatError} `CORRUPT`: the footer named a predictor that cannot hold this type.
  */
-export const checkDecodeField =
-  (function checkDecodeField(id: string, field: Field, ok: boolean): void {
-    if (!ok) {
-      throw new FormatError(
-        "CORRUPT",
-        `Cannot decode ${id} block of column '${field.name}': expected a column type ${id} handles, found '${field.type}'`,
-        { column: field.name },
-      );
-    }
-  }).bind(null);
+export function checkDecodeField(id: string, field: Field, ok: boolean): void {
+  if (!ok) {
+    throw new FormatError(
+      "CORRUPT",
+      `Cannot decode ${id} block of column '${field.name}': expected a column type ${id} handles, found '${field.type}'`,
+      { column: field.name },
+    );
+  }
+}
 
 /**
  * Checks the column given to an encoder and returns it narrowed.
@@ -149,9 +142,9 @@ export function expectColumn(id: string, column: Column, types: ReadonlySet<Colu
  * @param values The decoded values.
  * @returns The column, without validity.
  */
-export const intColumn = (function intColumn(field: Field, values: BigInt64Array): Column {
+export function intColumn(field: Field, values: BigInt64Array): Column {
   return { type: field.type as BigIntColumn["type"], values, validity: null };
-}).bind(null);
+}
 
 /**
  * Builds the column a text predictor decodes (`string` or `json`).
@@ -160,6 +153,6 @@ export const intColumn = (function intColumn(field: Field, values: BigInt64Array
  * @param values The decoded values.
  * @returns The column, without validity.
  */
-export const textColumn = (function textColumn(field: Field, values: string[]): Column {
+export function textColumn(field: Field, values: string[]): Column {
   return { type: field.type === "json" ? "json" : "string", values, validity: null };
-}).bind(null);
+}

@@ -49,25 +49,20 @@ export function wordsOf(values: BigInt64Array | Float64Array): Uint32Array {
   return words;
 }
 
-// The functions a read runs are written `(function name(...) {...}).bind(null)`: V8
-// compiles a parenthesized function with its module, so its bytecode comes from Deno's
-// code cache instead of a compile on its first call, which is its only call in a quick
-// command (~0.05-0.3 ms each). `.bind(null)` keeps the parentheses through Deno's
-// TypeScript emit, which drops them elsewhere.
 /**
  * Returns the int64 values whose 64-bit patterns are `words` (takes ownership of `words`).
  *
  * @param words `[low, high]` per value, in a buffer this call may reuse.
  * @returns `words.length / 2` values.
  */
-export const bigIntsFromWords = (function bigIntsFromWords(words: Uint32Array): BigInt64Array {
+export function bigIntsFromWords(words: Uint32Array): BigInt64Array {
   if (LITTLE_ENDIAN && words.byteOffset % 8 === 0) {
     return new BigInt64Array(words.buffer, words.byteOffset, words.length >>> 1);
   }
   const out = new BigInt64Array(words.length >>> 1);
   new Uint32Array(out.buffer).set(swapIfBigEndian(words));
   return out;
-}).bind(null);
+}
 
 /**
  * Returns the float64 values whose 64-bit patterns are `words`, bit for bit
@@ -155,7 +150,7 @@ export function zigzagInPlace(words: Uint32Array): void {
  *
  * @param words Zigzagged values as words, overwritten.
  */
-export const unzigzagInPlace = (function unzigzagInPlace(words: Uint32Array): void {
+export function unzigzagInPlace(words: Uint32Array): void {
   for (let i = 0; i < words.length; i += 2) {
     const lo = words[i]!;
     const hi = words[i + 1]!;
@@ -163,7 +158,7 @@ export const unzigzagInPlace = (function unzigzagInPlace(words: Uint32Array): vo
     words[i] = ((lo >>> 1) | (hi << 31)) ^ neg;
     words[i + 1] = (hi >>> 1) ^ neg;
   }
-}).bind(null);
+}
 
 /**
  * Zigzags one signed 64-bit value (wrapping).
@@ -266,7 +261,7 @@ function writePlane(
  * @param stride Bytes of one plane in `src` (default `words.length / 2`; more when
  *   only the first values of each plane are wanted).
  */
-export const readPlaneRange = (function readPlaneRange(
+export function readPlaneRange(
   src: Uint8Array,
   range: readonly [from: number, to: number],
   words: Uint32Array,
@@ -284,7 +279,7 @@ export const readPlaneRange = (function readPlaneRange(
     }
     at += stride;
   }
-}).bind(null);
+}
 
 /**
  * Returns the size of {@linkcode writePlanes}'s output.
@@ -328,24 +323,23 @@ export function writePlanes(
  * @throws {FormatError} `CORRUPT` if the width is not 0..8 (1..8 when `count > 0`)
  *   or fewer than `width * count` bytes are left.
  */
-export const readPlanes =
-  (function readPlanes(reader: ByteReader, count: number, keep = count): Uint32Array {
-    const at = reader.offset;
-    const width = reader.u8("byte-plane width");
-    if (width > 8 || (width === 0 && count > 0)) {
-      throw new FormatError(
-        "CORRUPT",
-        `Cannot read byte planes of ${count} values: expected a width from ${
-          count > 0 ? 1 : 0
-        } to 8, found ${width}`,
-        { offset: at },
-      );
-    }
-    const src = reader.bytes(width * count, `${width} byte planes of ${count} values`);
-    const words = new Uint32Array(Math.max(0, Math.min(keep, count)) * 2);
-    readPlaneRange(src, [0, width], words, count);
-    return words;
-  }).bind(null);
+export function readPlanes(reader: ByteReader, count: number, keep = count): Uint32Array {
+  const at = reader.offset;
+  const width = reader.u8("byte-plane width");
+  if (width > 8 || (width === 0 && count > 0)) {
+    throw new FormatError(
+      "CORRUPT",
+      `Cannot read byte planes of ${count} values: expected a width from ${
+        count > 0 ? 1 : 0
+      } to 8, found ${width}`,
+      { offset: at },
+    );
+  }
+  const src = reader.bytes(width * count, `${width} byte planes of ${count} values`);
+  const words = new Uint32Array(Math.max(0, Math.min(keep, count)) * 2);
+  readPlaneRange(src, [0, width], words, count);
+  return words;
+}
 
 /**
  * Returns the number of bytes of an unsigned LEB128 varint.

@@ -65,12 +65,7 @@ function bitTokens(bits: Uint32Array | Uint16Array, validity: Uint8Array | null)
 }
 
 /** One token per row of a dependency column. */
-// The functions a read runs are written `(function name(...) {...}).bind(null)`: V8
-// compiles a parenthesized function with its module, so its bytecode comes from Deno's
-// code cache instead of a compile on its first call, which is its only call in a quick
-// command (~0.05-0.3 ms each). `.bind(null)` keeps the parentheses through Deno's
-// TypeScript emit, which drops them elsewhere.
-export const depTokens = (function depTokens(dep: Column): readonly Token[] {
+export function depTokens(dep: Column): readonly Token[] {
   const { validity } = dep;
   switch (dep.type) {
     case "string":
@@ -100,7 +95,7 @@ export const depTokens = (function depTokens(dep: Column): readonly Token[] {
     default:
       return intTokens(dep.values, validity);
   }
-}).bind(null);
+}
 
 /** Checks the dependencies and returns their tokens (the second is null for one dependency). */
 export function depKeys(
@@ -119,7 +114,7 @@ export function depKeys(
  * returns, but a string dependency a dictionary decoder built (`coded_strings.ts`) is
  * numbered from its codes, with no hashing of its strings per row.
  */
-export const depKeyIds = (function depKeyIds(
+export function depKeyIds(
   id: string,
   deps: readonly Column[],
   length: number,
@@ -133,16 +128,16 @@ export const depKeyIds = (function depKeyIds(
   }
   const first = depIds(deps[0]!);
   return deps[1] === undefined ? first : pairIds(first, depIds(deps[1]), length);
-}).bind(null);
+}
 
 /** A dependency's codes and dictionary, when it is a string column without nulls that has them. */
-const codedOf = (function codedOf(
+function codedOf(
   dep: Column,
 ): { values: readonly string[]; codes: Uint32Array; dictionary: readonly string[] } | null {
   if ((dep.type !== "string" && dep.type !== "json") || dep.validity !== null) return null;
   const coded = codesOf(dep.values);
   return coded === undefined ? null : { values: dep.values, ...coded };
-}).bind(null);
+}
 
 /**
  * The key ids of two coded dependencies in one pass, straight from their codes: what
@@ -153,21 +148,20 @@ const codedOf = (function codedOf(
  * texts, the table of code pairs stays proportional to the block, and every row is
  * its code's entry.
  */
-const codedPairIds =
-  (function codedPairIds(a: Column, b: Column): { ids: Int32Array; count: number } | null {
-    const ca = codedOf(a);
-    const cb = codedOf(b);
-    if (ca === null || cb === null) return null;
-    const n = ca.values.length;
-    const wide = cb.dictionary.length;
-    const room = ca.dictionary.length * wide;
-    if (room > 4 * n + 1024) return null;
-    if (new Set(ca.dictionary).size !== ca.dictionary.length) return null;
-    if (new Set(cb.dictionary).size !== wide) return null;
-    const ids = new Int32Array(n);
-    const count = codedPairLoop(ca, cb, new Int32Array(room).fill(-1), ids);
-    return count < 0 ? null : { ids, count };
-  }).bind(null);
+function codedPairIds(a: Column, b: Column): { ids: Int32Array; count: number } | null {
+  const ca = codedOf(a);
+  const cb = codedOf(b);
+  if (ca === null || cb === null) return null;
+  const n = ca.values.length;
+  const wide = cb.dictionary.length;
+  const room = ca.dictionary.length * wide;
+  if (room > 4 * n + 1024) return null;
+  if (new Set(ca.dictionary).size !== ca.dictionary.length) return null;
+  if (new Set(cb.dictionary).size !== wide) return null;
+  const ids = new Int32Array(n);
+  const count = codedPairLoop(ca, cb, new Int32Array(room).fill(-1), ids);
+  return count < 0 ? null : { ids, count };
+}
 
 /**
  * {@link codedPairIds}'s loop: fills `ids`, returns the count of pairs, or −1 when a
@@ -269,13 +263,13 @@ function slotIds(words: Uint32Array, min: number, slot: Int32Array, ids: Int32Ar
 }
 
 /** A dependency's dense ids (see {@link denseIds}): from its codes when it has them. */
-const depIds = (function depIds(dep: Column): { ids: Int32Array; count: number } {
+function depIds(dep: Column): { ids: Int32Array; count: number } {
   if ((dep.type === "string" || dep.type === "json") && dep.validity === null) {
     const coded = codesOf(dep.values);
     if (coded !== undefined) return codedIds(dep.values, coded.codes, coded.dictionary);
   }
   return denseIds(depTokens(dep));
-}).bind(null);
+}
 
 /**
  * {@link denseIds} of strings known as codes into a dictionary: an id per code on its
@@ -314,7 +308,7 @@ function codedIds(
   return { ids, count: idOf.size };
 }
 
-const checkDeps = (function checkDeps(
+function checkDeps(
   id: string,
   deps: readonly Column[],
   length: number,
@@ -339,24 +333,23 @@ const checkDeps = (function checkDeps(
       );
     }
   }
-}).bind(null);
+}
 
 /** Numbers each distinct token from 0, in order of first appearance. */
-export const denseIds =
-  (function denseIds(tokens: readonly Token[]): { ids: Int32Array; count: number } {
-    const idOf = new Map<Token, number>();
-    const ids = new Int32Array(tokens.length);
-    for (let i = 0; i < tokens.length; i++) {
-      const t = tokens[i]!;
-      let id = idOf.get(t);
-      if (id === undefined) {
-        id = idOf.size;
-        idOf.set(t, id);
-      }
-      ids[i] = id;
+export function denseIds(tokens: readonly Token[]): { ids: Int32Array; count: number } {
+  const idOf = new Map<Token, number>();
+  const ids = new Int32Array(tokens.length);
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i]!;
+    let id = idOf.get(t);
+    if (id === undefined) {
+      id = idOf.size;
+      idOf.set(t, id);
     }
-    return { ids, count: idOf.size };
-  }).bind(null);
+    ids[i] = id;
+  }
+  return { ids, count: idOf.size };
+}
 
 /**
  * One key id per row, numbered from 0 in order of first appearance: rows with
@@ -375,7 +368,7 @@ export function keyIds(
 }
 
 /** Key ids of the pairs of two dependencies' dense ids (see {@link keyIds}). */
-const pairIds = (function pairIds(
+function pairIds(
   first: { ids: Int32Array; count: number },
   second: { ids: Int32Array; count: number },
   n: number,
@@ -408,7 +401,7 @@ const pairIds = (function pairIds(
     ids[i] = id;
   }
   return { ids, count };
-}).bind(null);
+}
 
 /**
  * The column whose row `i` is entry `indexOf[i]` of a decoded dictionary: strings,
@@ -419,7 +412,7 @@ const pairIds = (function pairIds(
  * @param indexOf One entry index per row (checked by the caller).
  * @returns The column, without validity.
  */
-export const columnOfEntries = (function columnOfEntries(
+export function columnOfEntries(
   field: Field,
   dictionary: readonly string[] | Uint32Array,
   indexOf: Uint32Array,
@@ -437,4 +430,4 @@ export const columnOfEntries = (function columnOfEntries(
     words[2 * i + 1] = dictionary[2 * d + 1]!;
   }
   return intColumn(field, bigIntsFromWords(words));
-}).bind(null);
+}

@@ -143,11 +143,6 @@ export function writeTexts(plan: TextPlan, out: Uint8Array, at: number): number 
   return at + text.length;
 }
 
-// The functions a read runs are written `(function name(...) {...}).bind(null)`: V8
-// compiles a parenthesized function with its module, so its bytecode comes from Deno's
-// code cache instead of a compile on its first call, which is its only call in a quick
-// command (~0.05-0.3 ms each). `.bind(null)` keeps the parentheses through Deno's
-// TypeScript emit, which drops them elsewhere.
 /**
  * Decodes UTF-8 strictly, keeping a leading U+FEFF.
  *
@@ -156,13 +151,13 @@ export function writeTexts(plan: TextPlan, out: Uint8Array, at: number): number 
  * @returns The text.
  * @throws {FormatError} `CORRUPT` on invalid UTF-8.
  */
-export const decodeText = (function decodeText(bytes: Uint8Array, what: string): string {
+export function decodeText(bytes: Uint8Array, what: string): string {
   try {
     return DECODER.decode(bytes);
   } catch (cause) {
     throw new FormatError("CORRUPT", `Cannot decode ${what}: invalid UTF-8`, { cause });
   }
-}).bind(null);
+}
 
 /**
  * Reads a text stream of `count` strings.
@@ -174,53 +169,52 @@ export const decodeText = (function decodeText(bytes: Uint8Array, what: string):
  * @throws {FormatError} `CORRUPT` if the lengths need more bytes than are
  *   left, the text is not UTF-8, or a boundary splits a character.
  */
-export const readTexts =
-  (function readTexts(reader: ByteReader, count: number, what: string): string[] {
-    if (count > reader.remaining) {
-      throw new FormatError(
-        "CORRUPT",
-        `Cannot read ${what}: expected at least ${count} bytes of lengths, found ${reader.remaining}`,
-        { offset: reader.offset },
-      );
-    }
-    const lengths = new Float64Array(count);
-    let total = 0;
+export function readTexts(reader: ByteReader, count: number, what: string): string[] {
+  if (count > reader.remaining) {
+    throw new FormatError(
+      "CORRUPT",
+      `Cannot read ${what}: expected at least ${count} bytes of lengths, found ${reader.remaining}`,
+      { offset: reader.offset },
+    );
+  }
+  const lengths = new Float64Array(count);
+  let total = 0;
+  for (let i = 0; i < count; i++) {
+    const n = reader.varint("string length");
+    lengths[i] = n;
+    total += n;
+  }
+  const textAt = reader.offset;
+  const bytes = reader.bytes(total, `${count} strings of ${what}`);
+  const text = decodeText(bytes, what);
+  const out = new Array<string>(count);
+  if (text.length === total) {
+    // Only ASCII decodes to one unit per byte: byte offsets are string offsets.
+    let at = 0;
     for (let i = 0; i < count; i++) {
-      const n = reader.varint("string length");
-      lengths[i] = n;
-      total += n;
-    }
-    const textAt = reader.offset;
-    const bytes = reader.bytes(total, `${count} strings of ${what}`);
-    const text = decodeText(bytes, what);
-    const out = new Array<string>(count);
-    if (text.length === total) {
-      // Only ASCII decodes to one unit per byte: byte offsets are string offsets.
-      let at = 0;
-      for (let i = 0; i < count; i++) {
-        const end = at + lengths[i]!;
-        out[i] = text.slice(at, end);
-        at = end;
-      }
-      return out;
-    }
-    let b = 0;
-    let u = 0;
-    for (let i = 0; i < count; i++) {
-      const end = b + lengths[i]!;
-      const start = u;
-      if (end > b && (bytes[b]! & 0xc0) === 0x80) {
-        throw new FormatError(
-          "CORRUPT",
-          `Cannot read ${what}: expected string ${i} to start a UTF-8 character, found a continuation byte`,
-          { offset: textAt + b },
-        );
-      }
-      for (; b < end; b++) {
-        const x = bytes[b]!;
-        if ((x & 0xc0) !== 0x80) u += x >= 0xf0 ? 2 : 1;
-      }
-      out[i] = text.slice(start, u);
+      const end = at + lengths[i]!;
+      out[i] = text.slice(at, end);
+      at = end;
     }
     return out;
-  }).bind(null);
+  }
+  let b = 0;
+  let u = 0;
+  for (let i = 0; i < count; i++) {
+    const end = b + lengths[i]!;
+    const start = u;
+    if (end > b && (bytes[b]! & 0xc0) === 0x80) {
+      throw new FormatError(
+        "CORRUPT",
+        `Cannot read ${what}: expected string ${i} to start a UTF-8 character, found a continuation byte`,
+        { offset: textAt + b },
+      );
+    }
+    for (; b < end; b++) {
+      const x = bytes[b]!;
+      if ((x & 0xc0) !== 0x80) u += x >= 0xf0 ? 2 : 1;
+    }
+    out[i] = text.slice(start, u);
+  }
+  return out;
+}

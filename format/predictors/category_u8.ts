@@ -32,14 +32,9 @@ const ID = "category_u8";
 /** Most distinct values one block can hold: one byte per code. */
 const MAX_CATEGORIES = 256;
 
-// The functions a read runs are written `(function name(...) {...}).bind(null)`: V8
-// compiles a parenthesized function with its module, so its bytecode comes from Deno's
-// code cache instead of a compile on its first call, which is its only call in a quick
-// command (~0.05-0.3 ms each). `.bind(null)` keeps the parentheses through Deno's
-// TypeScript emit, which drops them elsewhere.
-const matches = (function matches(field: Field): boolean {
+function matches(field: Field): boolean {
   return TEXT_TYPES.has(field.type);
-}).bind(null);
+}
 
 function encode(column: Column, context: EncodeContext): Uint8Array | null {
   const { values } = expectColumn(ID, column, TEXT_TYPES) as StringColumn;
@@ -92,7 +87,7 @@ function encode(column: Column, context: EncodeContext): Uint8Array | null {
   return out;
 }
 
-const decode = (function decode(bytes: Uint8Array, length: number, context: DecodeContext): Column {
+function decode(bytes: Uint8Array, length: number, context: DecodeContext): Column {
   checkDecodeField(ID, context.field, matches(context.field));
   const what = `${ID} block of column '${context.field.name}'`;
   const reader = openBlock(ID, bytes, length, context.field);
@@ -123,7 +118,7 @@ const decode = (function decode(bytes: Uint8Array, length: number, context: Deco
     );
   }
   return textColumn(context.field, values);
-}).bind(null);
+}
 
 /**
  * Puts each row's dictionary value in `values`; returns the first row whose code is
@@ -131,15 +126,14 @@ const decode = (function decode(bytes: Uint8Array, length: number, context: Deco
  * in its middle (OSR), does not leave that code at `decode`'s next lines, which had
  * not run yet (no feedback: a deopt).
  */
-const fillValues =
-  (function fillValues(values: string[], codes: Uint8Array, dictionary: readonly string[]): number {
-    for (let i = 0; i < values.length; i++) {
-      const v = dictionary[codes[i]!];
-      if (v === undefined) return i;
-      values[i] = v;
-    }
-    return -1;
-  }).bind(null);
+function fillValues(values: string[], codes: Uint8Array, dictionary: readonly string[]): number {
+  for (let i = 0; i < values.length; i++) {
+    const v = dictionary[codes[i]!];
+    if (v === undefined) return i;
+    values[i] = v;
+  }
+  return -1;
+}
 
 /**
  * Dictionary + one byte per row, for strings with at most 256 distinct values.

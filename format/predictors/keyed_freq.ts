@@ -63,14 +63,9 @@ const ID = "keyed_freq";
 const FREQ_RANK_ID = "freq_rank";
 const KEYED: ReadonlySet<Field["type"]> = new Set(["int64", "date", "string"]);
 
-// The functions a read runs are written `(function name(...) {...}).bind(null)`: V8
-// compiles a parenthesized function with its module, so its bytecode comes from Deno's
-// code cache instead of a compile on its first call, which is its only call in a quick
-// command (~0.05-0.3 ms each). `.bind(null)` keeps the parentheses through Deno's
-// TypeScript emit, which drops them elsewhere.
-const matches = (function matches(field: Field): boolean {
+function matches(field: Field): boolean {
   return KEYED.has(field.type);
-}).bind(null);
+}
 
 /**
  * The count-sorted value lists of every key, shared by encoder and decoder so
@@ -181,25 +176,25 @@ function writeCapped(values: ArrayLike<number>, out: Uint8Array, at: number): nu
  * (OSR), does not leave that code at `readCapped`'s next lines, which had not run
  * yet (no feedback: a deopt a block).
  */
-const escapesBefore = (function escapesBefore(bytes: Uint8Array, to: number): number {
+function escapesBefore(bytes: Uint8Array, to: number): number {
   let escapes = 0;
   for (let i = 0; i < to; i++) if (bytes[i] === ESCAPE) escapes++;
   return escapes;
-}).bind(null);
+}
 
 /** The first escape byte at or after `from` (the caller knows there is one). */
-const nextEscape = (function nextEscape(bytes: Uint8Array, from: number): number {
+function nextEscape(bytes: Uint8Array, from: number): number {
   let i = from;
   while (bytes[i] !== ESCAPE) i++;
   return i;
-}).bind(null);
+}
 
 /**
  * Reads what {@link writeCapped} wrote for `count` values, or only the first `keep`
  * of them (the bytes and every escape are read past either way; the count of escapes
  * is then checked against those kept only).
  */
-const readCapped = (function readCapped(
+function readCapped(
   reader: ByteReader,
   count: number,
   what: string,
@@ -233,7 +228,7 @@ const readCapped = (function readCapped(
     values[i++] = ESCAPE + excess;
   }
   return values;
-}).bind(null);
+}
 
 /** Key ids of the rows, numbered from 0 in order of first appearance, and their count. */
 type Keys = { ids: Int32Array; count: number };
@@ -348,12 +343,11 @@ function decodeKeyed(bytes: Uint8Array, length: number, context: DecodeContext):
   });
 }
 
-const decodeOneKey =
-  (function decodeOneKey(bytes: Uint8Array, length: number, context: DecodeContext): Column {
-    // One key: the ranks are in row order, so a prefix of the rows needs a prefix of them.
-    const rows = rowsToDecode(length, context.prefix);
-    return decode(FREQ_RANK_ID, bytes, length, rows, context.field, true, () => oneKey(rows));
-  }).bind(null);
+function decodeOneKey(bytes: Uint8Array, length: number, context: DecodeContext): Column {
+  // One key: the ranks are in row order, so a prefix of the rows needs a prefix of them.
+  const rows = rowsToDecode(length, context.prefix);
+  return decode(FREQ_RANK_ID, bytes, length, rows, context.field, true, () => oneKey(rows));
+}
 
 /**
  * The rows' values under one key (`freq_rank`), on typed arrays: the key's list and
@@ -370,7 +364,7 @@ const decodeOneKey =
  * object for want of feedback, and again on later chunks (17 deopts a thaw of
  * flights-3m).
  */
-const oneKeyValues = (function oneKeyValues(
+function oneKeyValues(
   ranks: Uint32Array,
   newRanks: Uint32Array,
   newCount: number,
@@ -414,7 +408,7 @@ const oneKeyValues = (function oneKeyValues(
     countAt[index] = count;
   }
   return listed;
-}).bind(null);
+}
 
 /**
  * Decodes the first `rows` rows of a block of `id` (all `length` of them, or a prefix
@@ -423,7 +417,7 @@ const oneKeyValues = (function oneKeyValues(
  * every row are skipped); `keysOf` gives the rows' keys once the bytes are read (at
  * least `rows` of them; all `length` unless `inOrder`).
  */
-const decode = (function decode(
+function decode(
   id: string,
   bytes: Uint8Array,
   length: number,
@@ -543,7 +537,7 @@ const decode = (function decode(
     );
   }
   return columnOfEntries(field, texts ?? ints!, valueOfRow);
-}).bind(null);
+}
 
 /**
  * Per-key frequency ranks, grouped by key, for a column predicted by one or two others.

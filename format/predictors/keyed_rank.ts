@@ -67,14 +67,9 @@ const MAX_LIST = 255;
 /** Lists shorter than this are scanned without asking the presence set first. */
 const SHORT_LIST = 16;
 
-// The functions a read runs are written `(function name(...) {...}).bind(null)`: V8
-// compiles a parenthesized function with its module, so its bytecode comes from Deno's
-// code cache instead of a compile on its first call, which is its only call in a quick
-// command (~0.05-0.3 ms each). `.bind(null)` keeps the parentheses through Deno's
-// TypeScript emit, which drops them elsewhere.
-const matches = (function matches(field: Field): boolean {
+function matches(field: Field): boolean {
   return KEYED.has(field.type);
-}).bind(null);
+}
 
 function encode(column: Column, context: EncodeContext): Uint8Array {
   const col = expectColumn(ID, column, KEYED) as
@@ -173,13 +168,13 @@ function rankRows(
  * V8, which optimizes a long count in the middle of it (OSR), does not leave that
  * code at `decode`'s next lines, which had not run yet (no feedback: a deopt a chunk).
  */
-const zerosBefore = (function zerosBefore(ranks: Uint8Array, to: number): number {
+function zerosBefore(ranks: Uint8Array, to: number): number {
   let zeros = 0;
   for (let i = 0; i < to; i++) if (ranks[i] === 0) zeros++;
   return zeros;
-}).bind(null);
+}
 
-const decode = (function decode(bytes: Uint8Array, length: number, context: DecodeContext): Column {
+function decode(bytes: Uint8Array, length: number, context: DecodeContext): Column {
   const { field } = context;
   checkDecodeField(ID, field, matches(field));
   const what = `${ID} block of column '${field.name}'`;
@@ -248,13 +243,13 @@ const decode = (function decode(bytes: Uint8Array, length: number, context: Deco
     literalOfRow[i] = lit;
   }
   return columnOfEntries(field, texts ?? ints!, literalOfRow);
-}).bind(null);
+}
 
 /**
  * How many integer literals the byte planes at the reader hold (`[u8 width][width ×
  * count bytes]`, the last field of `block`), without moving it.
  */
-const literalCountOfPlanes = (function literalCountOfPlanes(
+function literalCountOfPlanes(
   block: Uint8Array,
   reader: ByteReader,
   what: string,
@@ -270,7 +265,7 @@ const literalCountOfPlanes = (function literalCountOfPlanes(
     );
   }
   return width === 0 ? 0 : (rest - 1) / width;
-}).bind(null);
+}
 
 /**
  * Per-key move-to-front ranks, for a column predicted by one or two others.

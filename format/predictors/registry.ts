@@ -254,11 +254,6 @@ const BY_ID: ReadonlyMap<string, Entry> = new Map(ENTRIES.map((e) => [e.id, e]))
 /** Each predictor asked for so far (one load per id, however many blocks name it). */
 const loaded = new Map<string, Promise<Predictor>>();
 
-// The functions a read runs are written `(function name(...) {...}).bind(null)`: V8
-// compiles a parenthesized function with its module, so its bytecode comes from Deno's
-// code cache instead of a compile on its first call, which is its only call in a quick
-// command (~0.05-0.3 ms each). `.bind(null)` keeps the parentheses through Deno's
-// TypeScript emit, which drops them elsewhere.
 /**
  * Looks a predictor up by the id an archive footer records, loading its module the
  * first time.
@@ -275,7 +270,7 @@ const loaded = new Map<string, Promise<Predictor>>();
  * await assert.rejects(predictorById("gorilla"), { code: "UNKNOWN_PREDICTOR" });
  * ```
  */
-export const predictorById = (function predictorById(id: string): Promise<Predictor> {
+export function predictorById(id: string): Promise<Predictor> {
   const known = loaded.get(id);
   if (known) return known;
   const entry = BY_ID.get(id);
@@ -296,7 +291,7 @@ export const predictorById = (function predictorById(id: string): Promise<Predic
   });
   loaded.set(id, predictor);
   return predictor;
-}).bind(null);
+}
 
 /**
  * Loads every registered predictor: what the writer's trial chooses among.

@@ -41,14 +41,9 @@ const TWO_32 = 4294967296;
 /** Deltas with a high word in `[-2^19, 2^19)` are below 2^51 in magnitude. */
 const SMALL_HI = 0x80000;
 
-// The functions a read runs are written `(function name(...) {...}).bind(null)`: V8
-// compiles a parenthesized function with its module, so its bytecode comes from Deno's
-// code cache instead of a compile on its first call, which is its only call in a quick
-// command (~0.05-0.3 ms each). `.bind(null)` keeps the parentheses through Deno's
-// TypeScript emit, which drops them elsewhere.
-const matches = (function matches(field: Field): boolean {
+function matches(field: Field): boolean {
   return field.type === "timestamp";
-}).bind(null);
+}
 
 function gcd(a: number, b: number): number {
   while (b !== 0) {
@@ -148,7 +143,7 @@ function encodeBig(first: bigint, d: Uint32Array): Uint8Array {
   return planesBlock(m + 1, [first, g], d);
 }
 
-const decode = (function decode(bytes: Uint8Array, length: number, context: DecodeContext): Column {
+function decode(bytes: Uint8Array, length: number, context: DecodeContext): Column {
   checkDecodeField(ID, context.field, matches(context.field));
   const reader = openBlock(ID, bytes, length, context.field);
   const first = reader.i64("first timestamp");
@@ -178,7 +173,7 @@ const decode = (function decode(bytes: Uint8Array, length: number, context: Deco
   words.set(q, 2);
   prefixSumInPlace(words);
   return { type: "timestamp", values: bigIntsFromWords(words), validity: null };
-}).bind(null);
+}
 
 /**
  * The first `rows` timestamps in one pass over the zigzagged deltas `q` (unzigzag,
@@ -186,7 +181,7 @@ const decode = (function decode(bytes: Uint8Array, length: number, context: Deco
  * might leave ±(2^53 − 1): then the wrapping 64-bit passes below decode the block.
  * Within that range every step is exact, so the values are the same.
  */
-const sumSmall = (function sumSmall(
+function sumSmall(
   q: Uint32Array,
   first: bigint,
   scale: bigint,
@@ -215,7 +210,7 @@ const sumSmall = (function sumSmall(
     words[2 * i + 1] = Math.floor(acc / TWO_32);
   }
   return bigIntsFromWords(words);
-}).bind(null);
+}
 
 /** Multiplies signed 64-bit values by `scale`, wrapping mod 2^64. */
 function multiplyInPlace(q: Uint32Array, scale: bigint): void {
