@@ -753,27 +753,13 @@ class CsvRows {
         const v = w.validity;
         if (v !== null && v[r] === 0) continue;
         switch (w.kind) {
-          case CsvKind.Coded: {
-            const code = w.codes[r]!;
-            const start = w.cellAt[code]!;
-            if (start >= 0 && w.strings[r] === w.dictionary[code]) {
-              const short = w.shortLength[code]!;
-              if (short >= 0) {
-                view.setUint32(p, w.shortCell[code]!, true);
-                p += short;
-                continue;
-              }
-              const end = w.cellEnd[code]!;
-              const cells = w.cells;
-              for (let k = start; k < end; k++) buf[p++] = cells[k]!;
-              continue;
-            }
-            break;
-          }
+          case CsvKind.Coded:
           case CsvKind.Exact: {
             const code = w.codes[r]!;
             const start = w.cellAt[code]!;
-            if (start >= 0) {
+            // An exact column's rows are its codes' entries; another's are checked.
+            const exactRow = w.kind === CsvKind.Exact || w.strings[r] === w.dictionary[code];
+            if (start >= 0 && exactRow) {
               const short = w.shortLength[code]!;
               if (short >= 0) {
                 view.setUint32(p, w.shortCell[code]!, true);
