@@ -18,7 +18,7 @@ import type { Column, Field, StringColumn } from "./column.ts";
 import { emptyColumn, sliceColumn } from "./column.ts";
 import { FormatError } from "./errors.ts";
 import { movable } from "../internal/transfer.ts";
-import { type CodedStrings as CodedStringsOf, codesOf, withCodes } from "./coded_strings.ts";
+import { type CodedStrings as CodedStringsOf, codesOf, rowsOfCodes } from "./coded_strings.ts";
 
 /** One block of a {@link ChunkDecodeJob}. */
 export interface DecodeBlockJob {
@@ -223,12 +223,11 @@ export function codedColumn(
   into: string[] = new Array<string>(posted.coded.codes.length),
 ): Column {
   const { codes, dictionary } = posted.coded;
-  fillRows(into, codes, dictionary);
-  return { type: "string", values: withCodes(into, codes, dictionary), validity: posted.validity };
-}
-
-function fillRows(values: string[], codes: Uint32Array, dictionary: readonly string[]): void {
-  for (let i = 0; i < codes.length; i++) values[i] = dictionary[codes[i]!]!;
+  return {
+    type: "string",
+    values: rowsOfCodes(codes, dictionary, into),
+    validity: posted.validity,
+  };
 }
 
 /**

@@ -50,6 +50,24 @@ export function withCodes<T extends readonly string[]>(
 }
 
 /**
+ * A coded column's rows built from its codes, `dictionary[codes[i]]` each, with the
+ * codes recorded on them ({@link withCodes}).
+ *
+ * @param codes One code per row (each below `dictionary.length`: the caller checked).
+ * @param dictionary The entries.
+ * @param into An array of `codes.length` to fill; by default a new one.
+ * @returns The rows (`into` when given).
+ */
+export function rowsOfCodes(
+  codes: Uint32Array,
+  dictionary: readonly string[],
+  into: string[] = new Array<string>(codes.length),
+): string[] {
+  for (let i = 0; i < codes.length; i++) into[i] = dictionary[codes[i]!]!;
+  return withCodes(into, codes, dictionary);
+}
+
+/**
  * The codes recorded for a values array by {@link withCodes}, if any (check each row
  * as this module's header says before trusting a code).
  *

@@ -30,7 +30,7 @@ import {
 } from "./_format.ts";
 import { IoError } from "./errors.ts";
 import { TICKS_PER_SECOND } from "./_time.ts";
-import { codesOf, withCodes } from "../format/coded_strings.ts";
+import { codesOf, rowsOfCodes, withCodes } from "../format/coded_strings.ts";
 
 const FLUSH_BYTES = 1 << 20;
 const encoder = new TextEncoder();
@@ -584,9 +584,7 @@ export function exactCodedColumn(
 ): Column {
   if (dictionary.length > codes.length || rows.length !== codes.length) {
     // The writer renders each entry once only for dictionaries no longer than the rows.
-    const values = new Array<string>(codes.length);
-    for (let i = 0; i < codes.length; i++) values[i] = dictionary[codes[i]!]!;
-    return { type: "string", values: withCodes(values, codes, dictionary), validity };
+    return { type: "string", values: rowsOfCodes(codes, dictionary), validity };
   }
   exact.add(rows);
   return { type: "string", values: withCodes(rows, codes, dictionary), validity };

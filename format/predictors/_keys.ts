@@ -16,7 +16,7 @@
  *
  * @module
  */
-import { codesOf, withCodes } from "../coded_strings.ts";
+import { codesOf, rowsOfCodes } from "../coded_strings.ts";
 import type { Column, Field } from "../column.ts";
 import { FormatError } from "../errors.ts";
 import { intColumn } from "./_common.ts";
@@ -419,9 +419,7 @@ export function columnOfEntries(
 ): Column {
   const length = indexOf.length;
   if (!(dictionary instanceof Uint32Array)) {
-    const values = new Array<string>(length);
-    for (let i = 0; i < length; i++) values[i] = dictionary[indexOf[i]!]!;
-    return { type: "string", values: withCodes(values, indexOf, dictionary), validity: null };
+    return { type: "string", values: rowsOfCodes(indexOf, dictionary), validity: null };
   }
   const words = new Uint32Array(2 * length);
   for (let i = 0; i < length; i++) {
