@@ -16,6 +16,7 @@
 import type { Codec } from "../codecs/codec.ts";
 import { CodecError } from "../codecs/errors.ts";
 import { type Column, type Field, isWideDecimal, sliceColumn } from "./column.ts";
+import type { CodedColumn, DecodedColumn } from "./coded_strings.ts";
 import { FormatError } from "./errors.ts";
 import { predictorById } from "./predictors/registry.ts";
 
@@ -31,28 +32,46 @@ export interface BlockLocation {
   offset: number;
 }
 
+/** What {@link decodeBlock} needs besides the stored bytes. */
+export interface BlockDecodeOptions {
+  rows: number;
+  rawLength: number;
+  field: Field;
+  predictor: string;
+  codec: Codec;
+  /** The decoded columns it is conditioned on (as codes only where its predictor declares `codedDeps`). */
+  deps: readonly DecodedColumn[];
+  at: BlockLocation;
+  /** Only rows `[0, prefix)` are wanted (the predictor may then decode only those). */
+  prefix?: number;
+  /**
+   * A string column may come back as codes alone ({@link CodedColumn}), when its
+   * predictor decodes by dictionary (`decodeCoded`) and every row is wanted.
+   */
+  codes?: boolean;
+}
+
 /**
  * Decodes a stored block back into a column.
  *
  * @param stored The stored bytes (hash already checked by the caller).
  * @param options Row count, field, predictor id, codec, decoded deps, location; `prefix`
- * when only rows `[0, prefix)` are wanted (the predictor may then decode only those).
+ * when only rows `[0, prefix)` are wanted; `codes` when codes may stand for a string column's rows.
  * @returns The column, with validity restored: `prefix` rows when given, else `rows`.
  * @throws {FormatError} CORRUPT when the codec or predictor rejects the bytes; UNKNOWN_PREDICTOR.
  */
+export function decodeBlock(
+  stored: Uint8Array,
+  options: BlockDecodeOptions & { codes?: false },
+): Promise<Column>;
+export function decodeBlock(
+  stored: Uint8Array,
+  options: BlockDecodeOptions,
+): Promise<DecodedColumn>;
 export async function decodeBlock(
   stored: Uint8Array,
-  options: {
-    rows: number;
-    rawLength: number;
-    field: Field;
-    predictor: string;
-    codec: Codec;
-    deps: readonly Column[];
-    at: BlockLocation;
-    prefix?: number;
-  },
-): Promise<Column> {
+  options: BlockDecodeOptions,
+): Promise<DecodedColumn> {
   const { rows, field, at } = options;
   const wanted = options.prefix === undefined ? rows : Math.max(0, Math.min(rows, options.prefix));
   const predictor = await predictorById(options.predictor);
@@ -91,6 +110,16 @@ export async function decodeBlock(
       validity = new Uint8Array(wanted);
       for (let i = 0; i < wanted; i++) validity[i] = (body[i >> 3]! >> (i & 7)) & 1;
       body = body.subarray(bitmapLength);
+    }
+    if (options.codes && predictor.decodeCoded && wanted === rows && field.type === "string") {
+      const coded = predictor.decodeCoded(body, rows, { field, deps: options.deps });
+      if (coded.codes.length !== rows) {
+        throw new FormatError(
+          "CORRUPT",
+          `predictor returned ${coded.codes.length} codes, expected ${rows}`,
+        );
+      }
+      return { type: "string", coded, validity } satisfies CodedColumn;
     }
     let column = predictor.decode(
       body,

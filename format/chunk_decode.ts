@@ -18,7 +18,13 @@ import type { Column, Field, StringColumn } from "./column.ts";
 import { emptyColumn, sliceColumn } from "./column.ts";
 import { FormatError } from "./errors.ts";
 import { movable } from "../internal/transfer.ts";
-import { type CodedStrings as CodedStringsOf, codesOf, rowsOfCodes } from "./coded_strings.ts";
+import {
+  type CodedColumn,
+  codedColumn,
+  type CodedStrings,
+  codesOf,
+  type DecodedColumn,
+} from "./coded_strings.ts";
 
 /** One block of a {@link ChunkDecodeJob}. */
 export interface DecodeBlockJob {
@@ -60,24 +66,41 @@ export interface ChunkDecodeOptions {
    * else whole, as a predictor that ignores `prefix` needs its deps whole.
    */
   prefix?: number;
+  /**
+   * String columns may come back as codes alone ({@link CodedColumn}: no string per
+   * row), for a caller that only posts them on (`packColumns`): those a dictionary
+   * predictor decodes (`decodeCoded`) and that no block needs as rows (every block
+   * conditioned on one declares `codedDeps`). Whole decodes only (no `prefix`).
+   */
+  codes?: boolean;
 }
 
 /**
  * Decodes a chunk job's wanted columns (each dependency once, before what needs it).
  *
  * @param job The job built by the reader.
- * @param options `prefix`: the rows needed, from the chunk's first (default all).
+ * @param options `prefix`: the rows needed, from the chunk's first (default all);
+ * `codes`: string columns may come as codes.
  * @returns The wanted columns, in the job's order.
  * @throws {FormatError} CORRUPT for a dependency cycle or bytes a codec or predictor rejects.
  */
+export function decodeChunkJob(
+  job: ChunkDecodeJob,
+  options?: ChunkDecodeOptions & { codes?: false },
+): Promise<Column[]>;
+export function decodeChunkJob(
+  job: ChunkDecodeJob,
+  options: ChunkDecodeOptions,
+): Promise<DecodedColumn[]>;
 export async function decodeChunkJob(
   job: ChunkDecodeJob,
   options: ChunkDecodeOptions = {},
-): Promise<Column[]> {
+): Promise<DecodedColumn[]> {
   const rows = options.prefix === undefined ? job.rows : Math.min(job.rows, options.prefix);
   const whole = rows < job.rows ? await decodedWhole(job) : new Set<number>();
-  const decoded = new Map<number, Promise<Column>>();
-  const decode = (i: number, trail: readonly number[]): Promise<Column> => {
+  const coded = options.codes && rows === job.rows ? await decodedAsCodes(job) : new Set<number>();
+  const decoded = new Map<number, Promise<DecodedColumn>>();
+  const decode = (i: number, trail: readonly number[]): Promise<DecodedColumn> => {
     const known = decoded.get(i);
     if (known) return known;
     if (trail.includes(i)) {
@@ -101,6 +124,7 @@ export async function decodeChunkJob(
           deps,
           at: { chunk: job.chunk, column: block.field.name, offset: block.offset },
           prefix,
+          codes: coded.has(i),
         })
     );
     decoded.set(i, promise);
@@ -108,8 +132,28 @@ export async function decodeChunkJob(
   };
   const columns = await Promise.all(job.wanted.map((i) => decode(i, [])));
   return rows < job.rows
-    ? columns.map((c) => c.values.length > rows ? sliceColumn(c, 0, rows) : c)
+    ? (columns as Column[]).map((c) => c.values.length > rows ? sliceColumn(c, 0, rows) : c)
     : columns;
+}
+
+/**
+ * The blocks a decode that takes codes ({@link ChunkDecodeOptions.codes}) decodes as
+ * codes: string columns whose predictor has `decodeCoded`, unless a block conditioned
+ * on one reads its dependencies as rows (no `codedDeps`).
+ */
+async function decodedAsCodes(job: ChunkDecodeJob): Promise<Set<number>> {
+  const predictors = await Promise.all(
+    job.blocks.map((b) => b.bytes === null ? null : predictorById(b.predictor)),
+  );
+  const asCodes = new Set<number>();
+  for (const [i, block] of job.blocks.entries()) {
+    if (block.field.type === "string" && predictors[i]?.decodeCoded) asCodes.add(i);
+  }
+  for (const [i, block] of job.blocks.entries()) {
+    if (predictors[i]?.codedDeps === true) continue;
+    for (const d of block.deps) asCodes.delete(d);
+  }
+  return asCodes;
 }
 
 /**
@@ -179,28 +223,17 @@ export function packStrings(column: StringColumn): PackedStrings {
   };
 }
 
-/**
- * A string column with dictionary codes (`coded_strings.ts`) as it crosses to another
- * thread: the codes and the dictionary, not one string per row. Its rows are built
- * again from them on arrival, with the same codes recorded.
- */
-export interface CodedStrings {
-  type: "string";
-  coded: { codes: Uint32Array; dictionary: string[] };
-  validity: Uint8Array | null;
-}
-
 /** A column ready to post: typed arrays as they are, strings packed or coded. */
 export type PostedColumn =
   | Exclude<Column, { type: "string" | "json" }>
   | PackedStrings
-  | CodedStrings;
+  | CodedColumn;
 
 /**
  * A string column's codes, when it has them and every row is its code's entry (as
  * `coded_strings.ts` asks a reader to check); else null.
  */
-function checkedCodes(values: readonly string[]): CodedStringsOf | null {
+function checkedCodes(values: readonly string[]): CodedStrings | null {
   const coded = codesOf(values);
   if (coded === undefined || coded.dictionary.length > values.length) return null;
   const { codes, dictionary } = coded;
@@ -211,26 +244,6 @@ function checkedCodes(values: readonly string[]): CodedStringsOf | null {
 }
 
 /**
- * A {@link CodedStrings} column as it arrives: its rows built from the codes, with the
- * codes recorded on them (`withCodes`).
- *
- * @param posted The coded column.
- * @param into An array of the rows' length to fill (a Worker that renders, and reads
- * the rows only while it does, keeps one per column); by default a new one.
- */
-export function codedColumn(
-  posted: CodedStrings,
-  into: string[] = new Array<string>(posted.coded.codes.length),
-): Column {
-  const { codes, dictionary } = posted.coded;
-  return {
-    type: "string",
-    values: rowsOfCodes(codes, dictionary, into),
-    validity: posted.validity,
-  };
-}
-
-/**
  * Packs columns to post to another thread, with the buffers to transfer (see
  * `internal/transfer.ts`).
  *
@@ -238,12 +251,16 @@ export function codedColumn(
  * @returns What to post, and the transfer list.
  */
 export function packColumns(
-  columns: readonly Column[],
+  columns: readonly DecodedColumn[],
 ): { columns: PostedColumn[]; transfer: ArrayBuffer[] } {
   const transfer = new Set<ArrayBuffer>();
   const own = <T extends ArrayBufferView>(view: T): T => movable(view, transfer);
   const posted = columns.map((column): PostedColumn => {
     const validity = column.validity === null ? null : own(column.validity);
+    if ("coded" in column) {
+      const { codes, dictionary } = column.coded;
+      return { type: "string", coded: { codes: own(codes), dictionary }, validity };
+    }
     const coded = column.type === "string" ? checkedCodes(column.values) : null;
     if (coded !== null) {
       // The codes copied: the decoder's own may be a view its dictionary's caches share.

@@ -14,8 +14,14 @@
  * when it does not, so that a values array changed after decoding can never be
  * misread.
  *
+ * A column can also be held as its codes alone ({@link CodedColumn}), its rows never
+ * built: what a decode that only posts a column on (a thaw's decoding Worker) asks a
+ * dictionary decoder for. There the codes are the column, not a hint beside it, so
+ * nothing needs checking; {@link rowsOf} builds the rows where a consumer needs them.
+ *
  * @module
  */
+import type { Column } from "./column.ts";
 
 /** A string column's rows as codes into a dictionary. */
 export interface CodedStrings {
@@ -24,6 +30,20 @@ export interface CodedStrings {
   /** The texts the codes point at. */
   readonly dictionary: readonly string[];
 }
+
+/**
+ * A string column held as codes into its dictionary, without one string per row: a
+ * dictionary decoder's answer to a caller that asked for codes (`Predictor.decodeCoded`,
+ * `decodeChunkJob`'s `codes`), and how such a column crosses between threads.
+ */
+export interface CodedColumn {
+  readonly type: "string";
+  readonly coded: CodedStrings;
+  readonly validity: Uint8Array | null;
+}
+
+/** A decoded column: rows, or (a string column) codes alone. */
+export type DecodedColumn = Column | CodedColumn;
 
 const coded = new WeakMap<readonly string[], CodedStrings>();
 
@@ -65,6 +85,43 @@ export function rowsOfCodes(
 ): string[] {
   for (let i = 0; i < codes.length; i++) into[i] = dictionary[codes[i]!]!;
   return withCodes(into, codes, dictionary);
+}
+
+/**
+ * A {@link CodedColumn}'s rows built from its codes, with the codes recorded on them
+ * ({@link withCodes}).
+ *
+ * @param column The coded column.
+ * @param into An array of the rows' length to fill (a caller that reads the rows only
+ * for a while can keep one per column); by default a new one.
+ * @returns The column with its rows.
+ */
+export function codedColumn(
+  column: CodedColumn,
+  into: string[] = new Array<string>(column.coded.codes.length),
+): Column {
+  const { codes, dictionary } = column.coded;
+  return {
+    type: "string",
+    values: rowsOfCodes(codes, dictionary, into),
+    validity: column.validity,
+  };
+}
+
+/**
+ * A decoded column with rows: a {@link CodedColumn}'s built ({@link codedColumn}), any
+ * other as it is.
+ *
+ * @param column The column.
+ * @returns A column of rows.
+ */
+export function rowsOf(column: DecodedColumn): Column {
+  return "coded" in column ? codedColumn(column) : column;
+}
+
+/** A decoded column's row count. */
+export function rowCount(column: DecodedColumn): number {
+  return "coded" in column ? column.coded.codes.length : column.values.length;
 }
 
 /**

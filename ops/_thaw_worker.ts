@@ -9,13 +9,8 @@
  *
  * @module
  */
-import {
-  codedColumn,
-  type CodedStrings,
-  decodeChunkJob,
-  packColumns,
-  unpackColumns,
-} from "../format/chunk_decode.ts";
+import { decodeChunkJob, packColumns, unpackColumns } from "../format/chunk_decode.ts";
+import { type CodedColumn, codedColumn } from "../format/coded_strings.ts";
 import { sliceBatch } from "../format/column.ts";
 import type { Batch, Column } from "../format/column.ts";
 import { type PoolAnswer, servePoolWorker } from "../format/pool.ts";
@@ -90,9 +85,21 @@ servePoolWorker({
     }
     if (!t.render || !("rendering" in t.render)) detachOnce();
     for (const b of t.spare ?? []) if (spare.length < MAX_SPARE) spare.push(b);
-    const columns = await decodeChunkJob(t.job);
-    const whole: Batch = { schema: t.schema, columns, length: t.job.rows };
-    const batch = t.from === 0 && t.to === t.job.rows ? whole : sliceBatch(whole, t.from, t.to);
+    const all = t.from === 0 && t.to === t.job.rows;
+    if (!t.render) {
+      // Columns handed on: when whole, string columns may go as the codes they were
+      // decoded from, no string per row built here (the receiver builds what it needs).
+      const columns = all
+        ? await decodeChunkJob(t.job, { codes: true })
+        : sliceBatch(await decodedBatch(t), t.from, t.to).columns;
+      const packed = packColumns(columns);
+      return {
+        value: { columns: packed.columns, length: t.to - t.from },
+        transfer: packed.transfer,
+      };
+    }
+    const whole = await decodedBatch(t);
+    const batch = all ? whole : sliceBatch(whole, t.from, t.to);
     if (t.render && "arrow" in t.render) {
       // Plain column types need no apache-arrow here (see io/_arrow_parts.ts).
       const plain = plainArrowParts(batch);
@@ -107,15 +114,16 @@ servePoolWorker({
       const image = duckImageOf(t.schema, batch);
       return { value: image, transfer: duckImageTransfer(image) };
     }
-    if (t.render) {
-      const rendered = renderRows(t.schema, batch, t.render.rendering, t.render.firstRow, spare);
-      return { value: rendered, transfer: [rendered.bytes.buffer as ArrayBuffer] };
-    }
-    const packed = packColumns(batch.columns);
-    return { value: { columns: packed.columns, length: batch.length }, transfer: packed.transfer };
+    const rendered = renderRows(t.schema, batch, t.render.rendering, t.render.firstRow, spare);
+    return { value: rendered, transfer: [rendered.bytes.buffer as ArrayBuffer] };
   },
   close() {},
 });
+
+/** A chunk task's rows, all of its chunk's. */
+async function decodedBatch(t: ThawChunkTask): Promise<Batch> {
+  return { schema: t.schema, columns: await decodeChunkJob(t.job), length: t.job.rows };
+}
 
 /**
  * Renders columns another Worker decoded (`_pool_scan.ts`: a text thaw on two Workers
@@ -145,7 +153,7 @@ const rowsOf: string[][] = [];
  * the codes alone (`exactCodedColumn`: the CSV writer copies each entry's cell by code,
  * and the rows are never built).
  */
-function keptCodedColumn(posted: CodedStrings, i: number, csv: boolean): Column {
+function keptCodedColumn(posted: CodedColumn, i: number, csv: boolean): Column {
   let values = rowsOf[i];
   if (values === undefined || values.length !== posted.coded.codes.length) {
     values = rowsOf[i] = new Array<string>(posted.coded.codes.length);

@@ -16,7 +16,14 @@
  *
  * @module
  */
-import { codesOf, rowsOfCodes } from "../coded_strings.ts";
+import {
+  type CodedStrings,
+  codesOf,
+  type DecodedColumn,
+  rowCount,
+  rowsOf,
+  rowsOfCodes,
+} from "../coded_strings.ts";
 import type { Column, Field } from "../column.ts";
 import { FormatError } from "../errors.ts";
 import { intColumn } from "./_common.ts";
@@ -116,7 +123,7 @@ export function depKeys(
  */
 export function depKeyIds(
   id: string,
-  deps: readonly Column[],
+  deps: readonly DecodedColumn[],
   length: number,
   field: Field,
   encoding: boolean,
@@ -130,11 +137,18 @@ export function depKeyIds(
   return deps[1] === undefined ? first : pairIds(first, depIds(deps[1]), length);
 }
 
+/**
+ * A coded dependency: its codes and dictionary, and the rows to check against them
+ * (null for a `CodedColumn`, whose codes are its rows).
+ */
+interface CodedDep extends CodedStrings {
+  values: readonly string[] | null;
+}
+
 /** A dependency's codes and dictionary, when it is a string column without nulls that has them. */
-function codedOf(
-  dep: Column,
-): { values: readonly string[]; codes: Uint32Array; dictionary: readonly string[] } | null {
+function codedOf(dep: DecodedColumn): CodedDep | null {
   if ((dep.type !== "string" && dep.type !== "json") || dep.validity !== null) return null;
+  if ("coded" in dep) return { values: null, ...dep.coded };
   const coded = codesOf(dep.values);
   return coded === undefined ? null : { values: dep.values, ...coded };
 }
@@ -148,11 +162,14 @@ function codedOf(
  * texts, the table of code pairs stays proportional to the block, and every row is
  * its code's entry.
  */
-function codedPairIds(a: Column, b: Column): { ids: Int32Array; count: number } | null {
+function codedPairIds(
+  a: DecodedColumn,
+  b: DecodedColumn,
+): { ids: Int32Array; count: number } | null {
   const ca = codedOf(a);
   const cb = codedOf(b);
   if (ca === null || cb === null) return null;
-  const n = ca.values.length;
+  const n = ca.codes.length;
   const wide = cb.dictionary.length;
   const room = ca.dictionary.length * wide;
   if (room > 4 * n + 1024) return null;
@@ -170,8 +187,8 @@ function codedPairIds(a: Column, b: Column): { ids: Int32Array; count: number } 
  * ran: it had left at the object `codedPairIds` returns, for want of feedback.
  */
 function codedPairLoop(
-  ca: { values: readonly string[]; codes: Uint32Array; dictionary: readonly string[] },
-  cb: { values: readonly string[]; codes: Uint32Array; dictionary: readonly string[] },
+  ca: CodedDep,
+  cb: CodedDep,
   slot: Int32Array,
   ids: Int32Array,
 ): number {
@@ -183,7 +200,7 @@ function codedPairLoop(
   for (let i = 0; i < n; i++) {
     const x = xa[i]!;
     const y = xb[i]!;
-    if (va[i] !== da[x] || vb[i] !== db[y]) return -1;
+    if ((va !== null && va[i] !== da[x]) || (vb !== null && vb[i] !== db[y])) return -1;
     const pair = x * wide + y;
     let id = slot[pair]!;
     if (id < 0) {
@@ -263,12 +280,10 @@ function slotIds(words: Uint32Array, min: number, slot: Int32Array, ids: Int32Ar
 }
 
 /** A dependency's dense ids (see {@link denseIds}): from its codes when it has them. */
-function depIds(dep: Column): { ids: Int32Array; count: number } {
-  if ((dep.type === "string" || dep.type === "json") && dep.validity === null) {
-    const coded = codesOf(dep.values);
-    if (coded !== undefined) return codedIds(dep.values, coded.codes, coded.dictionary);
-  }
-  return denseIds(depTokens(dep));
+function depIds(dep: DecodedColumn): { ids: Int32Array; count: number } {
+  const coded = codedOf(dep);
+  if (coded !== null) return codedIds(coded.values, coded.codes, coded.dictionary);
+  return denseIds(depTokens(rowsOf(dep)));
 }
 
 /**
@@ -278,13 +293,13 @@ function depIds(dep: Column): { ids: Int32Array; count: number } {
  * through its text too.
  */
 function codedIds(
-  values: readonly string[],
+  values: readonly string[] | null,
   codes: Uint32Array,
   dictionary: readonly string[],
 ): { ids: Int32Array; count: number } {
   const idOf = new Map<Token, number>();
   const idOfCode = new Int32Array(dictionary.length).fill(-1);
-  const n = values.length;
+  const n = codes.length;
   const ids = new Int32Array(n);
   const byText = (t: string): number => {
     let id = idOf.get(t);
@@ -296,13 +311,12 @@ function codedIds(
   };
   for (let i = 0; i < n; i++) {
     const c = codes[i]!;
-    const v = values[i]!;
-    if (v !== dictionary[c]) {
-      ids[i] = byText(v);
+    if (values !== null && values[i] !== dictionary[c]) {
+      ids[i] = byText(values[i]!);
       continue;
     }
     let id = idOfCode[c]!;
-    if (id < 0) id = idOfCode[c] = byText(v);
+    if (id < 0) id = idOfCode[c] = byText(dictionary[c]!);
     ids[i] = id;
   }
   return { ids, count: idOf.size };
@@ -310,7 +324,7 @@ function codedIds(
 
 function checkDeps(
   id: string,
-  deps: readonly Column[],
+  deps: readonly DecodedColumn[],
   length: number,
   field: Field,
   encoding: boolean,
@@ -325,10 +339,12 @@ function checkDeps(
     );
   }
   for (const [d, dep] of deps.entries()) {
-    if (dep.values.length !== length) {
+    if (rowCount(dep) !== length) {
       throw new FormatError(
         code,
-        `Cannot ${action} ${id} block of column '${field.name}': expected dependency ${d} to have ${length} rows, found ${dep.values.length}`,
+        `Cannot ${action} ${id} block of column '${field.name}': expected dependency ${d} to have ${length} rows, found ${
+          rowCount(dep)
+        }`,
         { column: field.name },
       );
     }
@@ -404,19 +420,25 @@ function pairIds(
 }
 
 /**
- * The column whose row `i` is entry `indexOf[i]` of a decoded dictionary: strings,
- * or integers as words (`[low, high]` per entry). The keyed predictors' last step.
+ * What a keyed decode finds: each row's entry in the block's dictionary of values
+ * (texts for a string column, integers as words `[low, high]` per entry otherwise).
+ */
+export interface Entries {
+  /** The block's values. */
+  dictionary: readonly string[] | Uint32Array;
+  /** One entry index per row (checked by the decoder: each below the entry count). */
+  indexOf: Uint32Array;
+}
+
+/**
+ * The column whose row `i` is entry `indexOf[i]` of a decoded dictionary. The keyed
+ * predictors' last step (`decode`).
  *
  * @param field The column's field.
- * @param dictionary The entries: texts for a string column, words otherwise.
- * @param indexOf One entry index per row (checked by the caller).
+ * @param entries The dictionary and each row's entry.
  * @returns The column, without validity.
  */
-export function columnOfEntries(
-  field: Field,
-  dictionary: readonly string[] | Uint32Array,
-  indexOf: Uint32Array,
-): Column {
+export function columnOfEntries(field: Field, { dictionary, indexOf }: Entries): Column {
   const length = indexOf.length;
   if (!(dictionary instanceof Uint32Array)) {
     return { type: "string", values: rowsOfCodes(indexOf, dictionary), validity: null };
@@ -428,4 +450,19 @@ export function columnOfEntries(
     words[2 * i + 1] = dictionary[2 * d + 1]!;
   }
   return intColumn(field, bigIntsFromWords(words));
+}
+
+/**
+ * A string column's entries as codes into its texts, no string per row: the keyed
+ * predictors' `decodeCoded`.
+ *
+ * @param entries What the decode found (a string column's: texts).
+ * @returns The codes and the texts.
+ * @throws {TypeError} For an integer column's entries (a caller bug: codes are for strings).
+ */
+export function codesOfEntries({ dictionary, indexOf }: Entries): CodedStrings {
+  if (dictionary instanceof Uint32Array) {
+    throw new TypeError("Codes are for string columns; this block holds integers");
+  }
+  return { codes: indexOf, dictionary };
 }

@@ -14,7 +14,7 @@
  * @module
  */
 import type { Column, Field, StringColumn } from "../column.ts";
-import { codesOf, withCodes } from "../coded_strings.ts";
+import { type CodedStrings, codesOf, withCodes } from "../coded_strings.ts";
 import { FormatError } from "../errors.ts";
 import {
   checkDecodeField,
@@ -87,37 +87,73 @@ function encode(column: Column, context: EncodeContext): Uint8Array | null {
   return out;
 }
 
-function decode(bytes: Uint8Array, length: number, context: DecodeContext): Column {
+/** A block's dictionary and codes (all `length` of them, not yet checked against it). */
+function readBlock(
+  bytes: Uint8Array,
+  length: number,
+  context: DecodeContext,
+): { dictionary: string[]; codes: Uint8Array; codesAt: number } {
   checkDecodeField(ID, context.field, matches(context.field));
-  const what = `${ID} block of column '${context.field.name}'`;
   const reader = openBlock(ID, bytes, length, context.field);
   const kAt = reader.offset;
   const k = reader.varint("dictionary size");
   if (k > MAX_CATEGORIES || (k === 0 && length > 0)) {
     throw new FormatError(
       "CORRUPT",
-      `Cannot decode ${what}: expected a dictionary of ${
+      `Cannot decode ${what(context)}: expected a dictionary of ${
         length > 0 ? 1 : 0
       } to ${MAX_CATEGORIES} values, found ${k}`,
       { column: context.field.name, offset: kAt },
     );
   }
-  const dictionary = readTexts(reader, k, `dictionary of ${what}`);
+  const dictionary = readTexts(reader, k, `dictionary of ${what(context)}`);
   const codesAt = reader.offset;
   const codes = reader.bytes(length, "codes");
   reader.end();
+  return { dictionary, codes, codesAt };
+}
+
+function what(context: DecodeContext): string {
+  return `${ID} block of column '${context.field.name}'`;
+}
+
+function badCode(
+  context: DecodeContext,
+  block: { dictionary: readonly string[]; codes: Uint8Array; codesAt: number },
+  row: number,
+): FormatError {
+  return new FormatError(
+    "CORRUPT",
+    `Cannot decode ${what(context)}: expected codes below ${block.dictionary.length}, found ${
+      block.codes[row]
+    } at row ${row}`,
+    { column: context.field.name, offset: block.codesAt + row },
+  );
+}
+
+function decode(bytes: Uint8Array, length: number, context: DecodeContext): Column {
+  const block = readBlock(bytes, length, context);
+  const { dictionary, codes } = block;
   // A caller reading the first rows only gets those (their codes are checked alike).
   const rows = rowsToDecode(length, context.prefix);
   const values = withCodes(new Array<string>(rows), codes.subarray(0, rows), dictionary);
   const bad = fillValues(values, codes, dictionary);
-  if (bad >= 0) {
-    throw new FormatError(
-      "CORRUPT",
-      `Cannot decode ${what}: expected codes below ${k}, found ${codes[bad]} at row ${bad}`,
-      { column: context.field.name, offset: codesAt + bad },
-    );
-  }
+  if (bad >= 0) throw badCode(context, block, bad);
   return textColumn(context.field, values);
+}
+
+function decodeCoded(bytes: Uint8Array, length: number, context: DecodeContext): CodedStrings {
+  const block = readBlock(bytes, length, context);
+  const { dictionary, codes } = block;
+  const bad = firstCodeFrom(codes, dictionary.length);
+  if (bad >= 0) throw badCode(context, block, bad);
+  return { codes: new Uint32Array(codes), dictionary };
+}
+
+/** The first row whose code is `k` or more, or −1. */
+function firstCodeFrom(codes: Uint8Array, k: number): number {
+  for (let i = 0; i < codes.length; i++) if (codes[i]! >= k) return i;
+  return -1;
 }
 
 /**
@@ -149,5 +185,13 @@ function fillValues(values: string[], codes: Uint8Array, dictionary: readonly st
  * ```
  */
 export const categoryU8: Predictor = Object.freeze(
-  { id: ID, lossy: false, usesDeps: false, matches, encode, decode } satisfies Predictor,
+  {
+    id: ID,
+    lossy: false,
+    usesDeps: false,
+    matches,
+    encode,
+    decode,
+    decodeCoded,
+  } satisfies Predictor,
 );

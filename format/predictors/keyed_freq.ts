@@ -55,7 +55,14 @@ import {
   writeVarint,
   zigzagInPlace,
 } from "./_ints.ts";
-import { columnOfEntries, depKeyIds, intIds, textIds } from "./_keys.ts";
+import {
+  codesOfEntries,
+  columnOfEntries,
+  depKeyIds,
+  type Entries,
+  intIds,
+  textIds,
+} from "./_keys.ts";
 import { planTexts, readTexts, writeTexts } from "./_text.ts";
 import type { DecodeContext, EncodeContext, Predictor } from "./predictor.ts";
 
@@ -334,7 +341,7 @@ function encode(
   return out;
 }
 
-function decodeKeyed(bytes: Uint8Array, length: number, context: DecodeContext): Column {
+function keyedEntries(bytes: Uint8Array, length: number, context: DecodeContext): Entries {
   // Every row's key places the ranks (they are grouped by key): the keys of all rows
   // are needed even for a prefix, which then only stops the last loop early.
   const rows = rowsToDecode(length, context.prefix);
@@ -343,7 +350,7 @@ function decodeKeyed(bytes: Uint8Array, length: number, context: DecodeContext):
   });
 }
 
-function decodeOneKey(bytes: Uint8Array, length: number, context: DecodeContext): Column {
+function oneKeyEntries(bytes: Uint8Array, length: number, context: DecodeContext): Entries {
   // One key: the ranks are in row order, so a prefix of the rows needs a prefix of them.
   const rows = rowsToDecode(length, context.prefix);
   return decode(FREQ_RANK_ID, bytes, length, rows, context.field, true, () => oneKey(rows));
@@ -425,7 +432,7 @@ function decode(
   field: Field,
   inOrder: boolean,
   keysOf: () => Keys,
-): Column {
+): Entries {
   const prefix = rows < length;
   checkDecodeField(id, field, matches(field));
   const what = `${id} block of column '${field.name}'`;
@@ -481,7 +488,7 @@ function decode(
           { column: field.name, offset: idsAt },
         );
       }
-      return columnOfEntries(field, texts ?? ints!, fastRows);
+      return { dictionary: texts ?? ints!, indexOf: fastRows };
     }
   }
   const { ids: keys, count: keyCount } = keysOf();
@@ -536,7 +543,7 @@ function decode(
       { column: field.name, offset: idsAt },
     );
   }
-  return columnOfEntries(field, texts ?? ints!, valueOfRow);
+  return { dictionary: texts ?? ints!, indexOf: valueOfRow };
 }
 
 /**
@@ -559,9 +566,12 @@ export const keyedFreq: Predictor = Object.freeze(
     id: ID,
     lossy: false,
     usesDeps: true,
+    codedDeps: true,
     matches,
     encode: encodeKeyed,
-    decode: decodeKeyed,
+    decode: (bytes, length, context) =>
+      columnOfEntries(context.field, keyedEntries(bytes, length, context)),
+    decodeCoded: (bytes, length, context) => codesOfEntries(keyedEntries(bytes, length, context)),
   } satisfies Predictor,
 );
 
@@ -588,6 +598,8 @@ export const freqRank: Predictor = Object.freeze(
     usesDeps: false,
     matches,
     encode: encodeOneKey,
-    decode: decodeOneKey,
+    decode: (bytes, length, context) =>
+      columnOfEntries(context.field, oneKeyEntries(bytes, length, context)),
+    decodeCoded: (bytes, length, context) => codesOfEntries(oneKeyEntries(bytes, length, context)),
   } satisfies Predictor,
 );

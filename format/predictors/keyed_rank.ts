@@ -43,6 +43,7 @@ import {
   sliceColumn,
   type StringColumn,
 } from "../column.ts";
+import { rowsOf } from "../coded_strings.ts";
 import { FormatError } from "../errors.ts";
 import { checkDecodeField, expectColumn, openBlock, rowsToDecode } from "./_common.ts";
 import {
@@ -56,7 +57,14 @@ import {
   writeVarint,
   zigzagInPlace,
 } from "./_ints.ts";
-import { columnOfEntries, depKeyIds, intIds, textIds } from "./_keys.ts";
+import {
+  codesOfEntries,
+  columnOfEntries,
+  depKeyIds,
+  type Entries,
+  intIds,
+  textIds,
+} from "./_keys.ts";
 import { planTexts, readTexts, writeTexts } from "./_text.ts";
 import type { DecodeContext, EncodeContext, Predictor } from "./predictor.ts";
 
@@ -174,7 +182,7 @@ function zerosBefore(ranks: Uint8Array, to: number): number {
   return zeros;
 }
 
-function decode(bytes: Uint8Array, length: number, context: DecodeContext): Column {
+function entries(bytes: Uint8Array, length: number, context: DecodeContext): Entries {
   const { field } = context;
   checkDecodeField(ID, field, matches(field));
   const what = `${ID} block of column '${field.name}'`;
@@ -206,7 +214,9 @@ function decode(bytes: Uint8Array, length: number, context: DecodeContext): Colu
   ints ??= isString ? null : readPlanes(reader, literalCount);
   reader.end();
   if (ints !== null) unzigzagInPlace(ints);
-  const deps = rows < length ? context.deps.map((d) => sliceColumn(d, 0, rows)) : context.deps;
+  const deps = rows < length
+    ? context.deps.map((d) => sliceColumn(rowsOf(d), 0, rows))
+    : context.deps;
   const { ids: keys, count: keyCount } = depKeyIds(ID, deps, rows, field, false);
   const lists: number[][] = [];
   // Each key's front value (-1: its list is empty): a rank of 1, the usual rank of a
@@ -242,7 +252,7 @@ function decode(bytes: Uint8Array, length: number, context: DecodeContext): Colu
     front[key] = lit;
     literalOfRow[i] = lit;
   }
-  return columnOfEntries(field, texts ?? ints!, literalOfRow);
+  return { dictionary: texts ?? ints!, indexOf: literalOfRow };
 }
 
 /**
@@ -288,8 +298,11 @@ export const keyedRank: Predictor = Object.freeze(
     lossy: false,
     usesDeps: true,
     prefixDeps: true,
+    codedDeps: true,
     matches,
     encode,
-    decode,
+    decode: (bytes, length, context) =>
+      columnOfEntries(context.field, entries(bytes, length, context)),
+    decodeCoded: (bytes, length, context) => codesOfEntries(entries(bytes, length, context)),
   } satisfies Predictor,
 );

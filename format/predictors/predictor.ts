@@ -15,6 +15,7 @@
  * @module
  */
 import type { Column, Field } from "../column.ts";
+import type { CodedStrings, DecodedColumn } from "../coded_strings.ts";
 
 /** Float quantization levels. `QUANT_NONE` (the default) is lossless. */
 export type Quantization = "QUANT_NONE" | "QUANT_HIGH" | "QUANT_MEDIUM" | "QUANT_LOW";
@@ -57,8 +58,10 @@ export interface DecodeContext {
   /**
    * The decoded dependency columns, as at encode time: all `length` rows, or at least
    * `prefix` of them when `prefix` is given and the predictor declares `prefixDeps`.
+   * A string dependency comes as codes alone (`CodedColumn`) only to a predictor that
+   * declares `codedDeps`.
    */
-  readonly deps: readonly Column[];
+  readonly deps: readonly DecodedColumn[];
   /**
    * The rows the caller will read, from the first: set when it needs only values
    * `[0, prefix)` (a slice or `peek` of a chunk's first rows; 0 ≤ prefix < length).
@@ -85,6 +88,12 @@ export interface Predictor {
    * decoded whole, as for any decode.
    */
   readonly prefixDeps?: boolean;
+  /**
+   * True when a decode takes a string dependency as codes into its dictionary
+   * (`CodedColumn`, no string per row), so a reader that wants codes may decode it so.
+   * Optional: absent, dependencies come as rows.
+   */
+  readonly codedDeps?: boolean;
   /** Whether this predictor can encode columns of this field's type. */
   matches(field: Field): boolean;
   /**
@@ -100,4 +109,11 @@ export interface Predictor {
    * The returned column has `validity: null`.
    */
   decode(bytes: Uint8Array, length: number, context: DecodeContext): Column;
+  /**
+   * For a predictor that decodes strings by dictionary: all `length` rows of a string
+   * column as codes into the dictionary the block holds, checked as `decode` checks
+   * them, without building a string per row; `decode` returns the same rows built
+   * (`rowsOfCodes`). Never given `context.prefix`. Optional: absent, readers decode rows.
+   */
+  decodeCoded?(bytes: Uint8Array, length: number, context: DecodeContext): CodedStrings;
 }

@@ -24,6 +24,7 @@
  * @module
  */
 import type { Column, Field, StringColumn } from "../column.ts";
+import { rowsOf } from "../coded_strings.ts";
 import { FormatError } from "../errors.ts";
 import { checkDecodeField, expectColumn, openBlock, TEXT_TYPES, textColumn } from "./_common.ts";
 import { varintSize, writeVarint } from "./_ints.ts";
@@ -122,12 +123,14 @@ function findSpan(value: string, source: string, starts: number[], ends: number[
 function decode(bytes: Uint8Array, length: number, context: DecodeContext): Column {
   checkDecodeField(ID, context.field, matches(context.field));
   const what = `${ID} block of column '${context.field.name}'`;
-  const within = depStrings(context.deps);
+  // No codedDeps: a dependency comes as rows (rowsOf keeps them as they are).
+  const deps = context.deps.map(rowsOf);
+  const within = depStrings(deps);
   if (within === null || within.length !== length) {
     throw new FormatError(
       "CORRUPT",
       `Cannot decode ${what}: expected one text dependency of ${length} rows, found ${
-        context.deps.map((d) => `${d.type} of ${d.values.length} rows`).join(", ") || "none"
+        deps.map((d) => `${d.type} of ${d.values.length} rows`).join(", ") || "none"
       }`,
       { column: context.field.name },
     );

@@ -14,7 +14,10 @@
  * - a wrong length, any truncation, a trailing byte, garbage and bit flips
  *   yield a `FormatError` (or, for damaged bytes that still parse, exactly
  *   `length` values of the right type), never a `RangeError`, a `TypeError`
- *   or data of the wrong length.
+ *   or data of the wrong length;
+ * - a dictionary decoder's `decodeCoded` gives `decode`'s rows as codes (from
+ *   dependencies given as codes too, where it declares `codedDeps`), and fails
+ *   where `decode` fails, with the same message.
  * Predictors that use dependency columns get random dependency columns of
  * every type, one or two of them, or, for every other text case, a text column
  * that holds the case's values among other words.
@@ -24,6 +27,7 @@
  * @module
  */
 import assert from "node:assert/strict";
+import { type DecodedColumn, rowsOfCodes } from "../../format/coded_strings.ts";
 import type { Column, ColumnType, Field } from "../../format/column.ts";
 import { FormatError } from "../../format/errors.ts";
 import { numberToFloat16 } from "../../format/float16.ts";
@@ -593,6 +597,48 @@ function decodeDamaged(
 }
 
 /**
+ * `decodeCoded` and `decode` of the same bytes: both FormatErrors, or the same rows
+ * (codes each within the dictionary, `length` of them).
+ */
+function assertSameDecodes(
+  predictor: Predictor,
+  bytes: Uint8Array,
+  length: number,
+  field: Field,
+  deps: readonly Column[],
+  label: string,
+): void {
+  const attempt = <T>(f: () => T): T | FormatError => {
+    try {
+      return f();
+    } catch (err) {
+      assert.ok(err instanceof FormatError, `${label}: ${String(err)}`);
+      return err;
+    }
+  };
+  const rows = attempt(() => predictor.decode(bytes, length, { field, deps }));
+  const coded = attempt(() => predictor.decodeCoded!(bytes, length, { field, deps }));
+  if (rows instanceof FormatError || coded instanceof FormatError) {
+    assert.ok(rows instanceof FormatError, `${label}: decode fails too`);
+    assert.ok(coded instanceof FormatError, `${label}: decodeCoded fails too`);
+    assert.equal(coded.message, rows.message, `${label}: with the same message`);
+    return;
+  }
+  assert.equal(coded.codes.length, length, `${label}: a code per row`);
+  assert.ok(coded.codes.every((c) => c < coded.dictionary.length), `${label}: codes in range`);
+  assert.deepEqual(rowsOfCodes(coded.codes, coded.dictionary), rows.values, label);
+}
+
+/** A string column without nulls as codes into its distinct values; any other as it is. */
+function asCoded(column: Column): DecodedColumn {
+  if (column.type !== "string" || column.validity !== null) return column;
+  const dictionary = [...new Set(column.values)];
+  const codeOf = new Map(dictionary.map((v, i) => [v, i]));
+  const codes = Uint32Array.from(column.values, (v) => codeOf.get(v)!);
+  return { type: "string", coded: { codes, dictionary }, validity: null };
+}
+
+/**
  * Runs the conformance checks of one predictor as steps of a test.
  *
  * @param t The test context the steps run in.
@@ -755,6 +801,35 @@ export async function runPredictorConformance(
         }
       },
     );
+
+    if (predictor.decodeCoded && type === "string") {
+      await t.step(`${type}: decodeCoded gives decode's rows as codes, or fails as it does`, () => {
+        const rng = new Rng(0xc0de ^ ti);
+        for (const [ci, [label, column]] of cases.entries()) {
+          const deps = depsOf(column, ci);
+          const bytes = encodeOf(column, deps);
+          if (bytes === null) continue;
+          const n = column.values.length;
+          assertSameDecodes(predictor, bytes, n, field, deps, label);
+          if (predictor.codedDeps) {
+            // Coded dependencies (as a thaw's decoding Worker gives them) read alike.
+            const coded = predictor.decodeCoded!(bytes, n, { field, deps: deps.map(asCoded) });
+            assert.deepEqual(
+              rowsOfCodes(coded.codes, coded.dictionary),
+              predictor.decode(bytes, n, { field, deps }).values,
+              `${label}: coded dependencies`,
+            );
+          }
+          if (n > 300) continue;
+          for (let f = 0; f < 32; f++) {
+            const damaged = bytes.slice();
+            const at = rng.int(bytes.length);
+            damaged[at]! ^= 1 << rng.int(8);
+            assertSameDecodes(predictor, damaged, n, field, deps, `${label}: flip at ${at}`);
+          }
+        }
+      });
+    }
 
     if (predictor.usesDeps) {
       await t.step(
