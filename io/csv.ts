@@ -463,34 +463,26 @@ async function* csvBatches(
     // are plain and of the kinds plainBytes reads, before any is decoded to text: the
     // decoding and a string's character reads cost about as much as the rest of the
     // parse. The first other record and the rest are decoded and read as text below.
-    let skip = 0;
+    const at = { pos: 0 };
     if (given && kinds.every((k) => k === K_INT || k === K_TS || k === K_STRING)) {
       for (;;) {
-        b.reserve(row);
-        const past = plainBytes(
-          given,
-          skip,
-          options.delimiter,
-          kinds,
-          cols,
-          row,
+        const past = plainByteRows(given, at, options.delimiter, kinds, b, cols, row, {
+          limit: options.batchRows,
           perSecond,
           tsAt19,
           shared,
-        );
-        if (past < 0) break;
-        skip = past;
-        row++;
-        dataRows++;
-        if (row === options.batchRows) {
-          b.length = row;
-          yield withSharedCodes(b.finish(), shared, kinds);
-          b = new BatchBuilder(schema, options.batchRows, { growable: true });
-          cols = columnsOf(b);
-          row = 0;
-        }
+        });
+        dataRows += past - row;
+        row = past;
+        if (row < options.batchRows) break; // a record of another kind, or the end
+        b.length = row;
+        yield withSharedCodes(b.finish(), shared, kinds);
+        b = new BatchBuilder(schema, options.batchRows, { growable: true });
+        cols = columnsOf(b);
+        row = 0;
       }
     }
+    const skip = at.pos;
     const chunks = file === null
       ? bytesOnce(skip === 0 ? given! : given!.subarray(skip))
       : tracked(readRange(file, path, start, end), start, options.onPosition);
@@ -899,6 +891,45 @@ function plainRecord(
     i = j + 1;
   }
   return i;
+}
+
+/**
+ * Reads records of `bytes` from `at.pos` with {@link plainBytes} into rows `row`, `row
+ * + 1`, ... of `b` (`cols` its columns) until row `limit`, a record of another kind or
+ * the bytes' end, moving `at.pos` past the last one read.
+ *
+ * The loop over a chunk's rows lives here rather than in `csvBatches`: V8 optimizes the
+ * function that holds a hot loop, and `csvBatches` (an async generator, with the whole
+ * text path) was compiled four or five times per Worker, ~120 ms in all in a max_speed
+ * freeze of flights-3m (`--trace-opt`; this function's compiles take ~10 ms), in V8's
+ * background threads, on the cores that parse. `csvBatches` now runs once per chunk
+ * and is left unoptimized.
+ *
+ * @returns The row after the last one read.
+ */
+function plainByteRows(
+  bytes: Uint8Array,
+  at: { pos: number },
+  delimiter: number,
+  kinds: Int32Array,
+  b: BatchBuilder,
+  cols: readonly ColumnBuilder[],
+  row: number,
+  options: {
+    limit: number;
+    perSecond: Float64Array;
+    tsAt19: boolean;
+    shared: readonly SharedTexts[];
+  },
+): number {
+  const { limit, perSecond, tsAt19, shared } = options;
+  for (; row < limit; row++) {
+    b.reserve(row);
+    const past = plainBytes(bytes, at.pos, delimiter, kinds, cols, row, perSecond, tsAt19, shared);
+    if (past < 0) break;
+    at.pos = past;
+  }
+  return row;
 }
 
 /**

@@ -160,9 +160,9 @@ export async function openChunks(
   source: FreezeSource,
   options: FreezeOptions & { chunkRows: number; threads: number; planRows?: number },
 ): Promise<OpenedChunks> {
-  if (typeof source === "string" && options.threads > 0 && options.primaryKey === undefined) {
+  const format = readInWorkers(source, options);
+  if (typeof source === "string" && format !== null) {
     // Read where they are encoded: a Parquet file by row windows, a CSV file by ranges.
-    const format = fileFormat(source, options.format);
     if (format === "parquet") return await openParquetChunks(source, options);
     if (format === "csv") {
       // Started before the file is opened, so the Workers load their modules (the
@@ -179,6 +179,26 @@ export async function openChunks(
     }
   }
   return batchChunks(await openAny(source, options), options);
+}
+
+/**
+ * The format of a source file that {@link openChunks} has Worker threads read where they
+ * encode it (a Parquet or CSV file, with Workers and no primary key to check); null for
+ * a source that streams through this thread.
+ *
+ * @param source What `freeze` accepts.
+ * @param options The freeze's `format`, `threads` and `primaryKey`.
+ * @returns "parquet", "csv" or null.
+ */
+export function readInWorkers(
+  source: FreezeSource,
+  options: Pick<FreezeOptions, "format" | "primaryKey"> & { threads: number },
+): "parquet" | "csv" | null {
+  if (typeof source !== "string" || options.threads <= 0 || options.primaryKey !== undefined) {
+    return null;
+  }
+  const format = fileFormat(source, options.format);
+  return format === "parquet" || format === "csv" ? format : null;
 }
 
 /** A pool of `_freeze_worker.ts` Workers, which read a file's chunks where they encode them. */

@@ -15,7 +15,7 @@
  */
 import { INLINE_ENCODER } from "../format/chunk.ts";
 import { servePoolWorker } from "../format/pool.ts";
-import { ParquetReaders } from "../io/parquet.ts";
+import type { ParquetReaders } from "../io/parquet.ts";
 import { IoError } from "../io/errors.ts";
 import { openForRead } from "../io/_file.ts";
 import type { ParquetChunkTask, ParquetOpenTask } from "./_parquet_chunks.ts";
@@ -37,9 +37,28 @@ import { readChunk } from "../io/chunk_window.ts";
 // on that chunk's first block (~15-20 ms of a Worker's CPU on the freeze's critical path).
 import("node:zlib").catch(() => {}); // a failure shows again where zstd loads it
 
+// A message posted to itself before any job runs: a thread's first postMessage changes a
+// prototype that V8's optimized code depends on ('dependent prototype chain changed' in
+// --trace-deopt), and this Worker's first answer (the predictors' plan, or its first
+// chunk) came just after that job had optimized the parser and encoders: ~15 functions
+// per Worker thrown away and compiled again in a max_speed freeze of flights-3m.
+primeMessaging();
+
+function primeMessaging(): void {
+  const { port1, port2 } = new MessageChannel();
+  port1.postMessage(0);
+  port1.close();
+  port2.close();
+}
+
 // One open file per Worker for the whole freeze (and a second, should a caller
-// freeze two files with one pool).
-const files = new ParquetReaders(2);
+// freeze two files with one pool). Loaded with the first Parquet job: a CSV file's
+// Workers never run DuckDB's reader modules (~5 ms of each one's start).
+let parquet: Promise<ParquetReaders> | null = null;
+
+function parquetReaders(): Promise<ParquetReaders> {
+  return parquet ??= import("../io/parquet.ts").then((m) => new m.ParquetReaders(2));
+}
 // The CSV file being frozen, open from chunk to chunk (the last one asked for only).
 let csv: { path: string; file: Deno.FsFile } | null = null;
 
@@ -94,7 +113,7 @@ servePoolWorker({
       });
     }
     if (t?.kind === "parquet-open") {
-      await files.get(t.file.path, t.file.types, t.file.batchRows);
+      await (await parquetReaders()).get(t.file.path, t.file.types, t.file.batchRows);
       return { chunk: { rows: 0, blocks: [], stats: [] }, warnings: [] };
     }
     if (t?.kind !== "parquet-chunk") {
@@ -103,7 +122,7 @@ servePoolWorker({
       );
     }
     const { path } = t.file;
-    const file = await files.get(path, t.file.types, t.file.batchRows);
+    const file = await (await parquetReaders()).get(path, t.file.types, t.file.batchRows);
     if (JSON.stringify(file.schema) !== JSON.stringify(t.schema)) {
       throw new IoError(
         "READ_FAILED",
@@ -122,6 +141,6 @@ servePoolWorker({
   close() {
     csv?.file.close();
     csv = null;
-    return files.close();
+    return parquet?.then((files) => files.close());
   },
 });

@@ -53,7 +53,7 @@ import {
   parseCodecSpec,
 } from "../format/new_archive.ts";
 import { checkThreads } from "./threads.ts";
-import { openChunks, shareRead } from "./_freeze_source.ts";
+import { openChunks, readInWorkers, shareRead } from "./_freeze_source.ts";
 
 /** Rows `auto` samples to choose a codec. */
 export { AUTO_SAMPLE_ROWS } from "../format/new_archive.ts";
@@ -355,15 +355,22 @@ async function freezeOnce(
   // max_speed plans on the first QUICK_SAMPLE_ROWS rows only: a CSV source reads just
   // those before the Workers start on the chunks.
   const quick = codecChoice?.profile === "max_speed";
+  // Whether a Worker fixes the predictors (`at` below: a CSV file the Workers parse, no
+  // conditioning), and not this thread.
+  const workerPlans = quick && options.conditioning !== true &&
+    readInWorkers(source, options) === "csv";
   // Called first: it starts the Worker pool before its first wait, so the Workers load
-  // while this thread loads node:zlib below (~10 ms of its CPU) and reads the file.
+  // while this thread reads the file (and loads node:zlib below).
   const opening = openChunks(source, {
     ...options,
     ...(quick ? { planRows: QUICK_SAMPLE_ROWS } : {}),
   });
   // The quick plan measures zstd's output (`zstdCompressedSize`), which loads node:zlib
-  // synchronously: begun now, the load can fill this thread's waits on the file.
-  if (quick) import("node:zlib").catch(() => {}); // a failure shows again where zstd loads it
+  // synchronously: begun now, the load can fill this thread's waits on the file. When a
+  // Worker makes the plan, this thread needs zstd only for the footer: node:zlib is
+  // loaded once the Workers have their first jobs (`planned`), not on the way to them
+  // (~10-15 ms of this thread's CPU before it hands them out).
+  if (quick && !workerPlans) loadZlib();
   const opened = await opening;
   const { schema, pool } = opened;
   let writer: ArchiveWriter | undefined;
@@ -503,6 +510,7 @@ async function freezeOnce(
     noticeOwed = early > 0;
     const planned = async (sample: () => Promise<Batch>) => {
       early = 0;
+      if (workerPlans) loadZlib(); // for the footer, while the plan is made
       if (fixing) blockPlans = await fixing;
       else await start(await sample());
       noticeOwed = false;
@@ -572,6 +580,11 @@ async function freezeOnce(
   } finally {
     await opened.close();
   }
+}
+
+/** Starts loading node:zlib (zstd), whose first use would otherwise load it synchronously. */
+function loadZlib(): void {
+  import("node:zlib").catch(() => {}); // a failure shows again where zstd loads it
 }
 
 function quantizationByColumn(

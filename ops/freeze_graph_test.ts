@@ -4,7 +4,9 @@
  * left out, as `deno run` evaluates neither with the module). A CSV freeze never uses
  * apache-arrow, DuckDB's binding or `codecs/auto.ts` (lzma2, `node:zlib`), ~45 ms of
  * the main thread's CPU to load, so they load where an Arrow table, a Parquet file or
- * a comparing profile asks for them. Timings live in `bench/profile_bench.ts`.
+ * a comparing profile asks for them. Likewise a freeze Worker (`_freeze_worker.ts`)
+ * loads DuckDB's Parquet reader with its first Parquet job only. Timings live in
+ * `bench/profile_bench.ts`.
  */
 import assert from "node:assert/strict";
 
@@ -54,6 +56,18 @@ Deno.test("loading ops/freeze.ts evaluates no Arrow, DuckDB or codec comparison"
     "/codecs/auto.ts",
     "/codecs/lzma2.ts",
   ];
+  const found = [...graph].filter(([s]) => unwanted.some((u) => s.includes(u)))
+    .map(([s, by]) => `${s} (imported by ${by})`);
+  assert.deepEqual(found, []);
+});
+
+Deno.test("a freeze Worker loads DuckDB's Parquet reader only with a Parquet job", async () => {
+  const graph = await evaluatedGraph(new URL("./_freeze_worker.ts", import.meta.url));
+  assert.ok(
+    [...graph.keys()].some((s) => s.endsWith("/ops/_csv_chunks.ts")),
+    "the graph was read (the CSV chunk reader is in it)",
+  );
+  const unwanted = ["@duckdb/node-api", "/io/_duckdb.ts", "/io/parquet.ts"];
   const found = [...graph].filter(([s]) => unwanted.some((u) => s.includes(u)))
     .map(([s, by]) => `${s} (imported by ${by})`);
   assert.deepEqual(found, []);
