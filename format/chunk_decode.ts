@@ -7,7 +7,9 @@
  * thread only reads. Either way the same function decodes, so the rows are the same.
  *
  * Columns cross back from a Worker through {@link packColumns}: typed arrays are
- * moved, not copied, and a string column travels as one joined string.
+ * moved, not copied, a string column with dictionary codes travels as its codes (a
+ * Worker that only posts columns on decodes them as codes, `codes`), and any other
+ * as one joined string.
  *
  * @module
  */
