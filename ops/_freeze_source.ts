@@ -194,7 +194,7 @@ export function readInWorkers(
   source: FreezeSource,
   options: Pick<FreezeOptions, "format" | "primaryKey"> & { threads: number },
 ): "parquet" | "csv" | null {
-  if (typeof source !== "string" || options.threads <= 0 || options.primaryKey !== undefined) {
+  if (typeof source !== "string" || !(options.threads > 0) || options.primaryKey !== undefined) {
     return null;
   }
   const format = fileFormat(source, options.format);
