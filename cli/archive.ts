@@ -292,7 +292,28 @@ async function runFreeze(parsed: Parsed<typeof FREEZE_FLAGS_SETTINGS>, io: CliIo
         ),
     );
   }
-  const source = given;
+  // A local CSV or Parquet file is read in the freeze's Worker pool: started before the
+  // freeze's modules load, its Workers load theirs meanwhile (ops/_freeze_pool.ts).
+  const pools = flags["partition-by"] === undefined ? await loadModule("freezePool") : null;
+  pools?.startFreezePool(given, {
+    format: flags.format as SourceFormat | undefined,
+    primaryKey: flags["primary-key"] as string | undefined,
+    threads: settings.threads === 0 ? undefined : settings.threads,
+  });
+  try {
+    return await freezeSource(given, archive, parsed, io);
+  } finally {
+    await pools?.stopStartedPool();
+  }
+}
+
+/** Runs `freeze` of a file or URI. */
+async function freezeSource(
+  source: string,
+  archive: string,
+  { flags, settings }: Parsed<typeof FREEZE_FLAGS_SETTINGS>,
+  io: CliIo,
+): Promise<number> {
   const { freeze } = await loadModule("freeze");
   const partitionBy = columnList(flags["partition-by"]);
   if (flags["partition-by"] !== undefined && !partitionBy?.length) {

@@ -33,6 +33,7 @@ const FAMILIES = {
 /** What the commands run. */
 const OPERATIONS = {
   freeze: "../ops/freeze.ts",
+  freezePool: "../ops/_freeze_pool.ts",
   partition: "../ops/partition.ts",
   thaw: "../ops/thaw.ts",
   evolve: "../ops/evolve.ts",
@@ -116,6 +117,7 @@ export interface FamilyModules {
 /** The type of each lazily loaded module, by name. */
 export interface LazyModules extends FamilyModules {
   freeze: typeof import("../ops/freeze.ts");
+  freezePool: typeof import("../ops/_freeze_pool.ts");
   partition: typeof import("../ops/partition.ts");
   thaw: typeof import("../ops/thaw.ts");
   evolve: typeof import("../ops/evolve.ts");

@@ -10,11 +10,11 @@ import type * as arrow from "apache-arrow";
 import type { Batch, Schema } from "../format/column.ts";
 import { DEFAULT_CHUNK_ROWS } from "../format/constants.ts";
 import { BlockPool } from "../format/pool.ts";
-import { IoError, reviveIoError } from "../io/errors.ts";
+import { IoError } from "../io/errors.ts";
 import type { ParquetRanges } from "../io/parquet.ts";
-import { openSource, sourceFormatOf } from "../io/source.ts";
+import { openSource } from "../io/source.ts";
 import type { CsvDialect } from "../io/csv_dialect.ts";
-import type { Source, SourceFormat } from "../io/types.ts";
+import type { Source } from "../io/types.ts";
 import { csvRowRanges, readCsvHeader } from "../io/csv.ts";
 import {
   type ChunkWindow,
@@ -32,6 +32,7 @@ import {
   readFirstCsvChunk,
 } from "./_csv_chunks.ts";
 import type { FreezeOptions, FreezeSource } from "./freeze.ts";
+import { freezePool, readInWorkers } from "./_freeze_pool.ts";
 
 /** A freeze source opened for reading: its schema and batch stream. */
 export interface OpenedSource {
@@ -181,34 +182,6 @@ export async function openChunks(
   return batchChunks(await openAny(source, options), options);
 }
 
-/**
- * The format of a source file that {@link openChunks} has Worker threads read where they
- * encode it (a Parquet or CSV file, with Workers and no primary key to check); null for
- * a source that streams through this thread.
- *
- * @param source What `freeze` accepts.
- * @param options The freeze's `format`, `threads` and `primaryKey`.
- * @returns "parquet", "csv" or null.
- */
-export function readInWorkers(
-  source: FreezeSource,
-  options: Pick<FreezeOptions, "format" | "primaryKey"> & { threads: number },
-): "parquet" | "csv" | null {
-  if (typeof source !== "string" || !(options.threads > 0) || options.primaryKey !== undefined) {
-    return null;
-  }
-  const format = fileFormat(source, options.format);
-  return format === "parquet" || format === "csv" ? format : null;
-}
-
-/** A pool of `_freeze_worker.ts` Workers, which read a file's chunks where they encode them. */
-function freezePool(threads: number): BlockPool {
-  return new BlockPool(threads, {
-    script: new URL("./_freeze_worker.ts", import.meta.url),
-    revive: reviveIoError,
-  });
-}
-
 /** Chunks of a source read on this thread (`rechunk`), encoded in the pool when there is one. */
 function batchChunks(
   opened: OpenedSource,
@@ -231,15 +204,6 @@ function batchChunks(
 
 async function* mapChunks(batches: AsyncIterable<Batch>): AsyncGenerator<ChunkUnit> {
   for await (const batch of batches) yield { batch };
-}
-
-/** A file's source format, given or by extension; null for an unknown extension. */
-function fileFormat(path: string, format: SourceFormat | undefined): SourceFormat | null {
-  try {
-    return format ?? sourceFormatOf(path);
-  } catch {
-    return null; // an unknown extension: `openSource` reports it
-  }
 }
 
 /**

@@ -53,7 +53,8 @@ import {
   parseCodecSpec,
 } from "../format/new_archive.ts";
 import { checkThreads } from "./threads.ts";
-import { openChunks, readInWorkers, shareRead } from "./_freeze_source.ts";
+import { openChunks, shareRead } from "./_freeze_source.ts";
+import { readInWorkers } from "./_freeze_pool.ts";
 
 /** Rows `auto` samples to choose a codec. */
 export { AUTO_SAMPLE_ROWS } from "../format/new_archive.ts";
