@@ -58,19 +58,22 @@ let started: BlockPool | null = null;
  *
  * @param source The freeze's source.
  * @param options Its `format`, `primaryKey` and `threads` (default one per core).
+ * @returns Whether it started one.
  */
 export function startFreezePool(
   source: FreezeSource,
   options: Pick<FreezeOptions, "format" | "primaryKey" | "threads">,
-): void {
-  if (started !== null) return;
+): boolean {
+  if (started !== null) return false;
   let threads: number;
   try {
     threads = checkThreads(options.threads);
   } catch {
-    return; // the freeze reports it
+    return false; // the freeze reports it
   }
-  if (readInWorkers(source, { ...options, threads }) !== null) started = newPool(threads);
+  if (readInWorkers(source, { ...options, threads }) === null) return false;
+  started = newPool(threads);
+  return true;
 }
 
 /**
@@ -88,11 +91,16 @@ export function freezePool(threads: number): BlockPool {
   return newPool(threads);
 }
 
-/** Stops the pool `startFreezePool` started, if no freeze took it. */
-export async function stopStartedPool(): Promise<void> {
+/**
+ * Stops the pool `startFreezePool` started, if no freeze took it.
+ *
+ * @returns Whether there was one to stop.
+ */
+export async function stopStartedPool(): Promise<boolean> {
   const pool = started;
   started = null;
   await pool?.shutdown();
+  return pool !== null;
 }
 
 function newPool(threads: number): BlockPool {
