@@ -393,6 +393,21 @@ interface WorkerScope {
 }
 
 /**
+ * Posts one message before any job runs. A thread's first postMessage changes a
+ * prototype that V8's optimized code depends on ('dependent prototype chain changed' in
+ * --trace-deopt), and a Worker's first answer came just after its first job had
+ * optimized the code it runs: ~15 functions per Worker thrown away and compiled again in
+ * a `max_speed` freeze of flights-3m, ~10 of a CSV thaw's renderer (`writeTimestamp`,
+ * `write`, ...).
+ */
+function primeMessaging(): void {
+  const { port1, port2 } = new MessageChannel();
+  port1.postMessage(0);
+  port1.close();
+  port2.close();
+}
+
+/**
  * The body of a pool Worker: call it once at the top of the Worker script. It encodes
  * chunks with `INLINE_ENCODER` (`chunk.ts`, loaded with the first), hands other jobs to
  * `handler`, runs one job at a time, and answers each with its result (block buffers
@@ -401,6 +416,7 @@ interface WorkerScope {
  * @param handler The script's own jobs and cleanup (none by default).
  */
 export function servePoolWorker(handler?: PoolWorkerHandler): void {
+  primeMessaging();
   const scope = self as unknown as WorkerScope;
   // The pool may queue a second job while one runs: chain them, so a Worker encodes
   // one chunk at a time (an async codec such as zpaq would otherwise interleave).

@@ -37,20 +37,6 @@ import { readChunk } from "../io/chunk_window.ts";
 // on that chunk's first block (~15-20 ms of a Worker's CPU on the freeze's critical path).
 import("node:zlib").catch(() => {}); // a failure shows again where zstd loads it
 
-// A message posted to itself before any job runs: a thread's first postMessage changes a
-// prototype that V8's optimized code depends on ('dependent prototype chain changed' in
-// --trace-deopt), and this Worker's first answer (the predictors' plan, or its first
-// chunk) came just after that job had optimized the parser and encoders: ~15 functions
-// per Worker thrown away and compiled again in a max_speed freeze of flights-3m.
-primeMessaging();
-
-function primeMessaging(): void {
-  const { port1, port2 } = new MessageChannel();
-  port1.postMessage(0);
-  port1.close();
-  port2.close();
-}
-
 // One open file per Worker for the whole freeze (and a second, should a caller
 // freeze two files with one pool). Loaded with the first Parquet job: a CSV file's
 // Workers never run DuckDB's reader modules (~5 ms of each one's start).
