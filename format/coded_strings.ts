@@ -157,7 +157,25 @@ export function codedUtf8(
 ): Uint8Array | null {
   const coded = codesOf(values);
   if (coded === undefined || length !== values.length) return null;
+  return utf8OfCodes(coded, values, offsets);
+}
+
+/**
+ * {@link codedUtf8} of codes: of a {@link CodedColumn}'s (`values` null: its codes are
+ * its rows), or of rows that carry them (`values`, each checked against its code).
+ *
+ * @param coded The codes and dictionary.
+ * @param values The rows to check, or null.
+ * @param offsets `codes.length + 1` offsets, `offsets[0]` already 0.
+ * @returns The bytes, in a buffer of their exact size; or null.
+ */
+export function utf8OfCodes(
+  coded: CodedStrings,
+  values: readonly string[] | null,
+  offsets: Int32Array,
+): Uint8Array | null {
   const { codes, dictionary } = coded;
+  const length = codes.length;
   if (dictionary.length > length) return null;
   const at = new Int32Array(dictionary.length);
   const size = new Int32Array(dictionary.length);
@@ -179,7 +197,7 @@ export function codedUtf8(
   for (let i = 0; i < length; i++) {
     const c = codes[i]!;
     const n = size[c]!;
-    if (n < 0 || values[i] !== dictionary[c]) return null;
+    if (n < 0 || (values !== null && values[i] !== dictionary[c])) return null;
     total += n;
     if (total > 2147483647) return null;
     offsets[i + 1] = total;

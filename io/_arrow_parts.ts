@@ -2,7 +2,8 @@
  * A batch's Arrow buffers ({@link ArrowParts}) built without apache-arrow, for the
  * column types whose buffers are plain: int64 and timestamp (the values as they are),
  * float64, and strings (offsets and UTF-8, copied from each dictionary entry's bytes
- * when the decoder left codes, else ASCII copied char by char). A thaw's Workers then
+ * when the decoder left codes or gave the column as codes alone, else ASCII copied char
+ * by char). A thaw's Workers then
  * never load apache-arrow (about 70 ms of each Worker's start on this machine); the
  * thread writing the file still does. The parts are those `arrow_table.ts`'s
  * `batchToArrowParts` makes, buffer for buffer (`_arrow_parts_test.ts` compares them);
@@ -11,19 +12,24 @@
  *
  * @module
  */
-import type { Batch, Column } from "../format/column.ts";
-import { codedUtf8 } from "../format/coded_strings.ts";
+import type { Batch } from "../format/column.ts";
+import {
+  codedColumn,
+  codedUtf8,
+  type DecodedColumn,
+  utf8OfCodes,
+} from "../format/coded_strings.ts";
 import { movable } from "../internal/transfer.ts";
 import type { ArrowColumnParts, ArrowParts } from "./arrow_table.ts";
 
 /**
  * The batch's Arrow parts, or null when a column needs apache-arrow's conversion.
  *
- * @param batch The rows.
+ * @param batch The rows; a string column may be its codes alone (`CodedColumn`).
  * @returns The parts and the buffers to transfer, or null.
  */
 export function plainArrowParts(
-  batch: Batch,
+  batch: Pick<Batch, "length"> & { columns: readonly DecodedColumn[] },
 ): { parts: ArrowParts; transfer: ArrayBuffer[] } | null {
   const built: (Omit<ArrowColumnParts, "values"> & { values: ArrayBufferView })[] = [];
   for (const col of batch.columns) {
@@ -44,7 +50,16 @@ export function plainArrowParts(
   return { parts: { arrowParts: true, length: batch.length, columns }, transfer: [...transfer] };
 }
 
-function plainColumn(col: Column): ArrowColumnParts | null {
+function plainColumn(col: DecodedColumn): ArrowColumnParts | null {
+  if ("coded" in col) {
+    const length = col.coded.codes.length;
+    const offsets = new Int32Array(length + 1);
+    const bytes = utf8OfCodes(col.coded, null, offsets);
+    if (bytes !== null) {
+      return { ...arrowNulls(col.validity, length), length, valueOffsets: offsets, values: bytes };
+    }
+    return plainColumn(codedColumn(col)); // more entries than rows, or one not well-formed
+  }
   const length = col.values.length;
   const { nullCount, nullBitmap } = arrowNulls(col.validity, length);
   switch (col.type) {

@@ -1,12 +1,12 @@
 /**
  * Tests of `_arrow_parts.ts`: its parts are `batchToArrowParts`'s, buffer for buffer,
- * for every column type it takes, and it declines every other.
+ * for every column type it takes (strings as codes alone too), and it declines every other.
  *
  * @module
  */
 import assert from "node:assert/strict";
 import type { Batch, Column, Schema } from "../format/column.ts";
-import { withCodes } from "../format/coded_strings.ts";
+import { type CodedColumn, withCodes } from "../format/coded_strings.ts";
 import { batchToArrowParts } from "./arrow_table.ts";
 import { schemaToArrow } from "./arrow_schema.ts";
 import { plainArrowParts } from "./_arrow_parts.ts";
@@ -54,6 +54,15 @@ Deno.test("plainArrowParts() gives batchToArrowParts()'s parts for the types it 
         }
       }
     }
+    // The coded strings as codes alone (a thaw Worker's decode): the same parts.
+    const codesAlone: CodedColumn = {
+      type: "string",
+      coded: { codes, dictionary },
+      validity: coded.validity,
+    };
+    const alone = plainArrowParts({ columns: [...batch.columns.slice(0, 4), codesAlone], length });
+    const rows: Batch = { ...batch, columns: [...batch.columns.slice(0, 4), coded] };
+    assert.deepEqual(alone?.parts, viaArrow(rows).parts, `codes alone, length ${length}`);
   }
 });
 
@@ -77,4 +86,11 @@ Deno.test("plainArrowParts() declines other types and strings it would have to e
     length: 2,
   };
   assert.equal(plainArrowParts(batch), null);
+  // Codes alone of an entry that is not well-formed UTF-16: apache-arrow's path names it.
+  const lone: CodedColumn = {
+    type: "string",
+    coded: { codes: Uint32Array.of(0, 1), dictionary: ["ok", "\uD800"] },
+    validity: null,
+  };
+  assert.equal(plainArrowParts({ columns: [lone], length: 2 }), null);
 });

@@ -10,7 +10,7 @@
  * @module
  */
 import { decodeChunkJob, packColumns, unpackColumns } from "../format/chunk_decode.ts";
-import { type CodedColumn, codedColumn } from "../format/coded_strings.ts";
+import { type CodedColumn, codedColumn, rowsOf } from "../format/coded_strings.ts";
 import { sliceBatch } from "../format/column.ts";
 import type { Batch, Column } from "../format/column.ts";
 import { type PoolAnswer, servePoolWorker } from "../format/pool.ts";
@@ -86,31 +86,30 @@ servePoolWorker({
     if (!t.render || !("rendering" in t.render)) detachOnce();
     for (const b of t.spare ?? []) if (spare.length < MAX_SPARE) spare.push(b);
     const all = t.from === 0 && t.to === t.job.rows;
-    if (!t.render) {
-      // Columns handed on: when whole, string columns may go as the codes they were
-      // decoded from, no string per row built here (the receiver builds what it needs).
+    const length = t.to - t.from;
+    if (!t.render || "arrow" in t.render) {
+      // Columns handed on or laid out for Arrow: when whole, string columns may stay the
+      // codes they were decoded from, no string per row built here.
       const columns = all
         ? await decodeChunkJob(t.job, { codes: true })
         : sliceBatch(await decodedBatch(t), t.from, t.to).columns;
-      const packed = packColumns(columns);
-      return {
-        value: { columns: packed.columns, length: t.to - t.from },
-        transfer: packed.transfer,
-      };
-    }
-    const whole = await decodedBatch(t);
-    const batch = all ? whole : sliceBatch(whole, t.from, t.to);
-    if (t.render && "arrow" in t.render) {
+      if (!t.render) {
+        const packed = packColumns(columns);
+        return { value: { columns: packed.columns, length }, transfer: packed.transfer };
+      }
       // Plain column types need no apache-arrow here (see io/_arrow_parts.ts).
-      const plain = plainArrowParts(batch);
+      const plain = plainArrowParts({ columns, length });
       if (plain !== null) return { value: plain.parts, transfer: plain.transfer };
+      const batch: Batch = { schema: t.schema, columns: columns.map(rowsOf), length };
       const { batchToArrowParts, schemaToArrow } = await arrowModules();
       const key = JSON.stringify(t.schema);
       if (arrowSchema?.key !== key) arrowSchema = { key, schema: schemaToArrow(t.schema) };
       const { parts, transfer } = batchToArrowParts(batch, arrowSchema.schema);
       return { value: parts, transfer };
     }
-    if (t.render && "duckdb" in t.render) {
+    const whole = await decodedBatch(t);
+    const batch = all ? whole : sliceBatch(whole, t.from, t.to);
+    if ("duckdb" in t.render) {
       const image = duckImageOf(t.schema, batch);
       return { value: image, transfer: duckImageTransfer(image) };
     }
@@ -146,7 +145,7 @@ function render(t: ThawRenderTask): PoolAnswer {
  * render reads them only while it runs, and refilling one costs half as much as
  * building a new one (~0.2 ms a 50,000-row column) and leaves no large array to collect.
  */
-const rowsOf: string[][] = [];
+const keptRows: string[][] = [];
 
 /**
  * A coded string column's rows, built in this Worker's array for column `i`; for CSV,
@@ -154,9 +153,9 @@ const rowsOf: string[][] = [];
  * and the rows are never built).
  */
 function keptCodedColumn(posted: CodedColumn, i: number, csv: boolean): Column {
-  let values = rowsOf[i];
+  let values = keptRows[i];
   if (values === undefined || values.length !== posted.coded.codes.length) {
-    values = rowsOf[i] = new Array<string>(posted.coded.codes.length);
+    values = keptRows[i] = new Array<string>(posted.coded.codes.length);
   }
   if (csv) {
     const { codes, dictionary } = posted.coded;
