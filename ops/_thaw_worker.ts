@@ -85,14 +85,13 @@ servePoolWorker({
     }
     if (!t.render || !("rendering" in t.render)) detachOnce();
     for (const b of t.spare ?? []) if (spare.length < MAX_SPARE) spare.push(b);
-    const all = t.from === 0 && t.to === t.job.rows;
     const length = t.to - t.from;
     if (!t.render || "arrow" in t.render) {
       // Columns handed on or laid out for Arrow: when whole, string columns may stay the
       // codes they were decoded from, no string per row built here.
-      const columns = all
+      const columns = length === t.job.rows
         ? await decodeChunkJob(t.job, { codes: true })
-        : sliceBatch(await decodedBatch(t), t.from, t.to).columns;
+        : (await taskBatch(t)).columns;
       if (!t.render) {
         const packed = packColumns(columns);
         return { value: { columns: packed.columns, length }, transfer: packed.transfer };
@@ -107,8 +106,7 @@ servePoolWorker({
       const { parts, transfer } = batchToArrowParts(batch, arrowSchema.schema);
       return { value: parts, transfer };
     }
-    const whole = await decodedBatch(t);
-    const batch = all ? whole : sliceBatch(whole, t.from, t.to);
+    const batch = await taskBatch(t);
     if ("duckdb" in t.render) {
       const image = duckImageOf(t.schema, batch);
       return { value: image, transfer: duckImageTransfer(image) };
@@ -119,9 +117,14 @@ servePoolWorker({
   close() {},
 });
 
-/** A chunk task's rows, all of its chunk's. */
-async function decodedBatch(t: ThawChunkTask): Promise<Batch> {
-  return { schema: t.schema, columns: await decodeChunkJob(t.job), length: t.job.rows };
+/** A chunk task's rows: its range `[from, to)` of its chunk's. */
+async function taskBatch(t: ThawChunkTask): Promise<Batch> {
+  const whole: Batch = {
+    schema: t.schema,
+    columns: await decodeChunkJob(t.job),
+    length: t.job.rows,
+  };
+  return t.from === 0 && t.to === t.job.rows ? whole : sliceBatch(whole, t.from, t.to);
 }
 
 /**
