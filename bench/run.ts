@@ -154,7 +154,20 @@ const SIZE_HEADER =
   "| dataset | CSV | shipped | zstd -19 CSV | xz -9e CSV | zpaq -m5 CSV | ours zstd | ours lzma2 | ours zpaq | ours max_compression | vs shipped | vs zstd -19 | vs xz -9e | vs zpaq -m5 |";
 const SIZE_RULE = "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|";
 
+/**
+ * Fails at once when a permission a later step needs is missing, rather than at that
+ * step, minutes into the run (RESULTS.md is written only at the end).
+ */
+function checkPermissions(): void {
+  if (Deno.permissions.querySync({ name: "sys", kind: "cpus" }).state !== "granted") {
+    throw new Error(
+      "The benchmarks need --allow-sys=cpus (the SQL figures run duckdb-wasm, which counts the cores): run them as `deno task bench`",
+    );
+  }
+}
+
 async function main(): Promise<void> {
+  checkPermissions();
   const args = parseArgs(Deno.args, { boolean: ["quick", "sizes-only"], string: ["datasets"] });
   const quick = args.flags.quick === true;
   const only = typeof args.flags.datasets === "string" ? args.flags.datasets.split(",") : null;
