@@ -89,16 +89,28 @@ export async function hasGnuTime(): Promise<boolean> {
 }
 
 /**
- * CPU seconds of this process's reaped children so far (cutime + cstime of
- * `/proc/self/stat`): a child's own usage is the difference across its run.
+ * CPU seconds (user + system) of every child process this one has waited for:
+ * `getrusage(RUSAGE_CHILDREN)` through libc, on Linux (`--allow-ffi`, which `deno task
+ * bench` grants; `/proc/self/stat` would need `--allow-all`); NaN elsewhere, or without
+ * the permission. A child's own usage is the difference across its run.
  */
-async function childrenCpu(): Promise<number> {
+export const childrenCpu: () => number = childrenCpuReader();
+
+function childrenCpuReader(): () => number {
+  if (Deno.build.os !== "linux") return () => NaN;
   try {
-    const stat = await Deno.readTextFile("/proc/self/stat");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[13]) + Number(fields[14])) / 100;
+    const libc = Deno.dlopen("libc.so.6", {
+      getrusage: { parameters: ["i32", "buffer"], result: "i32" },
+    });
+    // struct rusage: ru_utime and ru_stime (struct timeval: seconds, microseconds), then 14 longs.
+    const usage = new BigInt64Array(18);
+    return () => {
+      if (libc.symbols.getrusage(-1, usage) !== 0) return NaN;
+      const [us, uu, ss, su] = usage;
+      return Number((us! + ss!) * 1_000_000n + uu! + su!) / 1e6;
+    };
   } catch {
-    return NaN; // not Linux: wall time only
+    return () => NaN;
   }
 }
 
@@ -112,7 +124,7 @@ async function childrenCpu(): Promise<number> {
 export async function runProcess(c: ProcessCase, gnuTime = false): Promise<ProcessRun> {
   await Deno.remove(c.output).catch(() => {});
   const [cmd, ...args] = gnuTime ? ["/usr/bin/time", "-f", "@@%M", ...c.command] : c.command;
-  const cpu0 = await childrenCpu();
+  const cpu0 = childrenCpu();
   const started = performance.now();
   const { success, stderr } = await new Deno.Command(cmd!, {
     args,
@@ -123,7 +135,7 @@ export async function runProcess(c: ProcessCase, gnuTime = false): Promise<Proce
   const seconds = (performance.now() - started) / 1000;
   const err = new TextDecoder().decode(stderr);
   if (!success) throw new Error(`${c.label} failed: ${err}`);
-  const cpuSeconds = (await childrenCpu()) - cpu0;
+  const cpuSeconds = childrenCpu() - cpu0;
   const peak = /@@(\d+)/.exec(err);
   return {
     seconds,

@@ -3,7 +3,7 @@
  * against DuckDB writing the same CSV as Parquet (zstd) in the same run: archive size,
  * freeze and thaw speed, and every thaw's hash equal to the others' (a profile changes
  * how the bytes are stored, never the rows). `deno task bench` calls
- * {@link profileFigures}; alone:
+ * {@link profileFigures}, and {@link processFigures} for `max_speed` (5 rounds); alone:
  *
  * ```
  * deno run -A bench/profile_bench.ts [CSV] [--profiles max_speed,balanced] [--rounds 5]

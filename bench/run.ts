@@ -6,7 +6,10 @@
  * 1 vs 2 workers), and the scheduler (`cluster_bench.ts` with real processes,
  * `scheduler_sim.ts` simulated), and process start (`start_bench.ts`: the quick
  * commands' whole-process time next to `deno eval 1`), and thaw to CSV, Arrow and Parquet
- * against DuckDB copying the shipped Parquet (`thaw_bench.ts`). Writes `bench/RESULTS.md`.
+ * against DuckDB copying the shipped Parquet (`thaw_bench.ts`), and the codec profiles
+ * (`profile_bench.ts`: each in this process, once; `max_speed` also as whole processes
+ * against DuckDB writing the same CSV as Parquet, 5 alternating rounds). Writes
+ * `bench/RESULTS.md`.
  *
  * Times are wall-clock on a shared machine: read them as ratios within one run.
  * Anchors (`.csv`, `.csv.zst`, `.csv.xz`) are cached in `bench/.cache/`.
@@ -33,7 +36,7 @@ import { schedulerSimFigures } from "./scheduler_sim.ts";
 import { storageFigures } from "./storage_bench.ts";
 import { sqlFigures } from "./sql_bench.ts";
 import { thawFigures } from "./thaw_bench.ts";
-import { profileFigures } from "./profile_bench.ts";
+import { processFigures, profileFigures } from "./profile_bench.ts";
 import { startFigures } from "./start_bench.ts";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -370,7 +373,11 @@ async function main(): Promise<void> {
       sql.push(...await sqlFigures(source));
     }
     say("  codec profiles...");
-    profiles.push(...await profileFigures(await csvOf(source, main.name), main.name, work));
+    const csv = await csvOf(source, main.name);
+    profiles.push(...await profileFigures(csv, main.name, work));
+    // The freeze goal's figure as a user meets it: whole processes, alternated.
+    say("  codec profiles: max_speed against DuckDB, whole processes...");
+    profiles.push("", ...await processFigures(csv, work, { profiles: ["max_speed"], rounds: 5 }));
   } finally {
     await Deno.remove(work, { recursive: true }).catch(() => {});
   }

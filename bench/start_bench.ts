@@ -26,6 +26,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { freeze } from "../mod.ts";
 import { parseArgs } from "../internal/config.ts";
+import { childrenCpu } from "./_process.ts";
 
 /** The goals of the process-start work: whole process, and a slice's own work. */
 const GOAL_MS = 80;
@@ -78,30 +79,12 @@ interface Sample {
 }
 
 /**
- * The CPU time (user + system, ms) of every child process this one has waited for:
- * `getrusage(RUSAGE_CHILDREN)` through libc, on Linux. Under load a command waits for a
- * core and its wall time grows; its CPU time stays close to the wall time on an idle
- * machine (the runtime's other threads add a little), so it is shown beside it.
+ * The CPU time (user + system, ms) of every child process this one has waited for.
+ * Under load a command waits for a core and its wall time grows; its CPU time stays
+ * close to the wall time on an idle machine (the runtime's other threads add a little),
+ * so it is shown beside it.
  */
-function childCpuReader(): () => number {
-  if (Deno.build.os !== "linux") return () => NaN;
-  try {
-    const libc = Deno.dlopen("libc.so.6", {
-      getrusage: { parameters: ["i32", "buffer"], result: "i32" },
-    });
-    // struct rusage: ru_utime and ru_stime (struct timeval: seconds, microseconds), then 14 longs.
-    const usage = new BigInt64Array(18);
-    return () => {
-      if (libc.symbols.getrusage(-1, usage) !== 0) return NaN;
-      const [us, uu, ss, su] = usage;
-      return Number((us! + ss!) * 1_000_000n + uu! + su!) / 1000;
-    };
-  } catch {
-    return () => NaN;
-  }
-}
-
-const childCpu = childCpuReader();
+const childCpu = () => childrenCpu() * 1000;
 
 /** `deno task cli`'s command line, split as a shell would (single quotes only). */
 async function cliTaskArgs(root: string): Promise<string[]> {
