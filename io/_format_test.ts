@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { float16ToNumber, numberToFloat16 } from "../format/float16.ts";
-import { formatFloat16, formatFloat32 } from "./_format.ts";
+import { FLOAT_TEXT_MEMO, formatFloat16, formatFloat32 } from "./_format.ts";
 import { Rng } from "./_test_utils.ts";
 
 Deno.test("formatFloat32() gives the shortest text that reads back as the same float32", () => {
@@ -48,4 +48,29 @@ Deno.test("formatFloat16() gives the shortest text that reads back as the same f
   }
   assert.equal(formatFloat16(float16ToNumber(0x2e66), 0x2e66, false), "0.1");
   assert.equal(formatFloat16(65504, 0x7bff, false), "65500.0"); // reads back as 65504
+});
+
+Deno.test("formatFloat32() gives the same text again, from its memo or past its limit", () => {
+  const rng = new Rng(7);
+  const f = new Float32Array(1);
+  const u = new Uint32Array(f.buffer);
+  const values: number[] = [];
+  for (let i = 0; i < FLOAT_TEXT_MEMO + 5_000; i++) {
+    u[0] = rng.int(2 ** 32);
+    if (Number.isFinite(f[0]!) && f[0] !== 0) values.push(f[0]!);
+  }
+  const first = values.map((x) => formatFloat32(x, false));
+  values.forEach((x, i) => {
+    // JSON or CSV, the second time: a finite value's text is the same in both.
+    assert.equal(formatFloat32(x, true), first[i], String(x));
+    assert.ok(Object.is(Math.fround(Number(first[i])), x), `${x} -> ${first[i]}`);
+  });
+});
+
+Deno.test("formatFloat16() gives the same text again, in CSV and JSON", () => {
+  for (const h of [0x2e66, 0x3c00, 0x7bff, 0x0001, 0xbc00, 0x3555]) {
+    const x = float16ToNumber(h);
+    assert.equal(formatFloat16(x, h, true), formatFloat16(x, h, false));
+  }
+  assert.equal(formatFloat16(float16ToNumber(0x2e66), 0x2e66, true), "0.1");
 });
