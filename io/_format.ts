@@ -81,11 +81,52 @@ export function formatFloat16(x: number, bits: number, json: boolean): string {
 
 /** The double of the shortest `toPrecision` text of `x` (1..`most` digits) that `same` accepts. */
 function shortestWithin(x: number, most: number, same: (y: number) => boolean): number {
+  const e = decimalExponent(Math.abs(x));
   for (let digits = 1; digits < most; digits++) {
-    const y = Number(x.toPrecision(digits));
+    const fast = roundedToDigits(x, digits, e);
+    const y = fast === fast ? fast : Number(x.toPrecision(digits));
     if (same(y)) return y;
   }
   return Number(x.toPrecision(most));
+}
+
+/** 10^0 … 10^22, the powers of ten a double holds exactly (each parsed, so exact). */
+const POW10: readonly number[] = Array.from({ length: 23 }, (_, i) => Number(`1e${i}`));
+
+/** `a` × 10^`k` by one correctly rounded operation on exact operands; NaN past 10^±22. */
+function scaledByPow10(a: number, k: number): number {
+  if (k > 22 || k < -22) return NaN;
+  return k >= 0 ? a * POW10[k]! : a / POW10[-k]!;
+}
+
+/**
+ * The decimal exponent of `a` > 0 (`a` = d.ddd… × 10^e), or NaN when a double cannot
+ * tell: `a` within 10^-6 of a power of ten relatively, or past 10^±22.
+ */
+function decimalExponent(a: number): number {
+  let e = Math.floor(Math.log10(a)); // right, or one off next to a power of ten
+  let t = scaledByPow10(a, -e);
+  if (t < 1) t = scaledByPow10(a, -(--e));
+  else if (t >= 10) t = scaledByPow10(a, -(++e));
+  return t - 1 >= 1e-6 && 10 - t >= 1e-5 ? e : NaN;
+}
+
+/**
+ * `Number(x.toPrecision(digits))` for a finite, non-zero float32 or float16 `x` (`digits`
+ * ≤ 9): `x` rounded to `digits` significant digits, halves away from zero. Scaled by one
+ * correctly rounded operation, the kept digits are off by at most 10^9 × 2^-53 < 10^-7,
+ * so only a scaled value within 10^-6 of a half is in doubt: NaN then (and when `e`, from
+ * {@link decimalExponent}, is), for `toPrecision` itself to decide. ~10× faster than it.
+ */
+function roundedToDigits(x: number, digits: number, e: number): number {
+  const k = digits - 1 - e;
+  const q = scaledByPow10(Math.abs(x), k);
+  const whole = Math.floor(q);
+  const fraction = q - whole;
+  if (!(Math.abs(fraction - 0.5) >= 1e-6)) return NaN; // in doubt, or NaN already
+  const n = fraction > 0.5 ? whole + 1 : whole;
+  const y = k >= 0 ? n / POW10[k]! : n * POW10[-k]!;
+  return x < 0 ? -y : y;
 }
 
 function pad2(n: number): string {

@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { float16ToNumber, numberToFloat16 } from "../format/float16.ts";
-import { FLOAT_TEXT_MEMO, formatFloat16, formatFloat32 } from "./_format.ts";
+import { FLOAT_TEXT_MEMO, formatFloat, formatFloat16, formatFloat32 } from "./_format.ts";
 import { Rng } from "./_test_utils.ts";
 
 Deno.test("formatFloat32() gives the shortest text that reads back as the same float32", () => {
@@ -73,4 +73,59 @@ Deno.test("formatFloat16() gives the same text again, in CSV and JSON", () => {
     assert.equal(formatFloat16(x, h, true), formatFloat16(x, h, false));
   }
   assert.equal(formatFloat16(float16ToNumber(0x2e66), 0x2e66, true), "0.1");
+});
+
+/** The texts as `toPrecision` alone gives them: the fewest digits, tried from one up. */
+function byToPrecision(x: number, most: number, same: (y: number) => boolean): string {
+  if (!Number.isFinite(x) || x === 0) return formatFloat(x, false);
+  for (let digits = 1; digits < most; digits++) {
+    const y = Number(x.toPrecision(digits));
+    if (same(y)) return formatFloat(y, false);
+  }
+  return formatFloat(Number(x.toPrecision(most)), false);
+}
+
+Deno.test("formatFloat32() and formatFloat16() give toPrecision's own digits, ties and powers of ten included", () => {
+  const f = new Float32Array(1);
+  const u = new Uint32Array(f.buffer);
+  const values: number[] = [];
+  const rng = new Rng(1032);
+  for (let i = 0; i < 200_000; i++) {
+    u[0] = rng.int(2 ** 32);
+    values.push(f[0]!);
+  }
+  // The float32 values next to every power of ten (where the exponent is in doubt).
+  for (let e = -46; e <= 39; e++) {
+    f[0] = Number(`1e${e}`);
+    const at = u[0]!;
+    for (let d = -40; d <= 40; d++) {
+      u[0] = (at + d) >>> 0;
+      values.push(f[0]!, -f[0]!);
+    }
+  }
+  // Halves and other exact fractions (where rounding to fewer digits is a tie).
+  for (let i = 0; i < 20_000; i++) {
+    values.push(
+      Math.fround(i + 0.5),
+      Math.fround(i / 4),
+      Math.fround(i / 100),
+      Math.fround(-i * 1.25),
+    );
+  }
+  for (const x of values) {
+    assert.equal(
+      formatFloat32(x, false),
+      byToPrecision(x, 9, (y) => Math.fround(y) === x),
+      String(x),
+    );
+  }
+  for (let h = 0; h < 0x10000; h++) {
+    const x = float16ToNumber(h);
+    if (Number.isNaN(x)) continue;
+    assert.equal(
+      formatFloat16(x, h, false),
+      byToPrecision(x, 5, (y) => numberToFloat16(y) === h),
+      `0x${h.toString(16)}`,
+    );
+  }
 });
