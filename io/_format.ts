@@ -83,7 +83,7 @@ export function formatFloat16(x: number, bits: number, json: boolean): string {
 function shortestWithin(x: number, most: number, same: (y: number) => boolean): number {
   const e = decimalExponent(Math.abs(x));
   for (let digits = 1; digits < most; digits++) {
-    const fast = roundedToDigits(x, digits, e);
+    const fast = e === e ? roundedToDigits(x, digits, e) : NaN;
     const y = fast === fast ? fast : Number(x.toPrecision(digits));
     if (same(y)) return y;
   }
@@ -115,8 +115,8 @@ function decimalExponent(a: number): number {
  * `Number(x.toPrecision(digits))` for a finite, non-zero float32 or float16 `x` (`digits`
  * ≤ 9): `x` rounded to `digits` significant digits, halves away from zero. Scaled by one
  * correctly rounded operation, the kept digits are off by at most 10^9 × 2^-53 < 10^-7,
- * so only a scaled value within 10^-6 of a half is in doubt: NaN then (and when `e`, from
- * {@link decimalExponent}, is), for `toPrecision` itself to decide. ~10× faster than it.
+ * so only a scaled value within 10^-6 of a half is in doubt: NaN then, for `toPrecision`
+ * itself to decide. `e` is {@link decimalExponent}'s (not NaN). ~10× faster than it.
  */
 function roundedToDigits(x: number, digits: number, e: number): number {
   const k = digits - 1 - e;
