@@ -57,12 +57,8 @@ const float16Texts = new Map<number, string>();
  */
 export function formatFloat32(x: number, json: boolean): string {
   if (!Number.isFinite(x) || x === 0) return formatFloat(x, json);
-  let text = float32Texts.get(x);
-  if (text === undefined) {
-    text = formatFloat(shortestWithin(x, 9, (y) => Math.fround(y) === x), json);
-    if (float32Texts.size < FLOAT_TEXT_MEMO) float32Texts.set(x, text);
-  }
-  return text;
+  return float32Texts.get(x) ??
+    kept(float32Texts, x, shortestWithin(x, 9, (y) => Math.fround(y) === x));
 }
 
 /**
@@ -71,11 +67,17 @@ export function formatFloat32(x: number, json: boolean): string {
  */
 export function formatFloat16(x: number, bits: number, json: boolean): string {
   if (!Number.isFinite(x) || x === 0) return formatFloat(x, json);
-  let text = float16Texts.get(bits);
-  if (text === undefined) {
-    text = formatFloat(shortestWithin(x, 5, (y) => numberToFloat16(y) === bits), json);
-    float16Texts.set(bits, text);
-  }
+  return float16Texts.get(bits) ??
+    kept(float16Texts, bits, shortestWithin(x, 5, (y) => numberToFloat16(y) === bits));
+}
+
+/**
+ * The text of a finite, non-zero value from the double of its fewest digits, kept under
+ * `key` in `texts` while they have room.
+ */
+function kept(texts: Map<number, string>, key: number, shortest: number): string {
+  const text = formatFloat(shortest, false);
+  if (texts.size < FLOAT_TEXT_MEMO) texts.set(key, text);
   return text;
 }
 
@@ -125,7 +127,7 @@ function roundedToDigits(x: number, digits: number, e: number): number {
   const fraction = q - whole;
   if (!(Math.abs(fraction - 0.5) >= 1e-6)) return NaN; // in doubt, or NaN already
   const n = fraction > 0.5 ? whole + 1 : whole;
-  const y = k >= 0 ? n / POW10[k]! : n * POW10[-k]!;
+  const y = scaledByPow10(n, -k);
   return x < 0 ? -y : y;
 }
 
