@@ -7,20 +7,24 @@
  * @module
  */
 import { createHash } from "node:crypto";
+import { join } from "node:path";
+import { cliTaskFlags } from "../cli/compile.ts";
 
 /** The repository's root, where the commands run. */
 const ROOT = new URL("../", import.meta.url).pathname;
 
-/** The CLI's permissions, as `deno task cli` gives them (deno.json). */
-export const CLI_PERMISSIONS = [
-  "--allow-read",
-  "--allow-write",
-  "--allow-env",
-  "--allow-ffi",
-  "--allow-net",
-  "--allow-run=zpaq",
-  "--allow-sys=cpus",
-];
+/**
+ * `deno task cli`'s arguments to `deno` before `main.ts` (`run -q`, the permissions and
+ * the V8 flags), read from a checkout's `deno.json`: every bench runs the CLI as the
+ * task does, and an earlier checkout (a `--baseline`) as its own task did.
+ *
+ * @param checkout The checkout's root (default: this one).
+ * @returns The arguments, e.g. `["run", "-q", "--allow-read", …]`.
+ * @throws {Error} when the task is not `deno … main.ts`.
+ */
+export async function cliRunArgs(checkout: string = ROOT): Promise<string[]> {
+  return ["run", "-q", ...cliTaskFlags(await Deno.readTextFile(join(checkout, "deno.json")))];
+}
 
 /** One command of a table: its line's label, the file it writes and its argv. */
 export interface ProcessCase {

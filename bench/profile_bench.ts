@@ -37,7 +37,7 @@ import { freeze, thaw } from "../mod.ts";
 import { openLockedDuckDB, sqlString } from "../io/_duckdb.ts";
 import { defaultThreads } from "../internal/cores.ts";
 import {
-  CLI_PERMISSIONS,
+  cliRunArgs,
   duckCommand,
   hashFile,
   type ProcessCase,
@@ -244,6 +244,8 @@ export async function processFigures(
   const duckStart = join(work, "duck_start.ts");
   await Deno.writeTextFile(duckStart, DUCK_START_SCRIPT);
   const root = new URL("../", import.meta.url).pathname;
+  const runArgs = await cliRunArgs(root);
+  const baselineRunArgs = options.baseline ? await cliRunArgs(options.baseline) : [];
   const freezeCase = (profile: CodecProfile, tree?: string): ProcessCase => {
     const output = join(work, `${tree ? "before" : "ours"}.${profile}.pf`);
     return {
@@ -251,9 +253,7 @@ export async function processFigures(
       output,
       command: [
         Deno.execPath(),
-        "run",
-        "-q",
-        ...CLI_PERMISSIONS,
+        ...(tree ? baselineRunArgs : runArgs),
         join(tree ?? root, "main.ts"),
         "freeze",
         csv,

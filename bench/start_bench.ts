@@ -26,7 +26,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { freeze } from "../mod.ts";
 import { parseArgs } from "../internal/config.ts";
-import { childrenCpu } from "./_process.ts";
+import { childrenCpu, cliRunArgs } from "./_process.ts";
 
 /** The goals of the process-start work: whole process, and a slice's own work. */
 const GOAL_MS = 80;
@@ -85,20 +85,6 @@ interface Sample {
  * so it is shown beside it.
  */
 const childCpu = () => childrenCpu() * 1000;
-
-/** `deno task cli`'s command line, split as a shell would (single quotes only). */
-async function cliTaskArgs(root: string): Promise<string[]> {
-  const config = JSON.parse(await Deno.readTextFile(join(root, "deno.json"))) as {
-    tasks: Record<string, string | { command: string }>;
-  };
-  const task = config.tasks.cli;
-  const line = typeof task === "string" ? task : task!.command;
-  const words = [...line.matchAll(/'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2]!);
-  if (words[0] !== "deno" || words.at(-1) !== "main.ts") {
-    throw new Error(`deno task cli is not 'deno … main.ts': ${line}`);
-  }
-  return words.slice(1);
-}
 
 async function timeOnce(c: Case): Promise<Sample> {
   const cpu = childCpu();
@@ -178,10 +164,10 @@ export async function startFigures(options: StartOptions): Promise<string[]> {
   const sliceRows = options.slice ?? SLICE;
   const bigName = options.bigName ?? "flights-3m";
   const deno = Deno.execPath();
-  const run = await cliTaskArgs(root);
+  const run = await cliRunArgs(root);
   /** The CLI commands, as a checkout's `deno task cli` runs them. */
   const cliCases = async (checkout: string): Promise<Case[]> => {
-    const flags = (await cliTaskArgs(checkout)).slice(0, -1);
+    const flags = await cliRunArgs(checkout);
     const cli = (label: string, ...args: string[]): Case => ({
       label,
       cmd: deno,
@@ -254,7 +240,7 @@ export async function startFigures(options: StartOptions): Promise<string[]> {
   const lines = [
     `Whole-process wall time in ms, ${rounds} round(s) alternating the commands, minimum and median ` +
     `(Deno ${Deno.version.deno}, ${navigator.hardwareConcurrency} cores). The CLI runs as ` +
-    "`deno task cli` runs it: `deno " + run.slice(0, -1).join(" ") + " main.ts …`.",
+    "`deno task cli` runs it: `deno " + run.join(" ") + " main.ts …`.",
     "",
     `| command | wall min | wall median | CPU min | wall min over \`deno eval 1\` | goal ≤ 80 ms |${
       options.before ? " before: wall min (median), CPU min |" : ""

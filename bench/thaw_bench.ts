@@ -23,7 +23,7 @@
  */
 import { join } from "node:path";
 import {
-  CLI_PERMISSIONS,
+  cliRunArgs,
   duckCommand,
   hasGnuTime,
   hashFile,
@@ -73,14 +73,14 @@ export async function thawFigures(
   const work = options.work;
   const duck = join(work, "duck_copy.ts");
   await Deno.writeTextFile(duck, DUCK_SCRIPT);
+  const runArgs = await cliRunArgs();
+  const baselineRunArgs = options.baseline ? await cliRunArgs(options.baseline) : [];
   const ours = (ext: string, tree?: string): Case => ({
     label: `${tree ? "before" : "ours"} → ${ext}`,
     output: join(work, `${tree ? "before" : "thaw"}.${ext}`),
     command: [
       Deno.execPath(),
-      "run",
-      "-q",
-      ...CLI_PERMISSIONS,
+      ...(tree ? baselineRunArgs : runArgs),
       tree ? join(tree, "main.ts") : MAIN,
       "thaw",
       archive,

@@ -1,6 +1,6 @@
 /**
  * `deno task compile`: builds the standalone `permafrost` binary with `deno compile`
- * (the CLI with its permissions baked in; the release workflow runs it for Linux
+ * (the CLI with `deno task cli`'s permissions and V8 flags baked in; the release workflow runs it for Linux
  * x64/arm64, macOS x64/arm64 and Windows x64). `deno compile` downloads the Deno
  * runtime for the target from dl.deno.land; where that host cannot be reached (our
  * build machines) this says so in one line and exits 1, instead of a stack of causes.
@@ -14,18 +14,28 @@
  */
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "../internal/config.ts";
-import { STORAGE_ENV } from "../storage/env.ts";
 import { lazyModules } from "./lazy.ts";
 
-/** The permissions the binary runs with: `deno task cli`'s. */
-export const COMPILED_PERMISSIONS: readonly string[] = Object.freeze([
-  "--allow-read",
-  "--allow-write",
-  `--allow-env=${["PERMAFROST_*", ...STORAGE_ENV].join(",")}`,
-  "--allow-ffi",
-  "--allow-net",
-  "--allow-run=zpaq",
-]);
+/**
+ * The flags `deno task cli` runs `main.ts` with (permissions and V8 flags), from a
+ * `deno.json`'s text, split as a shell would (single quotes only): the compiled binary
+ * bakes in the same, and the benches run the CLI with them.
+ *
+ * @param denoJson The text of a `deno.json` whose `cli` task is `deno run -q … main.ts`.
+ * @returns The flags between `deno run -q` and `main.ts`.
+ * @throws {Error} when the task has another shape.
+ */
+export function cliTaskFlags(denoJson: string): string[] {
+  const task = (JSON.parse(denoJson) as { tasks?: Record<string, unknown> }).tasks?.cli;
+  const line = typeof task === "string"
+    ? task
+    : String((task as { command?: unknown } | undefined)?.command ?? "");
+  const words = [...line.matchAll(/'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2]!);
+  if (words.slice(0, 3).join(" ") !== "deno run -q" || words.at(-1) !== "main.ts") {
+    throw new Error(`deno task cli is not 'deno run -q … main.ts': ${line}`);
+  }
+  return words.slice(3, -1);
+}
 
 if (import.meta.main) {
   const { flags } = parseArgs(Deno.args, { string: ["target", "output"] });
@@ -36,7 +46,7 @@ if (import.meta.main) {
   const args = [
     "compile",
     "--frozen",
-    ...COMPILED_PERMISSIONS,
+    ...cliTaskFlags(await Deno.readTextFile(new URL("../deno.json", import.meta.url))),
     ...(target ? ["--target", target] : []),
     ...lazyModules().flatMap((url) => ["--include", fileURLToPath(url)]),
     // The zpaqwasm codec reads its WebAssembly module from beside its source file.
