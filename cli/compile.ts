@@ -1,7 +1,7 @@
 /**
  * `deno task compile`: builds the standalone `permafrost` binary with `deno compile`
- * (the CLI with `deno task cli`'s permissions and V8 flags baked in; the release workflow runs it for Linux
- * x64/arm64, macOS x64/arm64 and Windows x64). `deno compile` downloads the Deno
+ * (the CLI with `deno task cli`'s permissions and V8 flags baked in; the release
+ * workflow runs it for Linux x64/arm64, macOS x64/arm64 and Windows x64). `deno compile` downloads the Deno
  * runtime for the target from dl.deno.land; where that host cannot be reached (our
  * build machines) this says so in one line and exits 1, instead of a stack of causes.
  * Any other failure is passed on as `deno compile` printed it. The modules the CLI loads
@@ -30,11 +30,22 @@ export function cliTaskFlags(denoJson: string): string[] {
   const line = typeof task === "string"
     ? task
     : String((task as { command?: unknown } | undefined)?.command ?? "");
-  const words = [...line.matchAll(/'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2]!);
+  const words = shellWords(line);
   if (words.slice(0, 3).join(" ") !== "deno run -q" || words.at(-1) !== "main.ts") {
     throw new Error(`deno task cli is not 'deno run -q … main.ts': ${line}`);
   }
   return words.slice(3, -1);
+}
+
+/**
+ * The words of a command line as a shell splits it, for the lines `deno.json` and the
+ * README hold: on whitespace, single quotes kept together and removed.
+ *
+ * @param line The command line.
+ * @returns Its words.
+ */
+export function shellWords(line: string): string[] {
+  return [...line.matchAll(/'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2]!);
 }
 
 if (import.meta.main) {

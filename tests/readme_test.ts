@@ -5,7 +5,7 @@
  * `permafrost` command its install line writes runs `main.ts` as `deno task cli` does.
  */
 import assert from "node:assert/strict";
-import { cliTaskFlags } from "../cli/compile.ts";
+import { cliTaskFlags, shellWords } from "../cli/compile.ts";
 
 /** The ```sh blocks of a Markdown text, each without the indentation of its fence. */
 function shellBlocks(markdown: string): string[] {
@@ -49,7 +49,7 @@ Deno.test("the README's install line gives permafrost deno task cli's permission
   const install = shellBlocks(english).join("\n").replaceAll("\\\n", " ")
     .split("\n").find((line) => line.startsWith("deno install "));
   assert.ok(install, "the README has a deno install line");
-  const words = [...install.matchAll(/'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2]!);
+  const words = shellWords(install);
   assert.equal(words.at(-1), "main.ts");
   const configAt = words.indexOf("--config");
   assert.equal(words[configAt + 1], "deno.json");
