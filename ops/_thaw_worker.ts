@@ -89,7 +89,7 @@ servePoolWorker({
     if (!t.render || "arrow" in t.render) {
       // Columns handed on or laid out for Arrow: when whole, string columns may stay the
       // codes they were decoded from, no string per row built here.
-      const columns = length === t.job.rows
+      const columns = isWholeChunk(t)
         ? await decodeChunkJob(t.job, { codes: true })
         : (await taskBatch(t)).columns;
       if (!t.render) {
@@ -117,6 +117,11 @@ servePoolWorker({
   close() {},
 });
 
+/** Whether a chunk task asks for every row of its chunk. */
+function isWholeChunk(t: ThawChunkTask): boolean {
+  return t.from === 0 && t.to === t.job.rows;
+}
+
 /** A chunk task's rows: its range `[from, to)` of its chunk's. */
 async function taskBatch(t: ThawChunkTask): Promise<Batch> {
   const whole: Batch = {
@@ -124,7 +129,7 @@ async function taskBatch(t: ThawChunkTask): Promise<Batch> {
     columns: await decodeChunkJob(t.job),
     length: t.job.rows,
   };
-  return t.from === 0 && t.to === t.job.rows ? whole : sliceBatch(whole, t.from, t.to);
+  return isWholeChunk(t) ? whole : sliceBatch(whole, t.from, t.to);
 }
 
 /**
