@@ -50,15 +50,20 @@ Deno.test("formatFloat16() gives the shortest text that reads back as the same f
   assert.equal(formatFloat16(65504, 0x7bff, false), "65500.0"); // reads back as 65504
 });
 
-Deno.test("formatFloat32() gives the same text again, from its memo or past its limit", () => {
-  const rng = new Rng(7);
+/** `count` float32 values of random bits (NaN, infinities and zeros among them). */
+function randomFloat32s(seed: number, count: number): number[] {
+  const rng = new Rng(seed);
   const f = new Float32Array(1);
   const u = new Uint32Array(f.buffer);
-  const values: number[] = [];
-  for (let i = 0; i < FLOAT_TEXT_MEMO + 5_000; i++) {
+  return Array.from({ length: count }, () => {
     u[0] = rng.int(2 ** 32);
-    if (Number.isFinite(f[0]!) && f[0] !== 0) values.push(f[0]!);
-  }
+    return f[0]!;
+  });
+}
+
+Deno.test("formatFloat32() gives the same text again, from its memo or past its limit", () => {
+  const values = randomFloat32s(7, FLOAT_TEXT_MEMO + 5_000)
+    .filter((x) => Number.isFinite(x) && x !== 0);
   const first = values.map((x) => formatFloat32(x, false));
   values.forEach((x, i) => {
     // JSON or CSV, the second time: a finite value's text is the same in both.
@@ -86,14 +91,9 @@ function byToPrecision(x: number, most: number, same: (y: number) => boolean): s
 }
 
 Deno.test("formatFloat32() and formatFloat16() give toPrecision's own digits, ties and powers of ten included", () => {
+  const values = randomFloat32s(1032, 200_000);
   const f = new Float32Array(1);
   const u = new Uint32Array(f.buffer);
-  const values: number[] = [];
-  const rng = new Rng(1032);
-  for (let i = 0; i < 200_000; i++) {
-    u[0] = rng.int(2 ** 32);
-    values.push(f[0]!);
-  }
   // The float32 values next to every power of ten (where the exponent is in doubt).
   for (let e = -46; e <= 39; e++) {
     f[0] = Number(`1e${e}`);
