@@ -5,7 +5,9 @@
  * `deno task cli`, which is also what the `permafrost` command that README's
  * `deno install` writes runs — next to `deno eval 1` (the runtime alone) measured in
  * the same rounds. Also `deno task cli` itself (a second Deno process: the task
- * runner) and, where `deno compile` can fetch its runtime, the compiled binary.
+ * runner), the same CLI bundled into one image (`_bundle.ts`; not what users run, measured
+ * for the decision to ship a build step) and, where `deno compile` can fetch its runtime,
+ * the compiled binary.
  *
  * `deno task bench` calls {@link startFigures}; alone:
  * `deno run -A bench/start_bench.ts [--root DIR] [--before DIR] [--rounds N] [--big F]
@@ -27,6 +29,7 @@ import { fileURLToPath } from "node:url";
 import { freeze } from "../mod.ts";
 import { parseArgs } from "../internal/config.ts";
 import { childrenCpu, cliRunArgs } from "./_process.ts";
+import { bundleCli } from "./_bundle.ts";
 
 /** The goals of the process-start work: whole process, and a slice's own work. */
 const GOAL_MS = 80;
@@ -197,6 +200,19 @@ export async function startFigures(options: StartOptions): Promise<string[]> {
       cwd: root,
     },
   ];
+  const bundle = await bundleCli(root, join(options.work, "bundle"));
+  const bundled = (label: string, ...args: string[]): Case => ({
+    label: `bundled ${label}`,
+    cmd: deno,
+    args: [...run, "--config", join(root, "deno.json"), bundle, ...args],
+    cwd: root,
+  });
+  const bundledVersion = bundled("`permafrost --version`", "--version");
+  const bundledSlice = bundled(
+    `\`permafrost thaw ${bigName}.pf - --rows ${sliceRows}\``,
+    ...["thaw", options.big, "-", "--rows", sliceRows],
+  );
+  cases.push(bundledVersion, bundledSlice);
   const binary = await compiled(root, options.work);
   if (typeof binary === "string") {
     cases.push({
@@ -237,6 +253,9 @@ export async function startFigures(options: StartOptions): Promise<string[]> {
   const [anchor, version] = timings;
   const slice = timings.find((t) => t.label.includes("--rows"))!;
   const sliceWork = slice.min - version!.min;
+  const timingOf = (c: Case) => timings.find((t) => t.label === c.label)!;
+  const bundledWork = timingOf(bundledSlice).min - timingOf(bundledVersion).min;
+  const hashOf = (c: { label: string }) => hashes.find((h) => h.label === c.label)?.sha;
   const lines = [
     `Whole-process wall time in ms, ${rounds} round(s) alternating the commands, minimum and median ` +
     `(Deno ${Deno.version.deno}, ${navigator.hardwareConcurrency} cores). The CLI runs as ` +
@@ -262,13 +281,17 @@ export async function startFigures(options: StartOptions): Promise<string[]> {
     } ms by CPU time; goal ≤ ${SLICE_WORK_GOAL_MS} ms: ${
       sliceWork <= SLICE_WORK_GOAL_MS ? "met" : "**not met**"
     }).`,
+    "- Bundled (`bench/_bundle.ts`: the same CLI as one image of chunks, npm and Node modules " +
+    "external; not what users run): the slice's work beyond start " +
+    `${ms(bundledWork)} ms (its wall minimum less the bundled \`--version\`'s); ` +
+    `the same bytes as from source: ${hashOf(bundledSlice) === hashOf(slice) ? "yes" : "**no**"}.`,
     `- Outputs (SHA-256 of stdout): ${
       hashes.map((h) => `${h.label} \`${h.sha.slice(0, 12)}\``).join(", ")
     }${
       options.before === undefined
         ? ""
         : `; the same as before's: ${
-          hashes.every((h) => beforeHashes.find((b) => b.label === h.label)?.sha === h.sha)
+          beforeHashes.every((b) => hashes.find((h) => h.label === b.label)?.sha === b.sha)
             ? "yes"
             : "**no**"
         }`

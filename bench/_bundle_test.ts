@@ -1,0 +1,82 @@
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { bundleable, bundleCli } from "./_bundle.ts";
+import { cliRunArgs } from "./_process.ts";
+import { freeze } from "../mod.ts";
+
+const CHECKOUT = fileURLToPath(new URL("..", import.meta.url));
+
+Deno.test("bundleable makes our computed imports literal and points the rest at the checkout", () => {
+  const text = [
+    'const POOL = new URL("./_pool.ts", import.meta.url);',
+    "const load = () => import(POOL.href);",
+    "const other = () => import(",
+    '  new URL("./other.ts", import.meta.url).href',
+    ");",
+    'const worker = new URL("./_worker.ts", import.meta.url);',
+    'type T = typeof import("./other.ts");',
+  ].join("\n");
+  const out = bundleable(text, join("ops", "x.ts"), "/co");
+  assert.match(out, /const load = \(\) => import\("\.\/_pool\.ts"\);/);
+  assert.match(out, /const other = \(\) => import\("\.\/other\.ts"\);/);
+  assert.match(out, /new URL\("\.\/_worker\.ts", "file:\/\/\/co\/ops\/x\.ts"\)/);
+  assert.ok(!out.includes("import.meta.url"));
+});
+
+Deno.test("bundleable refuses a computed import it cannot make literal", () => {
+  const text = "const url = pick();\nawait import(url.href);\n";
+  assert.throws(() => bundleable(text, "x.ts", "/co"), /x\.ts: computed import\(url\.href\)/);
+});
+
+Deno.test("the bundled CLI writes the bytes main.ts writes", async () => {
+  const work = await Deno.makeTempDir({ prefix: "permafrost-bundle-test-" });
+  try {
+    const csv = join(work, "t.csv");
+    const rows = Array.from(
+      { length: 3000 },
+      (_, i) =>
+        `${i},${(i * 7) % 13 - 6},k${i % 17},2024-01-${String(1 + i % 28).padStart(2, "0")}`,
+    );
+    await Deno.writeTextFile(csv, `id,delta,key,day\n${rows.join("\n")}\n`);
+    const archive = join(work, "t.pf");
+    await freeze(csv, archive, { chunkRows: 1000 });
+    const bundle = await bundleCli(CHECKOUT, join(work, "bundle"));
+    const flags = await cliRunArgs(CHECKOUT);
+    const run = async (entry: string[], args: string[]) => {
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: [...flags, ...entry, ...args],
+        cwd: work,
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assert.ok(out.success, new TextDecoder().decode(out.stderr));
+      return new TextDecoder().decode(out.stdout);
+    };
+    const source = [join(CHECKOUT, "main.ts")];
+    const bundled = ["--config", join(CHECKOUT, "deno.json"), bundle];
+    const commands = [
+      ["--version"],
+      ["--help"],
+      ["audit", archive],
+      ["peek", archive],
+      ["thaw", archive, "-", "--rows", "1500:1510"],
+      ["thaw", archive, "-", "--format", "jsonl", "--where", "delta > 3"],
+    ];
+    for (const args of commands) {
+      assert.equal(await run(bundled, args), await run(source, args), args.join(" "));
+    }
+    // A whole thaw, on the thaw Workers (scripts from the checkout), and to Parquet.
+    for (const name of ["a.csv", "a.parquet"]) {
+      await run(source, ["thaw", archive, join(work, `source-${name}`)]);
+      await run(bundled, ["thaw", archive, join(work, `bundled-${name}`)]);
+      assert.deepEqual(
+        await Deno.readFile(join(work, `bundled-${name}`)),
+        await Deno.readFile(join(work, `source-${name}`)),
+        name,
+      );
+    }
+  } finally {
+    await Deno.remove(work, { recursive: true });
+  }
+});
