@@ -1,26 +1,25 @@
 /**
  * Process start: the whole-process wall time of the quick commands (`--version`,
  * `--help`, `audit`, `peek`, `verify` of a small archive, a 10-row `thaw --rows` of
- * flights-3m to stdout) as a user runs them — `deno run` with the flags of
- * `deno task cli`, which is also what the `permafrost` command that README's
- * `deno install` writes runs — next to `deno eval 1` (the runtime alone) measured in
- * the same rounds. Also `deno task cli` itself (a second Deno process: the task
- * runner), the same CLI bundled into one image (`_bundle.ts`; not what users run, measured
- * for the decision to ship a build step) and, where `deno compile` can fetch its runtime,
- * the compiled binary.
+ * flights-3m to stdout) as a user runs them: the `permafrost` command README's
+ * `deno task install` installs (the CLI bundled into one image, `cli/bundle.ts`, run with
+ * `deno task cli`'s flags), and beside it `main.ts` from source as `deno task cli` runs
+ * it, next to `deno eval 1` (the runtime alone) measured in the same rounds. Also
+ * `deno task cli` itself (a second Deno process: the task runner), and, where
+ * `deno compile` can fetch its runtime, the compiled binary.
  *
  * `deno task bench` calls {@link startFigures}; alone:
  * `deno run -A bench/start_bench.ts [--root DIR] [--before DIR] [--rounds N] [--big F]
- * [--small F]` (`--root` runs another checkout's `main.ts`; `--before` adds one, e.g. a
+ * [--small F]` (`--root` measures another checkout; `--before` adds one's `main.ts`, e.g. a
  * worktree of an older commit, to the same rounds for a before/after; the archives
  * are frozen from the vega-datasets cache that `deno task bench` fills unless given).
  *
  * Rounds alternate the commands, so load on a shared machine hits each alike. The
  * minimum is the figure (what a command costs when nothing competes for the CPU);
  * the median is beside it. A 10-row slice's work beyond start is its minimum less
- * `permafrost --version`'s (the runtime and the router, no command). The slice's and
- * `peek`'s output are hashed (and, with `--before`, compared with the other checkout's):
- * speed never at the cost of other bytes.
+ * `permafrost --version`'s (the runtime and the router, no command), in each form. The
+ * slice's and `peek`'s output are hashed and compared between the forms (and, with
+ * `--before`, with the other checkout's): speed never at the cost of other bytes.
  *
  * @module
  */
@@ -29,11 +28,14 @@ import { fileURLToPath } from "node:url";
 import { freeze } from "../mod.ts";
 import { parseArgs } from "../internal/config.ts";
 import { childrenCpu, cliRunArgs } from "./_process.ts";
-import { bundleCli } from "./_bundle.ts";
+import { bundleCli, installFlags } from "../cli/bundle.ts";
 
 /** The goals of the process-start work: whole process, and a slice's own work. */
 const GOAL_MS = 80;
 const SLICE_WORK_GOAL_MS = 20;
+
+/** The label of a row that runs `main.ts` from source. */
+const SOURCE = "from source: ";
 
 /** The slice `README.md` shows. */
 const SLICE = "1500000:1500010";
@@ -168,13 +170,12 @@ export async function startFigures(options: StartOptions): Promise<string[]> {
   const bigName = options.bigName ?? "flights-3m";
   const deno = Deno.execPath();
   const run = await cliRunArgs(root);
-  /** The CLI commands, as a checkout's `deno task cli` runs them. */
-  const cliCases = async (checkout: string): Promise<Case[]> => {
-    const flags = await cliRunArgs(checkout);
+  /** The quick commands, each run as `prefix` then its words, labelled with `form`. */
+  const quickCases = (form: string, checkout: string, prefix: string[]): Case[] => {
     const cli = (label: string, ...args: string[]): Case => ({
-      label,
+      label: `${form}${label}`,
       cmd: deno,
-      args: [...flags, join(checkout, "main.ts"), ...args],
+      args: [...prefix, ...args],
       cwd: checkout,
     });
     return [
@@ -189,10 +190,20 @@ export async function startFigures(options: StartOptions): Promise<string[]> {
       ),
     ];
   };
-  const before = options.before === undefined ? [] : await cliCases(options.before);
+  /** The quick commands as a checkout's `deno task cli` runs them: `main.ts` from source. */
+  const sourceCases = async (checkout: string) =>
+    quickCases(SOURCE, checkout, [...await cliRunArgs(checkout), join(checkout, "main.ts")]);
+  // The installed command: what `deno task install` builds, run as its shim runs it.
+  const bundle = await bundleCli(root, join(options.work, "bundle"));
+  const installed = quickCases("", root, [
+    ...["run", "-q", ...installFlags(await Deno.readTextFile(join(root, "deno.json")))],
+    ...["--config", bundle.config, bundle.entry],
+  ]);
+  const before = options.before === undefined ? [] : await sourceCases(options.before);
   const cases: Case[] = [
     { label: "`deno eval 1` (the runtime alone)", cmd: deno, args: ["eval", "1"], cwd: root },
-    ...await cliCases(root),
+    ...installed,
+    ...await sourceCases(root),
     {
       label: "`deno task cli audit small.pf` (task runner + CLI)",
       cmd: deno,
@@ -200,19 +211,6 @@ export async function startFigures(options: StartOptions): Promise<string[]> {
       cwd: root,
     },
   ];
-  const bundle = await bundleCli(root, join(options.work, "bundle"));
-  const bundled = (label: string, ...args: string[]): Case => ({
-    label: `bundled ${label}`,
-    cmd: deno,
-    args: [...run, "--config", join(root, "deno.json"), bundle, ...args],
-    cwd: root,
-  });
-  const bundledVersion = bundled("`permafrost --version`", "--version");
-  const bundledSlice = bundled(
-    `\`permafrost thaw ${bigName}.pf - --rows ${sliceRows}\``,
-    ...["thaw", options.big, "-", "--rows", sliceRows],
-  );
-  cases.push(bundledVersion, bundledSlice);
   const binary = await compiled(root, options.work);
   if (typeof binary === "string") {
     cases.push({
@@ -250,16 +248,25 @@ export async function startFigures(options: StartOptions): Promise<string[]> {
   const hashes = await hashed(cases);
   const beforeHashes = await hashed(before);
   const beforeOf = (label: string) => measured.slice(cases.length).find((t) => t.label === label);
-  const [anchor, version] = timings;
-  const slice = timings.find((t) => t.label.includes("--rows"))!;
-  const sliceWork = slice.min - version!.min;
+  const anchor = timings[0]!;
   const timingOf = (c: Case) => timings.find((t) => t.label === c.label)!;
-  const bundledWork = timingOf(bundledSlice).min - timingOf(bundledVersion).min;
-  const hashOf = (c: { label: string }) => hashes.find((h) => h.label === c.label)?.sha;
+  /** A form's slice: its work beyond start (wall and CPU), less its own `--version`. */
+  const sliceOf = (form: readonly Case[]) => {
+    const [version, slice] = [timingOf(form[0]!), timingOf(form.at(-1)!)];
+    return { wall: slice.min - version.min, cpu: slice.cpu - version.cpu };
+  };
+  const sliceWork = sliceOf(installed);
+  const sourceWork = sliceOf(cases.filter((c) => c.label.startsWith(SOURCE)));
+  const sameAsSource = hashes.filter((h) => !h.label.startsWith(SOURCE)).every((h) =>
+    hashes.find((s) => s.label === `${SOURCE}${h.label}`)?.sha === h.sha
+  );
   const lines = [
     `Whole-process wall time in ms, ${rounds} round(s) alternating the commands, minimum and median ` +
-    `(Deno ${Deno.version.deno}, ${navigator.hardwareConcurrency} cores). The CLI runs as ` +
-    "`deno task cli` runs it: `deno " + run.join(" ") + " main.ts …`.",
+    `(Deno ${Deno.version.deno}, ${navigator.hardwareConcurrency} cores). \`permafrost …\` ` +
+    "is the installed command as `deno task install` sets it up: the bundle (`cli/bundle.ts`) " +
+    "run with `deno task cli`'s flags. " +
+    `"${SOURCE.trim()}" runs \`main.ts\` as \`deno task cli\` does: \`deno ` + run.join(" ") +
+    " main.ts …`.",
     "",
     `| command | wall min | wall median | CPU min | wall min over \`deno eval 1\` | goal ≤ 80 ms |${
       options.before ? " before: wall min (median), CPU min |" : ""
@@ -275,16 +282,15 @@ export async function startFigures(options: StartOptions): Promise<string[]> {
       } |${options.before ? ` ${then} |` : ""}`;
     }),
     "",
-    `- 10-row slice: ${ms(sliceWork)} ms of work beyond start (its wall minimum less ` +
+    `- 10-row slice: ${ms(sliceWork.wall)} ms of work beyond start (its wall minimum less ` +
     `\`permafrost --version\`'s; ${
-      ms(slice.cpu - version!.cpu)
-    } ms by CPU time; goal ≤ ${SLICE_WORK_GOAL_MS} ms: ${
-      sliceWork <= SLICE_WORK_GOAL_MS ? "met" : "**not met**"
-    }).`,
-    "- Bundled (`bench/_bundle.ts`: the same CLI as one image of chunks, npm and Node modules " +
-    "external; not what users run): the slice's work beyond start " +
-    `${ms(bundledWork)} ms (its wall minimum less the bundled \`--version\`'s); ` +
-    `the same bytes as from source: ${hashOf(bundledSlice) === hashOf(slice) ? "yes" : "**no**"}.`,
+      ms(sliceWork.cpu)
+    } ms by CPU time; goal ≤ ${SLICE_WORK_GOAL_MS} ` +
+    `ms: ${sliceWork.wall <= SLICE_WORK_GOAL_MS ? "met" : "**not met**"}); from source ` +
+    `${ms(sourceWork.wall)} ms (${ms(sourceWork.cpu)} by CPU time).`,
+    `- The installed command writes the bytes \`main.ts\` writes: ${
+      sameAsSource ? "yes" : "**no**"
+    }.`,
     `- Outputs (SHA-256 of stdout): ${
       hashes.map((h) => `${h.label} \`${h.sha.slice(0, 12)}\``).join(", ")
     }${

@@ -39,7 +39,7 @@ export function cliTaskFlags(denoJson: string): string[] {
 
 /**
  * The words of a command line as a shell splits it, for the lines `deno.json` and the
- * README hold: on whitespace, single quotes kept together and removed.
+ * shims `deno install` writes hold: on whitespace, single quotes kept together and removed.
  *
  * @param line The command line.
  * @returns Its words.

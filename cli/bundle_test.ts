@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { bundleable, bundleCli } from "./_bundle.ts";
-import { cliRunArgs } from "./_process.ts";
+import { bundleable, installFlags } from "./bundle.ts";
+import { cliTaskFlags, shellWords } from "./compile.ts";
 import { freeze } from "../mod.ts";
 
 const CHECKOUT = fileURLToPath(new URL("..", import.meta.url));
@@ -29,7 +29,7 @@ Deno.test("bundleable refuses a computed import it cannot make literal", () => {
   assert.throws(() => bundleable(text, "x.ts", "/co"), /x\.ts: computed import\(url\.href\)/);
 });
 
-Deno.test("the bundled CLI writes the bytes main.ts writes", async () => {
+Deno.test("the installed (bundled) CLI writes the bytes main.ts writes", async () => {
   const work = await Deno.makeTempDir({ prefix: "permafrost-bundle-test-" });
   try {
     const csv = join(work, "t.csv");
@@ -41,11 +41,32 @@ Deno.test("the bundled CLI writes the bytes main.ts writes", async () => {
     await Deno.writeTextFile(csv, `id,delta,key,day\n${rows.join("\n")}\n`);
     const archive = join(work, "t.pf");
     await freeze(csv, archive, { chunkRows: 1000 });
-    const bundle = await bundleCli(CHECKOUT, join(work, "bundle"));
-    const flags = await cliRunArgs(CHECKOUT);
+    // What `deno task install` does, into this test's folders.
+    const root = join(work, "root");
+    const installed = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "-q", "-A", join(CHECKOUT, "cli", "bundle.ts")]
+        .concat(["--root", root, "--dist", join(work, "dist"), "--name", "pf"]),
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.ok(installed.success, new TextDecoder().decode(installed.stderr));
+    const denoJson = await Deno.readTextFile(join(CHECKOUT, "deno.json"));
+    // The command runs with deno task cli's permissions and V8 flags (INIT_CWD aside).
+    const shim = await Deno.readTextFile(join(root, "bin", "pf"));
+    const shimFlags = shellWords(shim.split("\n").find((l) => l.startsWith("exec deno run "))!)
+      .filter((word) => word.startsWith("--") && !["--quiet", "--config"].includes(word));
+    assert.deepEqual(shimFlags.sort(), installFlags(denoJson).sort());
+    assert.ok(!installFlags(denoJson).some((flag) => flag.includes("INIT_CWD")));
+    const flags = cliTaskFlags(denoJson);
     const run = async (entry: string[], args: string[]) => {
-      const out = await new Deno.Command(Deno.execPath(), {
-        args: [...flags, ...entry, ...args],
+      const [cmd, ...rest] = entry[0] === "pf" ? [join(root, "bin", "pf")] : [
+        Deno.execPath(),
+        ...["run", "-q", ...flags, ...entry],
+      ];
+      const out = await new Deno.Command(cmd!, {
+        args: [...rest, ...args],
+        // The installed command runs `deno` from PATH.
+        env: { PATH: `${dirname(Deno.execPath())}:${Deno.env.get("PATH") ?? ""}` },
         cwd: work,
         stdout: "piped",
         stderr: "piped",
@@ -54,7 +75,7 @@ Deno.test("the bundled CLI writes the bytes main.ts writes", async () => {
       return new TextDecoder().decode(out.stdout);
     };
     const source = [join(CHECKOUT, "main.ts")];
-    const bundled = ["--config", join(CHECKOUT, "deno.json"), bundle];
+    const bundled = ["pf"];
     const commands = [
       ["--version"],
       ["--help"],
