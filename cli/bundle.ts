@@ -45,11 +45,11 @@ const TOP_FILES = /^(?:[\w.-]+\.(?:ts|md)|deno\.json|deno\.lock)$/;
 /** The build tools beside the CLI: `main.ts` never loads them, so they are not bundled. */
 const BUILD_TOOLS = new Set([join("cli", "bundle.ts"), join("cli", "compile.ts")]);
 
-/** `import(new URL("./x.ts", import.meta.url).href)`, on one line or several. */
+/** `import(new URL(<literal>, import.meta.url).href)`, on one line or several. */
 const INLINE_URL_IMPORT =
   /import\(\s*new URL\(\s*("[^"]+"),\s*import\.meta\.url,?\s*\)\.href,?\s*\)/g;
 
-/** `const NAME = new URL("./x.ts", import.meta.url);`, later `import(NAME.href)`. */
+/** `const NAME = new URL(<literal>, import.meta.url);`, later `import(NAME.href)`. */
 const NAMED_URL = /const (\w+) = new URL\(\s*("[^"]+"),\s*import\.meta\.url,?\s*\);/g;
 
 /** `cli/lazy.ts`'s loader, which looks its module up in a table of paths. */

@@ -242,7 +242,7 @@ Deno.test("every module loaded by a computed specifier is in deno compile's --in
       if (entry.name.startsWith(".") || entry.name === "node_modules") continue;
       const url = new URL(entry.name + (entry.isDirectory ? "/" : ""), dir);
       if (entry.isDirectory) {
-        if (!["tests", "bench"].includes(entry.name)) await walk(url);
+        if (!["tests", "bench", "dist"].includes(entry.name)) await walk(url);
         continue;
       }
       if (!entry.name.endsWith(".ts") || entry.name.endsWith("_test.ts")) continue;
