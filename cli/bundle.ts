@@ -14,7 +14,7 @@
  * - `source/`: a copy of the checkout's runtime files, which the bundle's Worker
  *   scripts, WebAssembly files, spawned processes and `deno.json` (import map, lock)
  *   come from, so a later `git pull` changes nothing until the next install;
- * - `main.js` and its chunks: the bundle, built from that copy in four steps.
+ * - `main.js` and its chunks: the bundle, built from the checkout's modules in four steps.
  *   1. Every import of one of our modules by a computed specifier (how the CLI keeps a
  *      quick command from loading the servers, and Deno from reading every predictor)
  *      is made literal, so the bundler follows it into a chunk.
@@ -24,7 +24,9 @@
  *      module a literal `import()` names when it loads the importer.
  *
  * The build refuses (throws) rather than guess: a computed import of ours it cannot
- * make literal would load a second copy of a module beside the bundled one.
+ * make literal would load a second copy of a module beside the bundled one, and a
+ * chunk other than `main.js` that checks `import.meta.main` would not know it is not
+ * the program.
  *
  * @module
  */
@@ -170,6 +172,10 @@ export async function bundleCli(checkout: string, outDir: string): Promise<Bundl
     if (!entry.isFile || !entry.name.endsWith(".js")) continue;
     const file = join(outDir, entry.name);
     const text = await Deno.readTextFile(file);
+    // Code that asks whether its module is the program runs only from main.ts.
+    if (entry.name !== "main.js" && text.includes("import.meta.main")) {
+      throw new Error(`${entry.name}: bundles code that checks import.meta.main`);
+    }
     await Deno.writeTextFile(
       file,
       text.replace(/\bimport\(("\.\/[^"]+\.js")\)/g, "import(new URL($1, import.meta.url).href)"),
