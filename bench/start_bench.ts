@@ -59,7 +59,10 @@ export interface StartOptions {
   small: string;
   /** Where `deno compile` may write its binary. */
   work: string;
-  /** Rounds over every command (default 15). */
+  /**
+   * Rounds over every command (default 31: the figure is a minimum, and on a shared machine
+   * fewer rounds seldom catch a quiet moment for each command).
+   */
   rounds?: number;
 }
 
@@ -165,7 +168,7 @@ function median(xs: number[]): number {
  */
 export async function startFigures(options: StartOptions): Promise<string[]> {
   const root = options.root ?? fileURLToPath(new URL("..", import.meta.url));
-  const rounds = options.rounds ?? 15;
+  const rounds = options.rounds ?? 31;
   const sliceRows = options.slice ?? SLICE;
   const bigName = options.bigName ?? "flights-3m";
   const deno = Deno.execPath();
