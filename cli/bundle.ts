@@ -9,8 +9,9 @@
  *   deno task install [--root DIR] [--name permafrost] [--dist DIR]
  *
  * A build is a folder of its own, `dist/cli-<time>/` (`--dist` for another place than the
- * checkout's `dist/`); older ones are removed once the new one is installed, so a failed
- * build leaves the installed command as it was. A build holds:
+ * checkout's `dist/`), so a failed build leaves the installed command as it was. Older
+ * builds are kept (a server started from one still loads modules from it) and listed. A
+ * build holds:
  * - `source/`: a copy of the checkout's runtime files, which the bundle's Worker
  *   scripts, WebAssembly files, spawned processes and `deno.json` (import map, lock)
  *   come from, so a later `git pull` changes nothing until the next install;
@@ -211,23 +212,36 @@ if (import.meta.main) {
   await Deno.mkdir(dist, { recursive: true });
   const current = buildName();
   const build = join(dist, current);
-  const bundle = await bundleCli(checkout, build);
   const name = typeof flags.name === "string" ? flags.name : "permafrost";
   const root = typeof flags.root === "string" ? ["--root", flags.root] : [];
-  const install = await new Deno.Command(Deno.execPath(), {
-    args: ["install", "-g", "-f", "-q", "-n", name, ...root, "--config", bundle.config]
-      .concat(installFlags(await Deno.readTextFile(join(checkout, "deno.json"))))
-      .concat([bundle.entry]),
-    stdout: "inherit",
-    stderr: "inherit",
-  }).output();
-  if (!install.success) {
-    await Deno.remove(build, { recursive: true });
-    Deno.exit(install.code);
+  let installed = false;
+  try {
+    const bundle = await bundleCli(checkout, build);
+    const install = await new Deno.Command(Deno.execPath(), {
+      args: ["install", "-g", "-f", "-n", name, ...root, "--config", bundle.config]
+        .concat(installFlags(await Deno.readTextFile(join(checkout, "deno.json"))))
+        .concat([bundle.entry]),
+      stdout: "inherit",
+      stderr: "inherit",
+    }).output();
+    installed = install.success;
+    if (!installed) Deno.exitCode = install.code;
+  } finally {
+    if (!installed) await Deno.remove(build, { recursive: true }).catch(() => {});
   }
-  for await (const entry of Deno.readDir(dist)) {
-    const older = entry.isDirectory && /^cli-\d/.test(entry.name) && entry.name !== current;
-    if (older) await Deno.remove(join(dist, entry.name), { recursive: true });
+  if (installed) {
+    // Older builds stay: a server or a long thaw started from one still loads its modules
+    // (and Worker scripts) from it.
+    const older: string[] = [];
+    for await (const entry of Deno.readDir(dist)) {
+      if (entry.isDirectory && /^cli-\d/.test(entry.name) && entry.name !== current) {
+        older.push(join(dist, entry.name));
+      }
+    }
+    const note = older.length === 0
+      ? ""
+      : `; ${older.length} older build(s) in ${dist} can go once no permafrost process started ` +
+        "before this install runs";
+    Deno.stderr.writeSync(new TextEncoder().encode(`${name} runs ${build}${note}\n`));
   }
-  Deno.stderr.writeSync(new TextEncoder().encode(`installed ${name} (${bundle.entry})\n`));
 }
