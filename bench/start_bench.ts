@@ -260,9 +260,8 @@ export async function startFigures(options: StartOptions): Promise<string[]> {
   };
   const sliceWork = sliceOf(installed);
   const sourceWork = sliceOf(cases.filter((c) => c.label.startsWith(SOURCE)));
-  const sameAsSource = hashes.filter((h) => !h.label.startsWith(SOURCE)).every((h) =>
-    hashes.find((s) => s.label === `${SOURCE}${h.label}`)?.sha === h.sha
-  );
+  const sameAsSource = hashes.filter((h) => installed.some((c) => c.label === h.label))
+    .every((h) => hashes.find((s) => s.label === `${SOURCE}${h.label}`)?.sha === h.sha);
   const lines = [
     `Whole-process wall time in ms, ${rounds} round(s) alternating the commands, minimum and median ` +
     `(Deno ${Deno.version.deno}, ${navigator.hardwareConcurrency} cores). \`permafrost …\` ` +

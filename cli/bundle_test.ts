@@ -57,14 +57,9 @@ Deno.test("the installed (bundled) CLI writes the bytes main.ts writes", async (
       .filter((word) => word.startsWith("--") && !["--quiet", "--config"].includes(word));
     assert.deepEqual(shimFlags.sort(), installFlags(denoJson).sort());
     assert.ok(!installFlags(denoJson).some((flag) => flag.includes("INIT_CWD")));
-    const flags = cliTaskFlags(denoJson);
-    const run = async (entry: string[], args: string[]) => {
-      const [cmd, ...rest] = entry[0] === "pf" ? [join(root, "bin", "pf")] : [
-        Deno.execPath(),
-        ...["run", "-q", ...flags, ...entry],
-      ];
-      const out = await new Deno.Command(cmd!, {
-        args: [...rest, ...args],
+    const output = async (cmd: string, args: string[]) => {
+      const out = await new Deno.Command(cmd, {
+        args,
         // The installed command runs `deno` from PATH.
         env: { PATH: `${dirname(Deno.execPath())}:${Deno.env.get("PATH") ?? ""}` },
         cwd: work,
@@ -74,8 +69,12 @@ Deno.test("the installed (bundled) CLI writes the bytes main.ts writes", async (
       assert.ok(out.success, new TextDecoder().decode(out.stderr));
       return new TextDecoder().decode(out.stdout);
     };
-    const source = [join(CHECKOUT, "main.ts")];
-    const bundled = ["pf"];
+    const bundled = (args: string[]) => output(join(root, "bin", "pf"), args);
+    const source = (args: string[]) =>
+      output(
+        Deno.execPath(),
+        ["run", "-q", ...cliTaskFlags(denoJson), join(CHECKOUT, "main.ts")].concat(args),
+      );
     const commands = [
       ["--version"],
       ["--help"],
@@ -85,12 +84,12 @@ Deno.test("the installed (bundled) CLI writes the bytes main.ts writes", async (
       ["thaw", archive, "-", "--format", "jsonl", "--where", "delta > 3"],
     ];
     for (const args of commands) {
-      assert.equal(await run(bundled, args), await run(source, args), args.join(" "));
+      assert.equal(await bundled(args), await source(args), args.join(" "));
     }
-    // A whole thaw, on the thaw Workers (scripts from the checkout), and to Parquet.
+    // A whole thaw, on the thaw Workers (their scripts from the build's copy), and to Parquet.
     for (const name of ["a.csv", "a.parquet"]) {
-      await run(source, ["thaw", archive, join(work, `source-${name}`)]);
-      await run(bundled, ["thaw", archive, join(work, `bundled-${name}`)]);
+      await source(["thaw", archive, join(work, `source-${name}`)]);
+      await bundled(["thaw", archive, join(work, `bundled-${name}`)]);
       assert.deepEqual(
         await Deno.readFile(join(work, `bundled-${name}`)),
         await Deno.readFile(join(work, `source-${name}`)),
