@@ -7,7 +7,7 @@ import { freeze } from "../mod.ts";
 
 const CHECKOUT = fileURLToPath(new URL("..", import.meta.url));
 
-Deno.test("bundleable makes our computed imports literal and points the rest at the checkout", () => {
+Deno.test("bundleable makes our computed imports literal and points the rest at the copy", () => {
   const text = [
     'const POOL = new URL("./_pool.ts", import.meta.url);',
     "const load = () => import(POOL.href);",
