@@ -5,7 +5,7 @@ import { cliTaskFlags } from "./compile.ts";
 Deno.test("cliTaskFlags() gives deno task cli's flags: its permissions and V8 flags", () => {
   const flags = cliTaskFlags(Deno.readTextFileSync(new URL("../deno.json", import.meta.url)));
   assert.ok(flags.includes("--allow-run=zpaq"), flags.join(" "));
-  assert.ok(flags.includes("--v8-flags=--no-lazy,--min-semi-space-size=2"), flags.join(" "));
+  assert.ok(flags.some((f) => f.startsWith("--v8-flags=--no-lazy,")), flags.join(" "));
   assert.ok(flags.some((f) => f.startsWith("--allow-env=PERMAFROST_*,")), flags.join(" "));
   assert.ok(!flags.includes("main.ts") && !flags.includes("-q"));
 });
