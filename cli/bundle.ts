@@ -3,7 +3,7 @@
  * installs it with `deno install`. From source, `deno run main.ts` loads ~70
  * TypeScript modules, each as Deno's emitted JS with an inline source map twice the
  * size of its code; bundled, a 10-row slice loads ~50 chunks of plain JS (342 kB), and
- * its work beyond start falls from ~31 ms to ~23 (`bench/start_bench.ts`
+ * its work beyond start falls from ~26–31 ms to ~18–23 (`bench/start_bench.ts`
  * measures both forms). `deno task cli` keeps running the working tree's source.
  *
  *   deno task install [--root DIR] [--name permafrost] [--dist DIR]
