@@ -173,7 +173,10 @@ export async function startFigures(options: StartOptions): Promise<string[]> {
   const bigName = options.bigName ?? "flights-3m";
   const deno = Deno.execPath();
   const run = await cliRunArgs(root);
-  /** The quick commands, each run as `prefix` then its words, labelled with `form`. */
+  /**
+   * The quick commands, each run as `prefix` then its words, labelled with `form`:
+   * `--version` first and the slice last (where `sliceOf` below reads them).
+   */
   const quickCases = (form: string, checkout: string, prefix: string[]): Case[] => {
     const cli = (label: string, ...args: string[]): Case => ({
       label: `${form}${label}`,
@@ -194,19 +197,22 @@ export async function startFigures(options: StartOptions): Promise<string[]> {
     ];
   };
   /** The quick commands as a checkout's `deno task cli` runs them: `main.ts` from source. */
-  const sourceCases = async (checkout: string) =>
-    quickCases(SOURCE, checkout, [...await cliRunArgs(checkout), join(checkout, "main.ts")]);
+  const sourceCases = (checkout: string, runArgs: readonly string[]) =>
+    quickCases(SOURCE, checkout, [...runArgs, join(checkout, "main.ts")]);
   // The installed command: what `deno task install` builds, run as its shim runs it.
   const bundle = await bundleCli(root, join(options.work, "bundle"));
   const installed = quickCases("", root, [
     ...["run", "-q", ...installFlags(await Deno.readTextFile(join(root, "deno.json")))],
     ...["--config", bundle.config, bundle.entry],
   ]);
-  const before = options.before === undefined ? [] : await sourceCases(options.before);
+  const fromSource = sourceCases(root, run);
+  const before = options.before === undefined
+    ? []
+    : sourceCases(options.before, await cliRunArgs(options.before));
   const cases: Case[] = [
     { label: "`deno eval 1` (the runtime alone)", cmd: deno, args: ["eval", "1"], cwd: root },
     ...installed,
-    ...await sourceCases(root),
+    ...fromSource,
     {
       label: "`deno task cli audit small.pf` (task runner + CLI)",
       cmd: deno,
@@ -259,7 +265,7 @@ export async function startFigures(options: StartOptions): Promise<string[]> {
     return { wall: slice.min - version.min, cpu: slice.cpu - version.cpu };
   };
   const sliceWork = sliceOf(installed);
-  const sourceWork = sliceOf(cases.filter((c) => c.label.startsWith(SOURCE)));
+  const sourceWork = sliceOf(fromSource);
   const sameAsSource = hashes.filter((h) => installed.some((c) => c.label === h.label))
     .every((h) => hashes.find((s) => s.label === `${SOURCE}${h.label}`)?.sha === h.sha);
   const lines = [
