@@ -193,9 +193,10 @@ export async function bundleCli(checkout: string, outDir: string): Promise<Bundl
  * @returns The flags, for `deno install`.
  */
 export function installFlags(denoJson: string): string[] {
+  const env = "--allow-env=";
   return cliTaskFlags(denoJson).map((flag) =>
-    flag.startsWith("--allow-env=")
-      ? `--allow-env=${flag.slice(12).split(",").filter((name) => name !== "INIT_CWD").join(",")}`
+    flag.startsWith(env)
+      ? env + flag.slice(env.length).split(",").filter((name) => name !== "INIT_CWD").join(",")
       : flag
   );
 }
