@@ -145,9 +145,12 @@ export async function bundleCli(checkout: string, outDir: string): Promise<Bundl
     await Deno.mkdir(outDir, { recursive: false });
     for await (const path of runtimeFiles(checkout)) {
       await Deno.mkdir(join(source, dirname(path)), { recursive: true });
-      await Deno.copyFile(join(checkout, path), join(source, path));
-      if (!path.endsWith(".ts") || path.endsWith(".d.ts") || BUILD_TOOLS.has(path)) continue;
+      if (!path.endsWith(".ts") || path.endsWith(".d.ts") || BUILD_TOOLS.has(path)) {
+        await Deno.copyFile(join(checkout, path), join(source, path));
+        continue;
+      }
       const text = await Deno.readTextFile(join(checkout, path));
+      await Deno.writeTextFile(join(source, path), text);
       await Deno.mkdir(join(stage, dirname(path)), { recursive: true });
       await Deno.writeTextFile(join(stage, path), bundleable(text, path, source));
     }
